@@ -1,0 +1,109 @@
+//===- DynocDialect.cpp - verifier of graph-file metadata -----------------===//
+#include "dynoc/IR/AtenDialect.h"
+#include "dynoc/IR/GraphAttrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+
+#include "dynoc/IR/DynocDialect.cpp.inc"
+
+void dynoc::DynocDialect::initialize() {}
+
+namespace {
+LogicalResult verifyInputs(func::FuncOp func, Attribute attr) {
+  auto list = attr.dyn_cast<ArrayAttr>();
+  if (!list)
+    return func.emitOpError() << "'" << dynoc::attrs::kInputs
+                              << "' must be an array of dictionaries";
+  if (list.size() != func.getNumArguments())
+    return func.emitOpError()
+           << "'" << dynoc::attrs::kInputs << "' describes " << list.size()
+           << " inputs but the function has " << func.getNumArguments()
+           << " arguments";
+  for (auto [i, entry] : llvm::enumerate(list)) {
+    auto dict = entry.dyn_cast<DictionaryAttr>();
+    auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+    auto name = dict ? dict.getAs<StringAttr>("name") : StringAttr();
+    if (!kind || !name)
+      return func.emitOpError() << "input " << i
+                                << " needs string attributes 'kind' and 'name'";
+    if (!llvm::is_contained(
+            ArrayRef<StringRef>{"user", "parameter", "buffer", "constant"},
+            kind.getValue()))
+      return func.emitOpError()
+             << "input " << i << " has unknown kind '" << kind.getValue()
+             << "' (expected user, parameter, buffer or constant)";
+  }
+  return success();
+}
+
+LogicalResult verifyGuards(func::FuncOp func, Attribute attr) {
+  auto list = attr.dyn_cast<ArrayAttr>();
+  if (!list)
+    return func.emitOpError() << "'" << dynoc::attrs::kGuards
+                              << "' must be an array of dictionaries";
+  for (auto [i, entry] : llvm::enumerate(list)) {
+    auto dict = entry.dyn_cast<DictionaryAttr>();
+    if (!dict || !dict.getAs<StringAttr>("kind") ||
+        !dict.getAs<StringAttr>("text"))
+      return func.emitOpError()
+             << "guard " << i << " needs string attributes 'kind' and 'text'";
+    if (dict.getAs<StringAttr>("kind").getValue() != "tensor_match")
+      continue;
+    auto input = dict.getAs<IntegerAttr>("input");
+    auto sizes = dict.getAs<DenseI64ArrayAttr>("sizes");
+    auto dtype = dict.getAs<TypeAttr>("dtype");
+    if (!input || !sizes || !dtype)
+      return func.emitOpError() << "tensor_match guard " << i
+                                << " needs 'input', 'sizes' and 'dtype'";
+    int64_t idx = input.getInt();
+    if (idx < 0 || idx >= (int64_t)func.getNumArguments())
+      return func.emitOpError() << "guard " << i << " names input " << idx
+                                << ", which does not exist";
+    auto argType = func.getArgumentTypes()[idx].dyn_cast<RankedTensorType>();
+    if (!argType || argType.getRank() != (int64_t)sizes.size() ||
+        argType.getElementType() != dtype.getValue())
+      return func.emitOpError()
+             << "guard " << i << " does not agree with the type of argument "
+             << idx;
+  }
+  return success();
+}
+} // namespace
+
+LogicalResult dynoc::DynocDialect::verifyOperationAttribute(Operation *op,
+                                                            NamedAttribute a) {
+  StringRef name = a.getName().getValue();
+  if (isa<ModuleOp>(op)) {
+    if (name == attrs::kVersion) {
+      auto v = a.getValue().dyn_cast<IntegerAttr>();
+      if (!v)
+        return op->emitOpError() << "'" << name << "' must be an integer";
+      if (v.getInt() > attrs::kFormatVersion)
+        return op->emitOpError()
+               << "graph format version " << v.getInt()
+               << " is newer than this dynoc reads (" << attrs::kFormatVersion
+               << ")";
+      return success();
+    }
+    return op->emitOpError() << "unknown module attribute '" << name << "'";
+  }
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func)
+    return op->emitOpError() << "'" << name
+                             << "' is only allowed on func.func and module";
+  if (name == attrs::kInputs)
+    return verifyInputs(func, a.getValue());
+  if (name == attrs::kGuards)
+    return verifyGuards(func, a.getValue());
+  if (name == attrs::kEntry || name == attrs::kOutputs ||
+      name == attrs::kWeights) {
+    if (!a.getValue().isa<StringAttr>())
+      return op->emitOpError() << "'" << name << "' must be a string";
+    return success();
+  }
+  return op->emitOpError() << "unknown attribute '" << name << "'";
+}

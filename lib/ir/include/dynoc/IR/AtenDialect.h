@@ -1,0 +1,17 @@
+//===- AtenDialect.h - the aten and dynoc dialects --------------*- C++ -*-===//
+#ifndef DYNOC_IR_ATENDIALECT_H
+#define DYNOC_IR_ATENDIALECT_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dynoc/IR/AtenDialect.h.inc"
+#include "dynoc/IR/DynocDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "dynoc/IR/AtenOps.h.inc"
+
+#endif // DYNOC_IR_ATENDIALECT_H

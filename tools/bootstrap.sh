@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what dynoc needs on a fresh Debian bookworm machine. Idempotent: when
+# everything is present it only checks and returns in seconds.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+say() { echo "[bootstrap] $*" >&2; }
+
+debs=(libmlir-16-dev mlir-16-tools llvm-16-dev llvm-16-tools bazel-bootstrap
+      libcli11-dev libfmt-dev catch2 nlohmann-json3-dev libdnnl-dev libsleef-dev
+      libdlpack-dev libomp-16-dev clang-format-16)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+  say "Debian packages: all present"
+fi
+
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating Python environment $venv"
+  python3.11 -m venv "$venv" 2>/dev/null || python3 -m venv "$venv"
+fi
+req="$root/requirements.txt"
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$req" | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "installing Python packages from requirements.txt"
+  "$venv/bin/python" -m pip install -q --upgrade pip >&2
+  "$venv/bin/python" -m pip install -q -r "$req" >&2
+  echo "$want" > "$stamp"
+else
+  say "Python packages: up to date"
+fi
