@@ -1,0 +1,86 @@
+"""A recorded graph: inputs, ATen nodes, outputs and guards."""
+import itertools
+
+_vids = itertools.count()
+
+
+class Value:
+    """A tensor in a graph: a graph input or a node result."""
+    __slots__ = ("vid", "graph", "shape", "dtype", "kind", "name")
+
+    def __init__(self, graph, shape, dtype, kind=None, name=None):
+        self.vid = next(_vids)
+        self.graph = graph
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.kind = kind  # inputs: user, parameter, buffer, constant
+        self.name = name
+
+
+class Node:
+    __slots__ = ("op", "operands", "attrs", "segment_sizes", "results", "mutates")
+
+    def __init__(self, op, operands, attrs, segment_sizes, results, mutates):
+        self.op = op
+        self.operands = operands
+        self.attrs = attrs
+        self.segment_sizes = segment_sizes
+        self.results = results
+        self.mutates = mutates
+
+
+class Graph:
+    def __init__(self, name, entry):
+        self.name = name
+        self.entry = entry
+        self.inputs = []
+        self.nodes = []
+        self.outputs = []
+        self.output_structure = None
+        self.guards = []
+
+    def add_input(self, shape, dtype, kind, name):
+        v = Value(self, shape, dtype, kind, name)
+        self.inputs.append(v)
+        return v
+
+    def add_output(self, value):
+        """Makes `value` an output (once); returns its output index."""
+        for i, o in enumerate(self.outputs):
+            if o is value:
+                return i
+        self.outputs.append(value)
+        return len(self.outputs) - 1
+
+    def eliminate_dead_nodes(self):
+        """Drops nodes nothing uses (autograd's bookkeeping detach, say);
+        mutating nodes stay."""
+        live = {v.vid for v in self.outputs}
+        kept = []
+        for node in reversed(self.nodes):
+            if node.mutates or any(r.vid in live for r in node.results):
+                kept.append(node)
+                live.update(v.vid for v in node.operands)
+        self.nodes = kept[::-1]
+        keep = [i for i, v in enumerate(self.inputs) if v.vid in live or v.kind == "user"]
+        where = {old: new for new, old in enumerate(keep)}
+        self.inputs = [self.inputs[i] for i in keep]
+        for g in self.guards:
+            if g["kind"] == "tensor_match":
+                g["input"] = where[g["input"]]
+
+    def order_inputs(self):
+        """User inputs first (in first-use order), then weights: the order the
+        runtime's calling convention expects. Remaps tensor guards."""
+        order = sorted(range(len(self.inputs)), key=lambda i: self.inputs[i].kind != "user")
+        where = {old: new for new, old in enumerate(order)}
+        self.inputs = [self.inputs[i] for i in order]
+        for g in self.guards:
+            if g["kind"] == "tensor_match":
+                g["input"] = where[g["input"]]
+
+    def op_counts(self):
+        counts = {}
+        for n in self.nodes:
+            counts[n.op] = counts.get(n.op, 0) + 1
+        return counts

@@ -1,0 +1,221 @@
+"""Records the ATen calls of a capture region into graphs.
+
+The Tracker is both the dispatcher observer (a TorchDispatchMode: it sees each
+top-level ATen call, overload-exact, and runs it for real) and the listener of
+dynoc's bytecode evaluator (lib/capture/evaluator.cpp), which tells it where
+tensors came from, which Python values steered control flow (guards) and where
+execution left the graph (graph breaks).
+"""
+import opcode as _opcode
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import _mlir_writer as mw
+from ._graph import Graph, Node, Value
+
+# ATen calls that turn a tensor into a Python value: the value leaves the graph.
+_ESCAPES = {"aten::_local_scalar_dense": "Tensor.item() (or int/float/bool of a tensor) makes a Python number",
+            "aten::equal": "torch.equal makes a Python bool"}
+
+
+def _op_name(func):
+    name = func._schema.name.split("::", 1)[1]
+    return f"aten.{name}" + ("" if func._overloadname == "default" else f".{func._overloadname}")
+
+
+def _is_tensor_list_type(t):
+    return t.startswith("Tensor") and "[]" in t
+
+
+class Tracker(TorchDispatchMode):
+    def __init__(self, region, entry, params, user_inputs):
+        super().__init__()
+        self.region = region
+        self.entry = entry
+        self.params = params  # id(tensor) -> (kind, name)
+        self.graphs = []
+        self.breaks = []
+        self.value_guards = {}
+        self.values = {}      # id(tensor) -> Value (in whichever graph made it)
+        self.keepalive = []   # tensors whose ids are keys of self.values/sources
+        self.sources = {}     # id(tensor) -> source text from the evaluator
+        self.user_inputs = user_inputs  # [(source, tensor)]
+        self.constants = 0
+        self.current = None
+        self._new_graph()
+
+    # --- graphs -------------------------------------------------------------
+    def _new_graph(self):
+        g = Graph(self.region.session.next_graph_name(), self.entry)
+        self.graphs.append(g)
+        self.current = g
+        # Region inputs are inputs of whichever graph uses them first.
+        self.input_values = {}
+        return g
+
+    def _lift(self, t):
+        """The Value for tensor `t` in the current graph, adding an input if the
+        graph did not make it."""
+        key = id(t)
+        v = self.values.get(key)
+        g = self.current
+        if v is not None and v.graph is g:
+            return v
+        if key in self.input_values:
+            return self.input_values[key]
+        if v is not None:  # made by an earlier graph: flows in across the break
+            out_idx = v.graph.add_output(v)
+            nv = g.add_input(t.shape, t.dtype, "user", f"{v.graph.name}.output_{out_idx}")
+        elif key in self.params:
+            kind, name = self.params[key]
+            nv = g.add_input(t.shape, t.dtype, kind, name)
+        else:
+            src = self.sources.get(key) or next((s for s, u in self.user_inputs if u is t), None)
+            if src is not None and any(u is t for _, u in self.user_inputs):
+                nv = g.add_input(t.shape, t.dtype, "user", src)
+                self._tensor_guard(len(g.inputs) - 1, src, t)
+            else:
+                self.constants += 1
+                nv = g.add_input(t.shape, t.dtype, "constant", src or f"_constant_{self.constants}")
+                self.region.session.add_constant(nv.name, t)
+        self.input_values[key] = nv
+        self.keepalive.append(t)
+        return nv
+
+    def _tensor_guard(self, input_index, src, t):
+        text = (f"check_tensor({src}, {t.dtype}, device='{t.device.type}', "
+                f"requires_grad={t.requires_grad}, size={list(t.shape)}, stride={list(t.stride())})")
+        self.current.guards.append({
+            "kind": "tensor_match", "input": input_index, "text": text, "source": src,
+            "dtype": t.dtype, "sizes": list(t.shape), "strides": list(t.stride()),
+            "requires_grad": t.requires_grad, "device": t.device.type})
+
+    # --- dispatcher observer -----------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        name = func._schema.name
+        if name in _ESCAPES:
+            self.on_break(_ESCAPES[name], None, None)
+            return out
+        try:
+            self._record(func, args, kwargs, out)
+        except mw.Unencodable as e:
+            self.on_break(f"{_op_name(func)}: {e}", None, None)
+        return out
+
+    def _record(self, func, args, kwargs, out):
+        schema = func._schema
+        operands, attrs, segments, flexible = [], {}, [], 0
+        for i, a in enumerate(schema.arguments):
+            t = str(a.type)
+            if not a.kwarg_only and i < len(args):
+                v = args[i]
+            elif a.name in kwargs:
+                v = kwargs[a.name]
+            elif t.startswith("Tensor"):
+                v = None
+            else:
+                continue  # the attribute's default applies
+            if "Generator" in t:
+                continue
+            if t.startswith("Tensor") and "[]" not in t:
+                optional = t.endswith("?")
+                if optional:
+                    flexible += 1
+                if v is None:
+                    segments.append(0)
+                    continue
+                operands.append(self._lift(v))
+                segments.append(1)
+            elif _is_tensor_list_type(t):
+                flexible += 1
+                vals = list(v or [])
+                present = [x for x in vals if x is not None]
+                operands.extend(self._lift(x) for x in present)
+                segments.append(len(present))
+                if len(present) != len(vals):
+                    attrs[mw.attr_name(a.name + "_none")] = mw.encode_attr(
+                        "int[]", [k for k, x in enumerate(vals) if x is None])
+            else:
+                if v is None:
+                    continue
+                attrs[mw.attr_name(a.name)] = mw.encode_attr(t, v)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        results = []
+        for o in outs:
+            if not isinstance(o, torch.Tensor):
+                raise mw.Unencodable(f"non-tensor result {type(o).__name__}")
+            mw.element_type(o.dtype)
+            v = Value(self.current, o.shape, o.dtype)
+            results.append(v)
+        for o, v in zip(outs, results):
+            self.values[id(o)] = v
+            self.keepalive.append(o)
+        self.current.nodes.append(Node(_op_name(func), operands, attrs,
+                                       segments if flexible > 1 else None, results,
+                                       schema.is_mutable))
+
+    # --- evaluator listener ------------------------------------------------
+    def on_tensor(self, tensor, source):
+        if id(tensor) not in self.sources:
+            self.sources[id(tensor)] = source
+            self.keepalive.append(tensor)
+
+    def on_guard(self, source, value):
+        self.value_guards[source] = f"{source} == {value!r}"
+
+    def on_guard_none(self, source, is_none):
+        self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"
+
+    def on_break(self, reason, filename, lineno):
+        where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
+        self.breaks.append({"reason": reason, "location": where})
+        if self.current.nodes:
+            self._new_graph()
+
+    def on_skip_frame(self, code, reason, bad_opcode):
+        what = reason
+        if bad_opcode >= 0:
+            what = f"opcode {_opcode.opname[bad_opcode]}"
+        self.breaks.append({
+            "reason": f"frame '{code.co_name}' not interpreted ({what}); it ran natively and "
+                      "its ATen calls were recorded without source information",
+            "location": f"{code.co_filename}:{code.co_firstlineno}"})
+
+    # --- finishing ---------------------------------------------------------
+    def finish(self, result):
+        """Sets the output structure from the region's result; drops empty graphs."""
+        last = self.current
+
+        def structure(obj):
+            if isinstance(obj, torch.Tensor):
+                v = self.values.get(id(obj))
+                if v is None:
+                    return {"type": "input_or_constant"}
+                return {"type": "tensor", "graph": v.graph.name, "index": v.graph.add_output(v)}
+            if isinstance(obj, (tuple, list)):
+                return {"type": type(obj).__name__, "items": [structure(x) for x in obj]}
+            if isinstance(obj, dict):
+                return {"type": "dict", "items": {str(k): structure(x) for k, x in obj.items()}}
+            if obj is None or isinstance(obj, (bool, int, float, str)):
+                return {"type": "constant", "value": obj}
+            return {"type": "opaque", "python_type": type(obj).__name__}
+
+        s = structure(result)
+        for g in self.graphs:
+            g.output_structure = s if g is last else {"type": "intermediate"}
+        grad = torch.is_grad_enabled()
+        for g in self.graphs:
+            g.eliminate_dead_nodes()
+            g.order_inputs()
+            g.guards.append({"kind": "global_state",
+                             "text": f"___is_grad_enabled() == {grad}"})
+            g.guards.append({"kind": "global_state",
+                             "text": f"torch.get_default_dtype() == {torch.get_default_dtype()}"})
+            for text in self.value_guards.values():
+                g.guards.append({"kind": "value", "text": text})
+        self.graphs = [g for g in self.graphs if g.nodes]
+        self.keepalive.clear()
+        return self.graphs

@@ -1,0 +1,122 @@
+"""A capture region: a function or module passed to dynoc.compile / torch.compile."""
+import inspect
+import os
+import sys
+import sysconfig
+import warnings
+
+import opcode
+import torch
+
+from . import _guards, _session
+from ._recorder import Tracker
+
+_C = None
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+_TORCH_NN = os.path.join(os.path.dirname(torch.__file__), "nn", "modules")
+cache_size_limit = 64
+
+
+def _follow(code):
+    """Inline calls to this code? User code and torch.nn module forwards: yes;
+    other library code runs natively (its ATen calls are still recorded)."""
+    f = code.co_filename
+    if f.startswith(_TORCH_NN):
+        return True
+    if f.startswith(os.path.dirname(__file__)):
+        return False
+    return not f.startswith(_LIBRARY_DIRS) and not f.startswith("<frozen")
+
+
+def _forward_of(module):
+    """The forward function the evaluator follows for `module(...)`, or None when
+    hooks are registered (then the call runs natively)."""
+    if (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
+            or torch.nn.modules.module._global_forward_hooks
+            or torch.nn.modules.module._global_forward_pre_hooks):
+        return None
+    fwd = type(module).forward
+    return fwd if inspect.isfunction(fwd) else None
+
+
+def _ext():
+    global _C
+    if _C is None:
+        if sys.version_info[:2] != (3, 11):
+            raise RuntimeError(f"dynoc capture supports CPython 3.11 only; this is "
+                               f"{sys.version.split()[0]}")
+        import _dynoc_C
+        _dynoc_C.init(torch.Tensor, torch.nn.Module, list(opcode._inline_cache_entries),
+                      _follow, _forward_of)
+        _C = _dynoc_C
+    return _C
+
+
+class Region:
+    def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None):
+        self.target = target
+        self.backend = backend
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.variants = []  # guard lists, one per captured variant
+        self.session = None
+
+    def _resolve(self, args):
+        t = self.target
+        if isinstance(t, torch.nn.Module):
+            fn = _forward_of(t) or type(t).forward
+            return fn, (t,) + tuple(args), t
+        if inspect.ismethod(t):
+            return t.__func__, (t.__self__,) + tuple(args), None
+        return t, tuple(args), None
+
+    def __call__(self, *args, **kwargs):
+        fn, fargs, module = self._resolve(args)
+        if not inspect.isfunction(fn):
+            return self.target(*args, **kwargs)
+        code = fn.__code__
+        names = code.co_varnames[:code.co_argcount]
+        L = dict(zip(names, fargs))
+        L.update(kwargs)
+        failure = None
+        for guards in self.variants:
+            failure = _guards.first_failure(guards, L, fn.__globals__)
+            if failure is None:
+                return fn(*fargs, **kwargs)  # an existing graph covers this call
+        if len(self.variants) >= cache_size_limit:
+            warnings.warn(f"dynoc: {code.co_name} hit config.cache_size_limit "
+                          f"({cache_size_limit}); running eagerly")
+            return fn(*fargs, **kwargs)
+        return self._capture(fn, fargs, kwargs, module, names, failure)
+
+    def _capture(self, fn, fargs, kwargs, module, names, failure):
+        session = _session.current()
+        self.session = session
+        entry = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}:{fn.__code__.co_name}"
+        if failure is not None:
+            session.recompiles.append({"entry": entry, "guard": failure})
+        params = {}
+        if module is not None:
+            for name, p in module.named_parameters():
+                params[id(p)] = ("parameter", session.add_weight(name, p))
+            for name, b in module.named_buffers():
+                params[id(b)] = ("buffer", session.add_weight(name, b))
+        sources = [f"L['{n}']" for n in names] + [f"L['{k}']" for k in kwargs]
+        user_inputs = [(f"L['{n}']", v) for n, v in zip(names, fargs) if isinstance(v, torch.Tensor)]
+        user_inputs += [(f"L['{k}']", v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
+        tracker = Tracker(self, entry, params, user_inputs)
+        with tracker:
+            result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources[:len(fargs)], tracker)
+        graphs = tracker.finish(result)
+        if self.fullgraph and tracker.breaks:
+            b = tracker.breaks[0]
+            raise RuntimeError(f"dynoc: fullgraph=True but the region breaks at "
+                               f"{b['location']}: {b['reason']}")
+        session.graphs.extend(graphs)
+        session.breaks.extend(tracker.breaks)
+        guards = [g for g in (graphs[0].guards if graphs else [])]
+        # Every region input's tensor guard, wherever a graph first used it.
+        guards = [g for gr in graphs for g in gr.guards if g["kind"] == "tensor_match"] + \
+                 [g for g in guards if g["kind"] != "tensor_match"]
+        self.variants.append(guards)
+        return result

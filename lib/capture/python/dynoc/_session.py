@@ -1,0 +1,136 @@
+"""A capture session: every region's graphs, breaks and recompiles, and writing
+them out (docs/capture.md describes the output directory)."""
+import json
+import os
+import sys
+import traceback
+
+import torch
+
+from . import _mlir_writer as mw
+
+MANIFEST_VERSION = 1
+WEIGHTS_FILE = "weights.safetensors"
+
+
+class Session:
+    def __init__(self, out_dir=None, backend="eager", script=None):
+        self.out_dir = out_dir
+        self.backend = backend
+        self.script = script
+        self.graphs = []
+        self.breaks = []
+        self.recompiles = []
+        self.weights = {}   # name -> tensor (parameters, buffers, constants)
+        self._graph_count = 0
+
+    def next_graph_name(self):
+        name = f"graph_{self._graph_count}"
+        self._graph_count += 1
+        return name
+
+    def add_weight(self, name, tensor):
+        """Registers a parameter/buffer; returns the (session-unique) name."""
+        base, k = name, 1
+        while name in self.weights and self.weights[name] is not tensor:
+            name = f"{base}_{k}"
+            k += 1
+        self.weights[name] = tensor
+        return name
+
+    def add_constant(self, name, tensor):
+        self.weights[name] = tensor.detach()
+
+    def user_location(self):
+        """file:line of the innermost frame of user code on the Python stack."""
+        here = os.path.dirname(__file__)
+        for fs in reversed(traceback.extract_stack()):
+            if not fs.filename.startswith(here) and "/torch/" not in fs.filename:
+                return f"{fs.filename}:{fs.lineno}"
+        return "<unknown>"
+
+    # --- output ------------------------------------------------------------
+    def report(self):
+        ops = sum(len(g.nodes) for g in self.graphs)
+        lines = ["dynoc capture report",
+                 f"  graphs: {len(self.graphs)}",
+                 f"  graph breaks: {len(self.breaks)}",
+                 f"  ops: {ops}",
+                 f"  recompiles: {len(self.recompiles)}"]
+        for g in self.graphs:
+            lines.append(f"  {g.name} ({g.entry}): {len(g.nodes)} ops, {len(g.guards)} guards")
+        if self.breaks:
+            lines.append("  break reasons:")
+            for b in self.breaks:
+                lines.append(f"    {b['location']}: {b['reason']}")
+        for r in self.recompiles:
+            lines.append(f"  recompile of {r['entry']}: guard failed: {r['guard']}")
+        return "\n".join(lines) + "\n"
+
+    def manifest(self):
+        def tensor_desc(v):
+            return {"kind": v.kind, "name": v.name, "dtype": str(v.dtype).replace("torch.", ""),
+                    "shape": list(v.shape)}
+        return {
+            "format": "dynoc-capture",
+            "version": MANIFEST_VERSION,
+            "script": self.script,
+            "backend": self.backend,
+            "weights": WEIGHTS_FILE if self._used_weights() else None,
+            "graphs": [{
+                "name": g.name,
+                "entry": g.entry,
+                "mlir": f"{g.name}.mlir",
+                "ops": g.op_counts(),
+                "guards": [x["text"] for x in g.guards],
+                "inputs": [tensor_desc(v) for v in g.inputs],
+                "outputs": [{"dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape)}
+                            for v in g.outputs],
+                "output_structure": g.output_structure,
+            } for g in self.graphs],
+            "breaks": self.breaks,
+            "recompiles": self.recompiles,
+        }
+
+    def _used_weights(self):
+        return {v.name for g in self.graphs for v in g.inputs if v.kind != "user"}
+
+    def write(self):
+        """Writes every graph, the weights, manifest.json and report.txt; prints
+        the report on stderr."""
+        if self.out_dir is None:
+            return
+        os.makedirs(self.out_dir, exist_ok=True)
+        for g in self.graphs:
+            path = os.path.join(self.out_dir, f"{g.name}.mlir")
+            with open(path + ".tmp", "w") as f:
+                f.write(mw.write_module([g], WEIGHTS_FILE))
+            os.replace(path + ".tmp", path)
+        used = self._used_weights()
+        if used:
+            from safetensors.torch import save_file
+            tensors = {n: self.weights[n].detach().contiguous().clone() for n in sorted(used)}
+            save_file(tensors, os.path.join(self.out_dir, WEIGHTS_FILE))
+        with open(os.path.join(self.out_dir, "manifest.json"), "w") as f:
+            json.dump(self.manifest(), f, indent=1)
+        report = self.report()
+        with open(os.path.join(self.out_dir, "report.txt"), "w") as f:
+            f.write(report)
+        sys.stderr.write(report)
+
+
+_current = None
+
+
+def current():
+    """The active session (`dynoc capture`), or an in-memory one."""
+    global _current
+    if _current is None:
+        _current = Session()
+    return _current
+
+
+def start(out_dir, backend, script):
+    global _current
+    _current = Session(out_dir, backend, script)
+    return _current

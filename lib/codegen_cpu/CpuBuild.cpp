@@ -1,0 +1,151 @@
+//===- CpuBuild.cpp - compile generated C++ into a model .so --------------===//
+#include "dynoc/CodegenCPU/CpuCodegen.h"
+#include "dynoc/IR/GraphAttrs.h"
+#include "dynrt/safetensors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <fstream>
+
+using namespace mlir;
+
+namespace dynoc {
+namespace {
+
+const char kPrelude[] =
+#include "lib/codegen_cpu/prelude.inc"
+    ;
+
+void progress(const llvm::Twine &msg) {
+  llvm::errs() << "[dynoc build] " << msg << "\n";
+}
+
+bool writeFile(const std::string &path, const std::string &text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return bool(f);
+}
+
+std::string readTail(const std::string &path, size_t maxBytes) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return s.size() > maxBytes ? "..." + s.substr(s.size() - maxBytes) : s;
+}
+
+/// Copies the weights the graphs read from the capture's safetensors file into
+/// the sidecar beside the .so.
+LogicalResult writeWeights(ModuleOp module, const CpuModuleSource &src,
+                           const CpuBuildOptions &opts, const std::string &sidecar) {
+  std::string from;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto w = func->getAttrOfType<StringAttr>(attrs::kWeights))
+      from = w.str();
+  if (from.empty())
+    return module.emitError() << "the graphs read weights ("
+                              << src.weightNames.front()
+                              << ", ...) but name no '" << attrs::kWeights
+                              << "' file";
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(opts.mlirPath));
+  llvm::sys::path::append(path, from);
+  std::string error;
+  auto file = dynrt::SafetensorsFile::open(path.str().str(), error);
+  if (!file)
+    return module.emitError() << error;
+  std::map<std::string, dynrt::TensorView> selected;
+  for (const std::string &name : src.weightNames) {
+    const dynrt::TensorView *t = file->find(name);
+    if (!t)
+      return module.emitError() << "weights file '" << path << "' lacks tensor '"
+                                << name << "'";
+    selected.emplace(name, *t);
+  }
+  if (!dynrt::writeSafetensors(sidecar, selected, error))
+    return module.emitError() << error;
+  return success();
+}
+
+} // namespace
+
+const char *cpuKernelPrelude() { return kPrelude; }
+
+LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
+  auto start = std::chrono::steady_clock::now();
+  std::string out = opts.outputPath;
+  llvm::StringRef stem = llvm::sys::path::stem(out);
+  std::string sidecarName = stem.str() + ".weights.safetensors";
+  CpuModuleSource src;
+  if (failed(emitCpuModule(module, sidecarName, src)))
+    return failure();
+  size_t numGraphs = std::distance(module.getOps<func::FuncOp>().begin(),
+                                   module.getOps<func::FuncOp>().end());
+  progress(llvm::Twine(numGraphs) + " graph(s) lowered to C++ (" +
+           llvm::Twine(src.cpp.size()) + " bytes)");
+  if (opts.emitCppOnly) {
+    if (!writeFile(out, src.cpp))
+      return module.emitError() << "cannot write '" << out << "'";
+    progress("wrote " + out);
+    return success();
+  }
+
+  llvm::SmallString<128> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("dynoc-build", dir))
+    return module.emitError() << "cannot create a build directory: " << ec.message();
+  std::string cpp = (dir + "/model.cpp").str(), log = (dir + "/compile.log").str();
+  std::string tmpSo = out + ".tmp";
+  if (!writeFile(cpp, src.cpp) ||
+      !writeFile((dir + "/dynoc_kernels.h").str(), kPrelude))
+    return module.emitError() << "cannot write the generated source in " << dir;
+
+  std::string compiler = opts.compiler;
+  if (compiler.empty())
+    compiler = getenv("CXX") ? getenv("CXX") : "c++";
+  auto exe = llvm::sys::findProgramByName(compiler);
+  if (!exe)
+    return module.emitError() << "C++ compiler '" << compiler << "' not found (set CXX)";
+  std::string olevel = "-O" + std::to_string(opts.optLevel);
+  std::vector<std::string> argv = {*exe, olevel, "-std=c++17", "-march=native",
+                                   "-fPIC", "-shared", "-fopenmp",
+                                   "-fvisibility=hidden", "-I" + dir.str().str(),
+                                   cpp, "-o", tmpSo, "-ldnnl"};
+  std::string cmdline;
+  for (auto &a : argv)
+    cmdline += (cmdline.empty() ? "" : " ") + a;
+  progress("compiling: " + cmdline);
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(*exe, args, std::nullopt, redirects, 0, 0,
+                                     &execError);
+  if (rc != 0) {
+    llvm::sys::fs::remove(tmpSo);
+    return module.emitError() << "the C++ compiler failed (exit " << rc << ")"
+                              << (execError.empty() ? "" : ": " + execError)
+                              << "; source kept in " << cpp << "\n"
+                              << readTail(log, 2000);
+  }
+  if (!src.weightNames.empty()) {
+    llvm::SmallString<256> sidecar(llvm::sys::path::parent_path(out));
+    llvm::sys::path::append(sidecar, sidecarName);
+    if (failed(writeWeights(module, src, opts, sidecar.str().str()))) {
+      llvm::sys::fs::remove(tmpSo);
+      return failure();
+    }
+    progress("wrote weights " + sidecar + " (" +
+             llvm::Twine(src.weightNames.size()) + " tensors)");
+  }
+  if (auto ec = llvm::sys::fs::rename(tmpSo, out))
+    return module.emitError() << "cannot write '" << out << "': " << ec.message();
+  llvm::sys::fs::remove_directories(dir);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress("wrote " + out + " in " + llvm::formatv("{0:f2}", secs).str() + " s");
+  return success();
+}
+
+} // namespace dynoc

@@ -1,0 +1,46 @@
+//===- CpuCodegen.h - graph module -> C++ -> model .so ----------*- C++ -*-===//
+#ifndef DYNOC_CODEGENCPU_CPUCODEGEN_H
+#define DYNOC_CODEGENCPU_CPUCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <string>
+
+namespace dynoc {
+
+/// The generated C++ of a graph module and the manifest it embeds.
+struct CpuModuleSource {
+  std::string cpp;
+  std::string manifestJson;
+  /// Non-user inputs (weights) the graphs read, by name.
+  std::vector<std::string> weightNames;
+};
+
+/// Lowers every func of `module` to C++ kernels. `weightsFile` is the sidecar's
+/// file name recorded in the manifest (empty: the graphs take no weights). Ops,
+/// dtypes or attributes the CPU backend does not support are errors attached to
+/// their location.
+mlir::LogicalResult emitCpuModule(mlir::ModuleOp module,
+                                  const std::string &weightsFile,
+                                  CpuModuleSource &out);
+
+/// The text of dynoc_kernels.h, which the generated source includes.
+const char *cpuKernelPrelude();
+
+struct CpuBuildOptions {
+  std::string mlirPath;   // the graph file, for locating its weights
+  std::string outputPath; // model .so
+  int optLevel = 2;
+  bool emitCppOnly = false; // write the source to outputPath and stop
+  std::string compiler;     // default: $CXX, else c++
+};
+
+/// Builds `module` into a model .so (plus its weights sidecar), reporting
+/// progress on stderr. Errors go to the module's diagnostic handler.
+mlir::LogicalResult buildCpuModel(mlir::ModuleOp module,
+                                  const CpuBuildOptions &options);
+
+} // namespace dynoc
+
+#endif // DYNOC_CODEGENCPU_CPUCODEGEN_H

@@ -1,0 +1,67 @@
+//===- dynrt.hpp - header-only C++ wrapper of the dynrt C API ---*- C++ -*-===//
+#ifndef DYNRT_DYNRT_HPP
+#define DYNRT_DYNRT_HPP
+
+#include "dynrt/dynrt.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dynrt {
+
+/// An error from the runtime, carrying the status code and message.
+class Error : public std::runtime_error {
+public:
+  Error(dynrt_status_t *status)
+      : std::runtime_error(dynrt_status_message(status)),
+        code_(dynrt_status_code(status)) {
+    dynrt_status_free(status);
+  }
+  dynrt_status_code_t code() const { return code_; }
+
+private:
+  dynrt_status_code_t code_;
+};
+
+inline void check(dynrt_status_t *status) {
+  if (status)
+    throw Error(status);
+}
+
+/// An output tensor owned by the caller.
+using Tensor = std::unique_ptr<DLManagedTensor, void (*)(DLManagedTensor *)>;
+
+/// A loaded model. Thread-safe: `run` may be called from many threads at once.
+class Model {
+public:
+  explicit Model(const std::string &path) {
+    dynrt_model_t *m = nullptr;
+    check(dynrt_model_load(path.c_str(), &m));
+    model_.reset(m);
+  }
+  std::string manifest() const { return dynrt_model_manifest(model_.get()); }
+  size_t numInputs() const { return dynrt_model_num_inputs(model_.get()); }
+  size_t numOutputs() const { return dynrt_model_num_outputs(model_.get()); }
+
+  std::vector<Tensor> run(const std::vector<const DLTensor *> &inputs) const {
+    std::vector<DLManagedTensor *> raw(numOutputs(), nullptr);
+    check(dynrt_model_run(model_.get(), inputs.data(), inputs.size(), raw.data(),
+                          raw.size()));
+    std::vector<Tensor> out;
+    for (DLManagedTensor *t : raw)
+      out.emplace_back(t, [](DLManagedTensor *p) { p->deleter(p); });
+    return out;
+  }
+
+private:
+  struct Release {
+    void operator()(dynrt_model_t *m) const { dynrt_model_release(m); }
+  };
+  std::unique_ptr<dynrt_model_t, Release> model_;
+};
+
+} // namespace dynrt
+
+#endif // DYNRT_DYNRT_HPP

@@ -1,0 +1,60 @@
+//===- manifest.h - a model's manifest, parsed -----------------*- C++ -*-===//
+//
+// The manifest is the JSON a model .so embeds (docs/manifest.md): its graphs
+// (variants of one entry), their signatures, guards and the weights file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNRT_MANIFEST_H
+#define DYNRT_MANIFEST_H
+
+#include "dynrt/dtype.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dynrt {
+
+inline constexpr int kManifestVersion = 1;
+
+struct TensorSpec {
+  std::string kind; // inputs: user, parameter, buffer, constant; outputs: output
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape; // -1 where the dim is dynamic
+};
+
+struct Guard {
+  std::string kind; // tensor_match, or a capture-time guard the runtime skips
+  std::string text; // the guard in the manifest's (Dynamo-style) words
+  int64_t input = -1;
+  DType dtype = DType::F32;
+  std::vector<int64_t> sizes;   // -1 where dynamic
+  std::vector<int64_t> strides; // empty: not checked
+};
+
+struct GraphSpec {
+  std::string name;
+  std::string symbol;
+  std::string entry;
+  std::string outputStructure; // JSON text, see docs/manifest.md
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<Guard> guards;
+  size_t numUserInputs = 0;
+};
+
+struct Manifest {
+  int version = 0;
+  std::string weights; // file name relative to the .so; empty if none
+  std::vector<GraphSpec> graphs;
+};
+
+/// Parses and validates manifest JSON. On failure returns false and sets `error`.
+bool parseManifest(std::string_view json, Manifest &manifest,
+                   std::string &error);
+
+} // namespace dynrt
+
+#endif // DYNRT_MANIFEST_H

@@ -1,0 +1,54 @@
+//===- safetensors.h - reading and writing safetensors files ----*- C++ -*-===//
+//
+// https://github.com/huggingface/safetensors: an 8-byte little-endian header
+// length, a JSON header {name: {dtype, shape, data_offsets}}, then the bytes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNRT_SAFETENSORS_H
+#define DYNRT_SAFETENSORS_H
+
+#include "dynrt/dtype.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dynrt {
+
+struct TensorView {
+  DType dtype;
+  std::vector<int64_t> shape;
+  const uint8_t *data = nullptr;
+  size_t nbytes = 0;
+};
+
+/// A memory-mapped safetensors file. Immutable; safe to read from many threads.
+class SafetensorsFile {
+public:
+  /// Maps and validates `path`. On failure returns null and sets `error` to one
+  /// line naming the file and what is wrong with it.
+  static std::unique_ptr<SafetensorsFile> open(const std::string &path,
+                                               std::string &error);
+  ~SafetensorsFile();
+
+  const std::map<std::string, TensorView> &tensors() const { return tensors_; }
+  const TensorView *find(const std::string &name) const;
+
+private:
+  SafetensorsFile() = default;
+  void *map_ = nullptr;
+  size_t size_ = 0;
+  std::map<std::string, TensorView> tensors_;
+};
+
+/// Writes `tensors` to `path` (through a temporary file renamed into place, so an
+/// existing file is never left half-written). Returns false and sets `error`.
+bool writeSafetensors(const std::string &path,
+                      const std::map<std::string, TensorView> &tensors,
+                      std::string &error);
+
+} // namespace dynrt
+
+#endif // DYNRT_SAFETENSORS_H

@@ -1,0 +1,135 @@
+//===- manifest.cpp - a model's manifest, parsed --------------------------===//
+#include "dynrt/manifest.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dynrt {
+namespace {
+using nlohmann::json;
+
+struct Reader {
+  std::string &error;
+  bool fail(const std::string &why) {
+    if (error.empty())
+      error = "invalid manifest: " + why;
+    return false;
+  }
+  bool string(const json &j, const char *key, std::string &out,
+              const std::string &where) {
+    if (!j.contains(key) || !j[key].is_string())
+      return fail(where + " needs a string '" + key + "'");
+    out = j[key].get<std::string>();
+    return true;
+  }
+  bool ints(const json &j, const char *key, std::vector<int64_t> &out,
+            const std::string &where) {
+    if (!j.contains(key) || !j[key].is_array())
+      return fail(where + " needs an integer array '" + key + "'");
+    for (auto &v : j[key]) {
+      if (!v.is_number_integer())
+        return fail(where + " has a non-integer in '" + key + "'");
+      out.push_back(v.get<int64_t>());
+    }
+    return true;
+  }
+  bool dtype(const json &j, DType &out, const std::string &where) {
+    std::string name;
+    if (!string(j, "dtype", name, where))
+      return false;
+    auto d = dtypeFromTorchName(name);
+    if (!d)
+      return fail(where + " has unknown dtype '" + name + "'");
+    out = *d;
+    return true;
+  }
+  bool tensor(const json &j, TensorSpec &t, const std::string &where) {
+    if (!j.is_object())
+      return fail(where + " is not an object");
+    return string(j, "kind", t.kind, where) &&
+           string(j, "name", t.name, where) && dtype(j, t.dtype, where) &&
+           ints(j, "shape", t.shape, where);
+  }
+};
+} // namespace
+
+bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
+  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  Reader r{error};
+  if (j.is_discarded() || !j.is_object())
+    return r.fail("not a JSON object");
+  if (!j.contains("format") || j["format"] != "dynoc-model")
+    return r.fail("'format' is not \"dynoc-model\"");
+  if (!j.contains("version") || !j["version"].is_number_integer())
+    return r.fail("no integer 'version'");
+  m.version = j["version"].get<int>();
+  if (m.version > kManifestVersion)
+    return r.fail("version " + std::to_string(m.version) +
+                  " is newer than this runtime reads (" +
+                  std::to_string(kManifestVersion) + ")");
+  if (j.contains("weights") && j["weights"].is_string())
+    m.weights = j["weights"].get<std::string>();
+  if (!j.contains("graphs") || !j["graphs"].is_array() || j["graphs"].empty())
+    return r.fail("no 'graphs'");
+  for (auto &g : j["graphs"]) {
+    GraphSpec spec;
+    std::string where = "graph " + std::to_string(m.graphs.size());
+    if (!g.is_object() || !r.string(g, "name", spec.name, where) ||
+        !r.string(g, "symbol", spec.symbol, where))
+      return r.fail(where + " is malformed");
+    where = "graph '" + spec.name + "'";
+    r.string(g, "entry", spec.entry, where);
+    error.clear();
+    if (g.contains("output_structure"))
+      spec.outputStructure = g["output_structure"].dump();
+    for (const char *key : {"inputs", "outputs", "guards"})
+      if (!g.contains(key) || !g[key].is_array())
+        return r.fail(where + " needs an array '" + key + "'");
+    for (auto &in : g["inputs"]) {
+      TensorSpec t;
+      if (!r.tensor(in, t, where + " input " + std::to_string(spec.inputs.size())))
+        return false;
+      if (t.kind == "user") {
+        if (spec.numUserInputs != spec.inputs.size())
+          return r.fail(where + ": user inputs must come first");
+        ++spec.numUserInputs;
+      }
+      spec.inputs.push_back(std::move(t));
+    }
+    for (auto &out : g["outputs"]) {
+      TensorSpec t;
+      if (!r.tensor(out, t, where + " output " + std::to_string(spec.outputs.size())))
+        return false;
+      spec.outputs.push_back(std::move(t));
+    }
+    for (auto &gj : g["guards"]) {
+      Guard guard;
+      std::string gw = where + " guard " + std::to_string(spec.guards.size());
+      if (!gj.is_object() || !r.string(gj, "kind", guard.kind, gw) ||
+          !r.string(gj, "text", guard.text, gw))
+        return false;
+      if (guard.kind == "tensor_match") {
+        if (!gj.contains("input") || !gj["input"].is_number_integer())
+          return r.fail(gw + " needs an integer 'input'");
+        guard.input = gj["input"].get<int64_t>();
+        if (guard.input < 0 || guard.input >= (int64_t)spec.numUserInputs)
+          return r.fail(gw + " names input " + std::to_string(guard.input) +
+                        ", which is not a user input");
+        if (!r.dtype(gj, guard.dtype, gw) || !r.ints(gj, "sizes", guard.sizes, gw))
+          return false;
+        if (gj.contains("strides") && !r.ints(gj, "strides", guard.strides, gw))
+          return false;
+      }
+      spec.guards.push_back(std::move(guard));
+    }
+    m.graphs.push_back(std::move(spec));
+  }
+  auto &first = m.graphs.front();
+  for (auto &g : m.graphs)
+    if (g.numUserInputs != first.numUserInputs ||
+        g.outputs.size() != first.outputs.size())
+      return r.fail("variants '" + first.name + "' and '" + g.name +
+                    "' disagree on the number of inputs or outputs");
+  return true;
+}
+
+} // namespace dynrt

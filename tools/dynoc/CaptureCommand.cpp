@@ -1,0 +1,158 @@
+//===- CaptureCommand.cpp - dynoc capture ---------------------------------===//
+//
+// Runs the user's script in the project's Python under dynoc's capture module
+// (lib/capture), then verifies each graph file it wrote and, for a backend that
+// builds, compiles each into a .so beside it. The script's stdout, stderr and exit
+// code pass through untouched; dynoc's own messages go to stderr.
+//
+//===----------------------------------------------------------------------===//
+#include "Backends.h"
+#include "Commands.h"
+
+#include "dynoc/IR/GraphIO.h"
+#include "python/python_config.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace dynoc::cli {
+namespace {
+
+bool isDir(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// Where the `dynoc` Python package and its extension are: the binary's Bazel
+/// runfiles, unless DYNOC_CAPTURE_PATH says otherwise.
+std::string capturePythonPath() {
+  if (const char *p = getenv("DYNOC_CAPTURE_PATH"))
+    return p;
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return "";
+  std::string root = std::string(buf, n) + ".runfiles/dynoc/lib/capture";
+  if (!isDir(root + "/python/dynoc"))
+    return "";
+  return root + "/python:" + root;
+}
+
+int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
+  std::ifstream f(outDir + "/manifest.json");
+  if (!f) {
+    ok = false;
+    return fail("capture", "no manifest.json was written in '" + outDir + "'");
+  }
+  auto manifest = nlohmann::json::parse(f, nullptr, false);
+  if (manifest.is_discarded() || !manifest.contains("graphs")) {
+    ok = false;
+    return fail("capture", "'" + outDir + "/manifest.json' is malformed");
+  }
+  for (auto &g : manifest["graphs"]) {
+    std::string mlir = outDir + "/" + g["mlir"].get<std::string>();
+    mlir::DialectRegistry registry;
+    registerGraphDialects(registry);
+    mlir::MLIRContext context(registry);
+    llvm::SourceMgr sourceMgr;
+    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    if (!parseGraphFile(mlir, context, sourceMgr)) {
+      ok = false;
+      return fail("capture", "graph file '" + mlir + "' does not verify (see above)");
+    }
+    if (backend.builds) {
+      std::string so = mlir.substr(0, mlir.size() - 5) + ".so";
+      if (buildGraphFile(mlir, so, 2, false) != 0) {
+        ok = false;
+        return fail("capture", "building '" + mlir + "' failed (see above)");
+      }
+    }
+  }
+  return 0;
+}
+
+int capture(const std::string &script, const std::string &outDir,
+            const std::string &backendName, const std::vector<std::string> &args) {
+  const Backend *backend = findBackend(backendName);
+  if (!backend)
+    return fail("capture", "unknown backend '" + backendName +
+                               "' (see 'dynoc list-backends --all')");
+  struct stat st;
+  if (stat(script.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return fail("capture", "script '" + script + "' not found");
+  std::string pythonPath = capturePythonPath();
+  if (pythonPath.empty())
+    return fail("capture", "cannot find dynoc's Python package next to the "
+                           "binary; set DYNOC_CAPTURE_PATH");
+  if (mkdir(outDir.c_str(), 0777) != 0 && errno != EEXIST)
+    return fail("capture", "cannot create output directory '" + outDir + "'");
+  const char *python = getenv("DYNOC_PYTHON");
+  if (!python || !*python)
+    python = DYNOC_PYTHON;
+  std::vector<std::string> argv = {python, "-m", "dynoc._capture_main",
+                                   "--out", outDir, "--backend", backendName,
+                                   "--", script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::string existing = getenv("PYTHONPATH") ? getenv("PYTHONPATH") : "";
+  std::string newPath = pythonPath + (existing.empty() ? "" : ":" + existing);
+  pid_t pid = fork();
+  if (pid < 0)
+    return fail("capture", "cannot start Python");
+  if (pid == 0) {
+    setenv("PYTHONPATH", newPath.c_str(), 1);
+    std::vector<char *> cargv;
+    for (auto &a : argv)
+      cargv.push_back(const_cast<char *>(a.c_str()));
+    cargv.push_back(nullptr);
+    execv(python, cargv.data());
+    fmt::print(stderr, "dynoc capture: error: cannot run Python '{}': {}\n", python,
+               strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int scriptExit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (scriptExit == 127 || scriptExit == 3) // Python missing / capture failure
+    if (!isDir(outDir) || access((outDir + "/manifest.json").c_str(), F_OK) != 0)
+      return scriptExit;
+  bool ok = true;
+  verifyGraphs(outDir, *backend, ok);
+  if (!ok && scriptExit == 0)
+    return 1;
+  return scriptExit;
+}
+} // namespace
+
+void addCaptureCommand(CLI::App &app, int &exitCode) {
+  auto *cmd = app.add_subcommand(
+      "capture",
+      "Run a PyTorch script under dynoc's instrumented interpreter and record "
+      "guarded ATen graphs: DIR/<graph>.mlir, manifest.json, weights.safetensors "
+      "and report.txt. The script's output and exit code are untouched.");
+  struct Opts {
+    std::string script, out = "dynoc_out", backend = "eager";
+    std::vector<std::string> args;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("SCRIPT", o->script, "the Python script to run")->required();
+  cmd->add_option("-o,--output-dir", o->out, "output directory")->capture_default_str();
+  cmd->add_option("--backend", o->backend,
+                  "eager: record only; inductor: also build each graph (.so)")
+      ->capture_default_str();
+  cmd->add_option("ARGS", o->args, "arguments for the script (after --)");
+  cmd->callback([o, &exitCode] {
+    exitCode = capture(o->script, o->out, o->backend, o->args);
+  });
+}
+
+} // namespace dynoc::cli

@@ -1,0 +1,31 @@
+//===- Commands.h - the subcommands of the dynoc driver ---------*- C++ -*-===//
+#ifndef DYNOC_TOOLS_COMMANDS_H
+#define DYNOC_TOOLS_COMMANDS_H
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace dynoc::cli {
+
+/// Prints "dynoc <command>: error: <message>" on stderr and returns 1, the exit
+/// code of every failed subcommand.
+int fail(const std::string &command, const std::string &message);
+
+/// Each registers its subcommand on `app`; the callback it installs stores the
+/// subcommand's exit code in `exitCode`.
+void addCaptureCommand(CLI::App &app, int &exitCode);
+void addBuildCommand(CLI::App &app, int &exitCode);
+void addListBackendsCommand(CLI::App &app, int &exitCode);
+void addOptCommand(CLI::App &app, int &exitCode);
+void addInspectCommand(CLI::App &app, int &exitCode);
+void addRunCommand(CLI::App &app, int &exitCode);
+
+/// Builds a graph file into a model .so (shared by `build` and `capture
+/// --backend=inductor`). Returns 0 or prints the diagnostics and returns 1.
+int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
+                   int optLevel, bool emitCpp);
+
+} // namespace dynoc::cli
+
+#endif // DYNOC_TOOLS_COMMANDS_H
