@@ -18,6 +18,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <limits.h>
 #include <sys/stat.h>
@@ -93,8 +94,11 @@ int capture(const std::string &script, const std::string &outDir,
   if (pythonPath.empty())
     return fail("capture", "cannot find dynoc's Python package next to the "
                            "binary; set DYNOC_CAPTURE_PATH");
-  if (mkdir(outDir.c_str(), 0777) != 0 && errno != EEXIST)
-    return fail("capture", "cannot create output directory '" + outDir + "'");
+  std::error_code ec;
+  std::filesystem::create_directories(outDir, ec);
+  if (ec)
+    return fail("capture", "cannot create output directory '" + outDir +
+                               "': " + ec.message());
   const char *python = getenv("DYNOC_PYTHON");
   if (!python || !*python)
     python = DYNOC_PYTHON;
@@ -122,9 +126,10 @@ int capture(const std::string &script, const std::string &outDir,
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   int scriptExit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (scriptExit == 127 || scriptExit == 3) // Python missing / capture failure
-    if (!isDir(outDir) || access((outDir + "/manifest.json").c_str(), F_OK) != 0)
-      return scriptExit;
+  // No manifest: Python could not start, or capture itself failed (it said why).
+  if (access((outDir + "/manifest.json").c_str(), F_OK) != 0)
+    return scriptExit != 0 ? scriptExit
+                           : fail("capture", "no manifest.json was written in '" + outDir + "'");
   bool ok = true;
   verifyGraphs(outDir, *backend, ok);
   if (!ok && scriptExit == 0)

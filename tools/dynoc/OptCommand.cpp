@@ -24,6 +24,8 @@ int runOpt(const OptOptions &o) {
   mlir::DialectRegistry registry;
   registerGraphDialects(registry);
   mlir::MLIRContext context(registry);
+  // Diagnostics name the place; the op's full text would be a second message.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   std::unique_ptr<mlir::SourceMgrDiagnosticVerifierHandler> verifier;
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> printer;
@@ -48,12 +50,17 @@ int runOpt(const OptOptions &o) {
   if (!module)
     return 1;
   if (!o.passes.empty()) {
+    // Graph passes run on each func (graph); module passes on the module.
     mlir::PassManager pm(&context);
-    std::string pipeline = "builtin.module(" + o.passes + ")";
     std::string err;
     llvm::raw_string_ostream errs(err);
-    if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, errs)))
-      return fail("opt", "bad --pass '" + o.passes + "': " + errs.str());
+    if (mlir::failed(mlir::parsePassPipeline(
+            "builtin.module(func.func(" + o.passes + "))", pm, llvm::nulls()))) {
+      pm.clear();
+      if (mlir::failed(mlir::parsePassPipeline("builtin.module(" + o.passes + ")",
+                                               pm, errs)))
+        return fail("opt", "bad --pass '" + o.passes + "': " + errs.str());
+    }
     if (mlir::failed(pm.run(*module)))
       return 1;
   }

@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/stat.h>
+#include <filesystem>
 
 namespace dynoc::cli {
 namespace {
@@ -39,8 +39,10 @@ int run(const std::string &path, const std::vector<std::string> &inputs,
   try {
     dynrt::Model model(path);
     auto outputs = model.run(ptrs);
-    if (mkdir(outDir.c_str(), 0777) != 0 && errno != EEXIST)
-      return fail("run", "cannot create '" + outDir + "'");
+    std::error_code ec;
+    std::filesystem::create_directories(outDir, ec);
+    if (ec)
+      return fail("run", "cannot create '" + outDir + "': " + ec.message());
     for (size_t i = 0; i < outputs.size(); ++i) {
       std::string file = outDir + "/output_" + std::to_string(i) + ".npy", error;
       if (!dynrt::writeNpy(file, outputs[i]->dl_tensor, error))

@@ -1,0 +1,17 @@
+// `dynoc build --emit=cpp` writes the generated kernels; a transpose feeding a
+// GEMM folds into its transB flag.
+// RUN: dynoc build %s -o %t.cpp --emit=cpp && FileCheck %s < %t.cpp
+
+func.func @graph_0(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['x']"}, {kind = "parameter", name = "w"}, {kind = "parameter", name = "b"}], dynoc.weights = "weights.safetensors"} {
+  // CHECK: extern "C" DYNOC_EXPORT int dynoc_graph_0_run(void *const *args, void *const *outs)
+  // CHECK-NOT: dynoc_k::permute
+  // CHECK: dynoc_k::expand(v1, a2,
+  // CHECK: dynoc_k::gemm(false, true, 4, 8, 16
+  // CHECK: dynoc_k::unary(v2, v1, 32, [](float x) { return x > 0.f ? x : 0.f; });
+  %0 = aten.t %w : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  %1 = aten.addmm %b, %x, %0 : (tensor<8xf32>, tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %2 = aten.relu %1 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+// CHECK: "name": "L['x']"
+// CHECK: dynoc_model_manifest
