@@ -55,9 +55,9 @@ int runOpt(const OptOptions &o) {
     std::string err;
     llvm::raw_string_ostream errs(err);
     if (mlir::failed(mlir::parsePassPipeline(
-            "builtin.module(func.func(" + o.passes + "))", pm, llvm::nulls()))) {
+            "func.func(" + o.passes + ")", pm, llvm::nulls()))) {
       pm.clear();
-      if (mlir::failed(mlir::parsePassPipeline("builtin.module(" + o.passes + ")",
+      if (mlir::failed(mlir::parsePassPipeline(o.passes,
                                                pm, errs)))
         return fail("opt", "bad --pass '" + o.passes + "': " + errs.str());
     }
