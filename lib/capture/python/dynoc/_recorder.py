@@ -7,6 +7,7 @@ tensors came from, which Python values steered control flow (guards) and where
 execution left the graph (graph breaks).
 """
 import opcode as _opcode
+import re
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -28,6 +29,32 @@ def _is_tensor_list_type(t):
     return t.startswith("Tensor") and "[]" in t
 
 
+_ARG_TYPES = {}
+
+
+def _arg_types(func):
+    """The argument types of `func` as native_functions.yaml spells them
+    ("Tensor?", "int[]", "ScalarType"); the Python schema objects lose
+    ScalarType and Scalar. Cached per overload."""
+    types = _ARG_TYPES.get(func)
+    if types is None:
+        text = str(func._schema)
+        inner = text[text.index("(") + 1:text.rindex(") ->")]
+        parts, depth, cur = [], 0, ""
+        for ch in inner:
+            depth += ch in "([" and 1 or (ch in ")]" and -1 or 0)
+            if ch == "," and depth == 0:
+                parts.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        parts.append(cur.strip())
+        types = [re.sub(r"\([^)]*\)", "", p.rpartition(" ")[0]).strip()
+                 for p in parts if p and p != "*"]
+        _ARG_TYPES[func] = types
+    return types
+
+
 class Tracker(TorchDispatchMode):
     def __init__(self, region, entry, params, user_inputs):
         super().__init__()
@@ -43,6 +70,7 @@ class Tracker(TorchDispatchMode):
         self.user_inputs = user_inputs  # [(source, tensor)]
         self.constants = 0
         self.current = None
+        self._escape_reported = False
         self._new_graph()
 
     # --- graphs -------------------------------------------------------------
@@ -97,7 +125,10 @@ class Tracker(TorchDispatchMode):
         out = func(*args, **kwargs)
         name = func._schema.name
         if name in _ESCAPES:
-            self.on_break(_ESCAPES[name], None, None)
+            if self._escape_reported:
+                self._escape_reported = False  # the evaluator already broke here
+            else:
+                self.on_break(_ESCAPES[name], None, None)
             return out
         try:
             self._record(func, args, kwargs, out)
@@ -108,8 +139,7 @@ class Tracker(TorchDispatchMode):
     def _record(self, func, args, kwargs, out):
         schema = func._schema
         operands, attrs, segments, flexible = [], {}, [], 0
-        for i, a in enumerate(schema.arguments):
-            t = str(a.type)
+        for i, (a, t) in enumerate(zip(schema.arguments, _arg_types(func))):
             if not a.kwarg_only and i < len(args):
                 v = args[i]
             elif a.name in kwargs:
@@ -127,6 +157,9 @@ class Tracker(TorchDispatchMode):
                 if v is None:
                     segments.append(0)
                     continue
+                if not isinstance(v, torch.Tensor):
+                    # A Python number in a Tensor slot (`x * 2`): a 0-d constant.
+                    v = torch.tensor(v)
                 operands.append(self._lift(v))
                 segments.append(1)
             elif _is_tensor_list_type(t):
@@ -170,6 +203,9 @@ class Tracker(TorchDispatchMode):
         self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"
 
     def on_break(self, reason, filename, lineno):
+        # A break the evaluator reports is followed by the tensor's conversion to
+        # a Python value, which must not count twice.
+        self._escape_reported = filename is not None
         where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
         self.breaks.append({"reason": reason, "location": where})
         if self.current.nodes:

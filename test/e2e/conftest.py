@@ -1,0 +1,28 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DYNOC = os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc")
+RUN_MODEL = os.path.join(ROOT, "bazel-bin", "examples", "run_model", "run_model")
+
+
+def run(*args, cwd=None, check=False):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{args} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+@pytest.fixture
+def dynoc():
+    if not os.path.exists(DYNOC):
+        pytest.fail(f"{DYNOC} is not built; run `bazel build //...` first")
+    return lambda *a, **kw: run(DYNOC, *a, **kw)
+
+
+@pytest.fixture
+def python():
+    return lambda *a, **kw: run(sys.executable, *a, **kw)

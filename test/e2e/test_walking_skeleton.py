@@ -1,0 +1,184 @@
+"""End to end: capture -> .mlir -> build -> .so -> libdynrt, and the errors a user
+meets on the way."""
+import json
+import os
+import textwrap
+
+import numpy as np
+
+from conftest import ROOT, RUN_MODEL, run
+
+MLP = os.path.join(ROOT, "examples", "mlp.py")
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_mlp_capture_build_run_matches_eager(dynoc, python, tmp_path):
+    out = tmp_path / "out"
+    plain = python(MLP, check=True)
+    cap = dynoc("capture", MLP, "-o", out, "--", "--save-io", out / "io", check=True)
+    assert cap.stdout == plain.stdout  # the script's output is untouched
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["format"] == "dynoc-capture" and m["version"] == 1
+    assert len(m["graphs"]) == 1 and m["breaks"] == []
+    g = m["graphs"][0]
+    assert g["ops"] == {"aten.t": 2, "aten.addmm": 2, "aten.relu": 1}
+    assert g["entry"].endswith("mlp.py:22:forward")
+    assert g["guards"][0] == ("check_tensor(L['x'], torch.float32, device='cpu', "
+                              "requires_grad=False, size=[4, 16], stride=[16, 1])")
+    assert "___is_grad_enabled() == False" in g["guards"]
+    assert [i["kind"] for i in g["inputs"]] == ["user"] + ["parameter"] * 4
+    assert "graphs: 1" in cap.stderr and "graph breaks: 0" in cap.stderr
+
+    so = tmp_path / "mlp.so"
+    dynoc("build", out / "graph_0.mlir", "-o", so, check=True)
+    assert (tmp_path / "mlp.weights.safetensors").exists()
+    dynoc("run", so, "-i", out / "io" / "x.npy", "-o", tmp_path / "res", check=True)
+    y = np.load(tmp_path / "res" / "output_0.npy")
+    ref = np.load(out / "io" / "expected.npy")
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+
+    demo = run(RUN_MODEL, so, out / "io" / "x.npy", out / "io" / "expected.npy", check=True)
+    assert "MATCH" in demo.stdout
+
+    info = json.loads(dynoc("inspect", so, check=True).stdout)
+    assert info["format"] == "dynoc-model" and info["graphs"][0]["inputs"][0]["name"] == "L['x']"
+
+    # The shared object depends on no Python, LibTorch or MLIR.
+    deps = run("ldd", so).stdout
+    assert "python" not in deps and "torch" not in deps and "MLIR" not in deps
+
+    # A guard failure names the guard in the manifest's words.
+    np.save(tmp_path / "bad.npy", np.zeros((5, 16), np.float32))
+    bad = dynoc("run", so, "-i", tmp_path / "bad.npy", "-o", tmp_path / "res2")
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == (
+        "dynoc run: error: guard failed: check_tensor(L['x'], torch.float32, device='cpu', "
+        "requires_grad=False, size=[4, 16], stride=[16, 1]) (L['x'].size()[0] == 4, got 5)")
+
+
+def test_inductor_backend_builds_each_graph(dynoc, tmp_path):
+    out = tmp_path / "out"
+    dynoc("capture", MLP, "-o", out, "--backend=inductor", check=True)
+    assert (out / "graph_0.so").exists()
+
+
+def test_graph_break_on_tensor_control_flow_matches_dynamo(dynoc, python, tmp_path):
+    script = write(tmp_path, "brk.py", """
+        import torch
+
+        def f(x):
+            y = torch.sin(x) * 2
+            if y.sum() > 0:
+                return torch.cos(y)
+            return torch.relu(y)
+
+        if __name__ == "__main__":
+            x = torch.ones(3)
+            cf = torch.compile(f, backend="eager")
+            print(cf(x).tolist())
+    """)
+    cap = dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    assert cap.stdout == python(script, check=True).stdout
+    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    reasons = [b["reason"] for b in m["breaks"]]
+    assert reasons == ["a tensor's value decides Python control flow"]
+    assert m["breaks"][0]["location"].endswith("brk.py:6")
+    assert len(m["graphs"]) == 2
+    assert m["graphs"][1]["inputs"][0]["name"] == "graph_0.output_0"
+    # PyTorch's Dynamo makes the same number of graphs and breaks here.
+    ref = python("-c", textwrap.dedent(f"""
+        import sys, torch, torch._dynamo
+        sys.path.insert(0, {str(tmp_path)!r})
+        from brk import f
+        e = torch._dynamo.explain(f)(torch.ones(3))
+        print(e.graph_count, e.graph_break_count)
+    """), check=True)
+    assert ref.stdout.split() == ["2", "1"]
+
+
+def test_script_that_raises_keeps_traceback_exit_code_and_graphs(dynoc, tmp_path):
+    script = write(tmp_path, "boom.py", """
+        import torch
+
+        def f(x):
+            return torch.relu(x) + 1
+
+        cf = torch.compile(f)
+        print(cf(torch.ones(2)).tolist())
+        raise ValueError("boom")
+    """)
+    p = dynoc("capture", script, "-o", tmp_path / "out")
+    assert p.returncode == 1
+    assert p.stdout == "[2.0, 2.0]\n"
+    assert "Traceback (most recent call last):" in p.stderr
+    assert 'boom.py", line 9, in <module>' in p.stderr
+    assert "ValueError: boom" in p.stderr
+    assert (tmp_path / "out" / "graph_0.mlir").exists()
+
+
+def test_script_exit_code_passes_through(dynoc, tmp_path):
+    script = write(tmp_path, "ex.py", "import sys\nprint('hi')\nsys.exit(7)\n")
+    p = dynoc("capture", script, "-o", tmp_path / "out")
+    assert (p.returncode, p.stdout) == (7, "hi\n")
+
+
+def test_syntax_error_script(dynoc, tmp_path):
+    script = write(tmp_path, "bad.py", "def f(:\n  pass\n")
+    p = dynoc("capture", script, "-o", tmp_path / "out")
+    assert p.returncode == 1
+    assert "SyntaxError" in p.stderr
+
+
+def test_missing_script(dynoc, tmp_path):
+    p = dynoc("capture", tmp_path / "nope.py")
+    assert p.returncode == 1
+    assert p.stderr.strip() == f"dynoc capture: error: script '{tmp_path / 'nope.py'}' not found"
+
+
+def test_unknown_backend(dynoc, tmp_path):
+    p = dynoc("capture", MLP, "--backend=tvm")
+    assert p.returncode == 1
+    assert "unknown backend 'tvm'" in p.stderr
+
+
+def test_list_backends(dynoc):
+    p = dynoc("list-backends", check=True)
+    lines = p.stdout.splitlines()
+    assert any(l.startswith("eager") and "[debug]" in l for l in lines)
+    assert any(l.startswith("inductor") for l in lines)
+
+
+def test_help_for_every_subcommand(dynoc):
+    for sub in ["capture", "build", "list-backends", "opt", "inspect", "run"]:
+        p = dynoc(sub, "--help", check=True)
+        assert sub in p.stdout and "Options" in p.stdout or "OPTIONS" in p.stdout
+
+
+def test_bad_model_files(dynoc, tmp_path):
+    garbage = tmp_path / "garbage.so"
+    garbage.write_bytes(b"\x7fELF" + b"\0" * 10)
+    p = dynoc("inspect", garbage)
+    assert p.returncode == 1 and p.stderr.startswith(f"dynoc inspect: error: cannot load model '{garbage}'")
+    p = dynoc("inspect", "/lib/x86_64-linux-gnu/libm.so.6")
+    assert p.returncode == 1 and "is not a dynoc model" in p.stderr
+    p = dynoc("run", tmp_path / "missing.so", "-o", tmp_path / "r")
+    assert p.returncode == 1 and "does not exist" in p.stderr
+
+
+def test_corrupted_weights_and_wrong_input_count(dynoc, tmp_path):
+    out = tmp_path / "out"
+    dynoc("capture", MLP, "-o", out, "--", "--save-io", out / "io", check=True)
+    so = tmp_path / "m.so"
+    dynoc("build", out / "graph_0.mlir", "-o", so, check=True)
+    p = dynoc("run", so, "-o", tmp_path / "r")
+    assert p.returncode == 1 and "model takes 1 inputs, got 0" in p.stderr
+    w = tmp_path / "m.weights.safetensors"
+    w.write_bytes(w.read_bytes()[:-100])
+    p = dynoc("run", so, "-i", out / "io" / "x.npy", "-o", tmp_path / "r")
+    assert p.returncode == 1
+    assert "is corrupted" in p.stderr and "lies outside the file" in p.stderr
