@@ -182,3 +182,40 @@ def test_corrupted_weights_and_wrong_input_count(dynoc, tmp_path):
     p = dynoc("run", so, "-i", out / "io" / "x.npy", "-o", tmp_path / "r")
     assert p.returncode == 1
     assert "is corrupted" in p.stderr and "lies outside the file" in p.stderr
+
+
+def test_value_guards_loops_and_recompiles(dynoc, python, tmp_path):
+    script = write(tmp_path, "guards.py", """
+        import torch
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(2)])
+                self.use_relu = True
+
+            def forward(self, x, scale):
+                for layer in self.layers:
+                    x = layer(x)
+                if self.use_relu:
+                    x = torch.relu(x)
+                return x * scale
+
+        torch.manual_seed(0)
+        m = torch.compile(Block())
+        print(m(torch.ones(2, 4), 2.0).sum().item() != 0)
+        print(m(torch.ones(2, 4), 2.0).shape)       # same guards: no new graph
+        print(m(torch.ones(2, 4), 3.0).shape)       # a scalar is specialized: recompile
+        print(m(torch.ones(5, 4), 3.0).shape)       # new size: recompile
+    """)
+    cap = dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    assert cap.stdout == python(script, check=True).stdout
+    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert len(m["graphs"]) == 3
+    assert [r["guard"] for r in m["recompiles"]][0] == "L['scale'] == 2.0"
+    assert m["recompiles"][1]["guard"].startswith("check_tensor(L['x'], torch.float32")
+    g = m["graphs"][0]
+    assert "L['self'].use_relu == True" in g["guards"]
+    assert g["ops"]["aten.addmm"] == 2 and g["ops"]["aten.relu"] == 1
+    names = [i["name"] for i in g["inputs"]]
+    assert names[0] == "L['x']" and "layers.0.weight" in names and "layers.1.bias" in names

@@ -105,6 +105,10 @@ class Region:
         user_inputs = [(f"L['{n}']", v) for n, v in zip(names, fargs) if isinstance(v, torch.Tensor)]
         user_inputs += [(f"L['{k}']", v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
         tracker = Tracker(self, entry, params, user_inputs)
+        # Python scalars passed in are specialized on, as Dynamo does.
+        for n, v in list(zip(names, fargs)) + list(kwargs.items()):
+            if v is None or isinstance(v, (bool, int, float, str)):
+                tracker.on_guard(f"L['{n}']", v)
         with tracker:
             result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources[:len(fargs)], tracker)
         graphs = tracker.finish(result)
