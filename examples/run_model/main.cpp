@@ -15,7 +15,8 @@
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s MODEL.so INPUT.npy [EXPECTED.npy]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL.so INPUT.npy [EXPECTED.npy]\n",
+                 argv[0]);
     return 2;
   }
   dynrt::NpyArray input, expected;
@@ -39,10 +40,12 @@ int main(int argc, char **argv) {
     std::printf("]\n");
     const float *out = static_cast<const float *>(y.data);
     for (size_t i = 0; i < n; ++i)
-      std::printf("%s% .5f%s", i % 8 ? " " : "  ", out[i], i % 8 == 7 || i + 1 == n ? "\n" : "");
+      std::printf("%s% .5f%s", i % 8 ? " " : "  ", out[i],
+                  i % 8 == 7 || i + 1 == n ? "\n" : "");
     if (argc > 3) {
       if (expected.numel() != n || expected.dtype != dynrt::DType::F32) {
-        std::printf("MISMATCH: expected %zu float32 values\n", expected.numel());
+        std::printf("MISMATCH: expected %zu float32 values\n",
+                    expected.numel());
         return 1;
       }
       const float *ref = reinterpret_cast<const float *>(expected.data.data());

@@ -1,15 +1,15 @@
 //===- evaluator.cpp - dynoc's bytecode evaluator with shadow values ------===//
 //
-// Runs a CPython 3.11 frame for real, one instruction at a time, while keeping a
-// shadow for every value: the source it came from, in Dynamo's words
+// Runs a CPython 3.11 frame for real, one instruction at a time, while keeping
+// a shadow for every value: the source it came from, in Dynamo's words
 // (`L['self'].fc1.weight`, `G['SCALE']`). Shadows are how the recorder names
-// parameters and inputs, how Python values that steer control flow become guards
-// and how a tensor reaching Python control flow becomes a graph break.
+// parameters and inputs, how Python values that steer control flow become
+// guards and how a tensor reaching Python control flow becomes a graph break.
 //
 // Calls into user code and nn.Module forwards are followed: the callee's frame
 // comes back through the PEP 523 hook and runs here too, with its arguments'
-// shadows. Everything else (torch ops, builtins, library code) runs natively; its
-// ATen calls are recorded at the dispatcher by the tracker.
+// shadows. Everything else (torch ops, builtins, library code) runs natively;
+// its ATen calls are recorded at the dispatcher by the tracker.
 //
 //===----------------------------------------------------------------------===//
 #include "evaluator.h"
@@ -43,7 +43,9 @@ struct Slot {
 /// A scoped flag: calls made while it lives are not followed.
 struct Passthrough {
   bool saved;
-  Passthrough() : saved(regionState().passthrough) { regionState().passthrough = true; }
+  Passthrough() : saved(regionState().passthrough) {
+    regionState().passthrough = true;
+  }
   ~Passthrough() { regionState().passthrough = saved; }
 };
 
@@ -56,26 +58,65 @@ const char *unsupportedReason(PyCodeObject *co, int &badOpcode) {
   PyObject *code = PyCode_GetCode(co);
   if (!code)
     return "unreadable bytecode";
-  const auto *instrs = reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
+  const auto *instrs =
+      reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
   Py_ssize_t n = PyBytes_GET_SIZE(code) / 2;
   const char *reason = nullptr;
-  for (Py_ssize_t i = 0; i < n; i += 1 + runtime().inlineCaches[instrs[2 * i]]) {
+  for (Py_ssize_t i = 0; i < n;
+       i += 1 + runtime().inlineCaches[instrs[2 * i]]) {
     switch (instrs[2 * i]) {
-    case CACHE: case NOP: case RESUME: case PRECALL: case POP_TOP: case PUSH_NULL:
-    case LOAD_FAST: case STORE_FAST: case DELETE_FAST: case LOAD_CONST:
-    case LOAD_GLOBAL: case LOAD_ATTR: case LOAD_METHOD: case STORE_ATTR:
-    case KW_NAMES: case CALL: case BINARY_OP: case BINARY_SUBSCR:
-    case STORE_SUBSCR: case COMPARE_OP: case IS_OP: case CONTAINS_OP:
-    case UNARY_NEGATIVE: case UNARY_POSITIVE: case UNARY_NOT: case UNARY_INVERT:
-    case BUILD_TUPLE: case BUILD_LIST: case BUILD_MAP: case BUILD_CONST_KEY_MAP:
-    case BUILD_SLICE: case RETURN_VALUE: case POP_JUMP_FORWARD_IF_FALSE:
-    case POP_JUMP_FORWARD_IF_TRUE: case POP_JUMP_BACKWARD_IF_FALSE:
-    case POP_JUMP_BACKWARD_IF_TRUE: case POP_JUMP_FORWARD_IF_NONE:
-    case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE:
-    case POP_JUMP_BACKWARD_IF_NOT_NONE: case JUMP_IF_FALSE_OR_POP:
-    case JUMP_IF_TRUE_OR_POP: case JUMP_FORWARD: case JUMP_BACKWARD:
-    case JUMP_BACKWARD_NO_INTERRUPT: case GET_ITER: case FOR_ITER: case COPY:
-    case SWAP: case UNPACK_SEQUENCE: case EXTENDED_ARG: case RAISE_VARARGS:
+    case CACHE:
+    case NOP:
+    case RESUME:
+    case PRECALL:
+    case POP_TOP:
+    case PUSH_NULL:
+    case LOAD_FAST:
+    case STORE_FAST:
+    case DELETE_FAST:
+    case LOAD_CONST:
+    case LOAD_GLOBAL:
+    case LOAD_ATTR:
+    case LOAD_METHOD:
+    case STORE_ATTR:
+    case KW_NAMES:
+    case CALL:
+    case BINARY_OP:
+    case BINARY_SUBSCR:
+    case STORE_SUBSCR:
+    case COMPARE_OP:
+    case IS_OP:
+    case CONTAINS_OP:
+    case UNARY_NEGATIVE:
+    case UNARY_POSITIVE:
+    case UNARY_NOT:
+    case UNARY_INVERT:
+    case BUILD_TUPLE:
+    case BUILD_LIST:
+    case BUILD_MAP:
+    case BUILD_CONST_KEY_MAP:
+    case BUILD_SLICE:
+    case RETURN_VALUE:
+    case POP_JUMP_FORWARD_IF_FALSE:
+    case POP_JUMP_FORWARD_IF_TRUE:
+    case POP_JUMP_BACKWARD_IF_FALSE:
+    case POP_JUMP_BACKWARD_IF_TRUE:
+    case POP_JUMP_FORWARD_IF_NONE:
+    case POP_JUMP_FORWARD_IF_NOT_NONE:
+    case POP_JUMP_BACKWARD_IF_NONE:
+    case POP_JUMP_BACKWARD_IF_NOT_NONE:
+    case JUMP_IF_FALSE_OR_POP:
+    case JUMP_IF_TRUE_OR_POP:
+    case JUMP_FORWARD:
+    case JUMP_BACKWARD:
+    case JUMP_BACKWARD_NO_INTERRUPT:
+    case GET_ITER:
+    case FOR_ITER:
+    case COPY:
+    case SWAP:
+    case UNPACK_SEQUENCE:
+    case EXTENDED_ARG:
+    case RAISE_VARARGS:
       break;
     default:
       badOpcode = instrs[2 * i];
@@ -126,7 +167,9 @@ public:
   PyObject *run();
 
 private:
-  void push(PyObject *v, std::string src = {}) { stack.push_back({v, std::move(src)}); }
+  void push(PyObject *v, std::string src = {}) {
+    stack.push_back({v, std::move(src)});
+  }
   Slot pop() {
     Slot s = std::move(stack.back());
     stack.pop_back();
@@ -154,8 +197,8 @@ private:
     if (!r)
       PyErr_WriteUnraisable(tracker);
   }
-  /// Truth of a branch condition: a tensor here is a graph break; a Python value
-  /// with a known source becomes a guard.
+  /// Truth of a branch condition: a tensor here is a graph break; a Python
+  /// value with a known source becomes a guard.
   int truth(const Slot &s);
   PyObject *call(int nargs);
   PyObject *callFollowed(PyObject *func, std::vector<PyObject *> &args,
@@ -171,11 +214,14 @@ private:
 
 int Evaluator::truth(const Slot &s) {
   if (isTensor(s.value))
-    callTracker("on_break", Py_BuildValue("(sOi)", "a tensor's value decides Python control flow",
-                                          co->co_filename, line()));
+    callTracker("on_break",
+                Py_BuildValue("(sOi)",
+                              "a tensor's value decides Python control flow",
+                              co->co_filename, line()));
   else if (!s.source.empty() &&
-           (s.value == Py_None || PyBool_Check(s.value) || PyLong_Check(s.value) ||
-            PyFloat_Check(s.value) || PyUnicode_Check(s.value)))
+           (s.value == Py_None || PyBool_Check(s.value) ||
+            PyLong_Check(s.value) || PyFloat_Check(s.value) ||
+            PyUnicode_Check(s.value)))
     callTracker("on_guard", Py_BuildValue("(sO)", s.source.c_str(), s.value));
   Passthrough p;
   return PyObject_IsTrue(s.value);
@@ -228,7 +274,8 @@ PyObject *Evaluator::call(int nargs) {
     }
     Py_DECREF(fwd);
   }
-  if (PyMethod_Check(callable) && PyFunction_Check(PyMethod_GET_FUNCTION(callable)) &&
+  if (PyMethod_Check(callable) &&
+      PyFunction_Check(PyMethod_GET_FUNCTION(callable)) &&
       shouldFollow(PyMethod_GET_FUNCTION(callable))) {
     PyObject *self = PyMethod_GET_SELF(callable);
     std::string selfSrc;
@@ -254,32 +301,58 @@ done:
 
 PyObject *binaryOp(int op, PyObject *a, PyObject *b) {
   switch (op) {
-  case NB_ADD: return PyNumber_Add(a, b);
-  case NB_AND: return PyNumber_And(a, b);
-  case NB_FLOOR_DIVIDE: return PyNumber_FloorDivide(a, b);
-  case NB_LSHIFT: return PyNumber_Lshift(a, b);
-  case NB_MATRIX_MULTIPLY: return PyNumber_MatrixMultiply(a, b);
-  case NB_MULTIPLY: return PyNumber_Multiply(a, b);
-  case NB_REMAINDER: return PyNumber_Remainder(a, b);
-  case NB_OR: return PyNumber_Or(a, b);
-  case NB_POWER: return PyNumber_Power(a, b, Py_None);
-  case NB_RSHIFT: return PyNumber_Rshift(a, b);
-  case NB_SUBTRACT: return PyNumber_Subtract(a, b);
-  case NB_TRUE_DIVIDE: return PyNumber_TrueDivide(a, b);
-  case NB_XOR: return PyNumber_Xor(a, b);
-  case NB_INPLACE_ADD: return PyNumber_InPlaceAdd(a, b);
-  case NB_INPLACE_AND: return PyNumber_InPlaceAnd(a, b);
-  case NB_INPLACE_FLOOR_DIVIDE: return PyNumber_InPlaceFloorDivide(a, b);
-  case NB_INPLACE_LSHIFT: return PyNumber_InPlaceLshift(a, b);
-  case NB_INPLACE_MATRIX_MULTIPLY: return PyNumber_InPlaceMatrixMultiply(a, b);
-  case NB_INPLACE_MULTIPLY: return PyNumber_InPlaceMultiply(a, b);
-  case NB_INPLACE_REMAINDER: return PyNumber_InPlaceRemainder(a, b);
-  case NB_INPLACE_OR: return PyNumber_InPlaceOr(a, b);
-  case NB_INPLACE_POWER: return PyNumber_InPlacePower(a, b, Py_None);
-  case NB_INPLACE_RSHIFT: return PyNumber_InPlaceRshift(a, b);
-  case NB_INPLACE_SUBTRACT: return PyNumber_InPlaceSubtract(a, b);
-  case NB_INPLACE_TRUE_DIVIDE: return PyNumber_InPlaceTrueDivide(a, b);
-  case NB_INPLACE_XOR: return PyNumber_InPlaceXor(a, b);
+  case NB_ADD:
+    return PyNumber_Add(a, b);
+  case NB_AND:
+    return PyNumber_And(a, b);
+  case NB_FLOOR_DIVIDE:
+    return PyNumber_FloorDivide(a, b);
+  case NB_LSHIFT:
+    return PyNumber_Lshift(a, b);
+  case NB_MATRIX_MULTIPLY:
+    return PyNumber_MatrixMultiply(a, b);
+  case NB_MULTIPLY:
+    return PyNumber_Multiply(a, b);
+  case NB_REMAINDER:
+    return PyNumber_Remainder(a, b);
+  case NB_OR:
+    return PyNumber_Or(a, b);
+  case NB_POWER:
+    return PyNumber_Power(a, b, Py_None);
+  case NB_RSHIFT:
+    return PyNumber_Rshift(a, b);
+  case NB_SUBTRACT:
+    return PyNumber_Subtract(a, b);
+  case NB_TRUE_DIVIDE:
+    return PyNumber_TrueDivide(a, b);
+  case NB_XOR:
+    return PyNumber_Xor(a, b);
+  case NB_INPLACE_ADD:
+    return PyNumber_InPlaceAdd(a, b);
+  case NB_INPLACE_AND:
+    return PyNumber_InPlaceAnd(a, b);
+  case NB_INPLACE_FLOOR_DIVIDE:
+    return PyNumber_InPlaceFloorDivide(a, b);
+  case NB_INPLACE_LSHIFT:
+    return PyNumber_InPlaceLshift(a, b);
+  case NB_INPLACE_MATRIX_MULTIPLY:
+    return PyNumber_InPlaceMatrixMultiply(a, b);
+  case NB_INPLACE_MULTIPLY:
+    return PyNumber_InPlaceMultiply(a, b);
+  case NB_INPLACE_REMAINDER:
+    return PyNumber_InPlaceRemainder(a, b);
+  case NB_INPLACE_OR:
+    return PyNumber_InPlaceOr(a, b);
+  case NB_INPLACE_POWER:
+    return PyNumber_InPlacePower(a, b, Py_None);
+  case NB_INPLACE_RSHIFT:
+    return PyNumber_InPlaceRshift(a, b);
+  case NB_INPLACE_SUBTRACT:
+    return PyNumber_InPlaceSubtract(a, b);
+  case NB_INPLACE_TRUE_DIVIDE:
+    return PyNumber_InPlaceTrueDivide(a, b);
+  case NB_INPLACE_XOR:
+    return PyNumber_InPlaceXor(a, b);
   }
   PyErr_Format(PyExc_SystemError, "dynoc: unknown BINARY_OP %d", op);
   return nullptr;
@@ -299,7 +372,8 @@ PyObject *Evaluator::run() {
   code = PyCode_GetCode(co);
   if (!code)
     return nullptr;
-  const auto *instrs = reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
+  const auto *instrs =
+      reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
   Py_ssize_t n = PyBytes_GET_SIZE(code) / 2;
   const unsigned char *caches = runtime().inlineCaches;
   int ext = 0;
@@ -313,7 +387,10 @@ PyObject *Evaluator::run() {
   if (!(x))                                                                    \
     return nullptr;
     switch (opcode) {
-    case CACHE: case NOP: case RESUME: case PRECALL:
+    case CACHE:
+    case NOP:
+    case RESUME:
+    case PRECALL:
       break;
     case EXTENDED_ARG:
       ext = oparg << 8;
@@ -328,7 +405,8 @@ PyObject *Evaluator::run() {
       Slot &l = locals[oparg];
       if (!l.value) {
         PyErr_Format(PyExc_UnboundLocalError,
-                     "cannot access local variable '%U' where it is not associated with a value",
+                     "cannot access local variable '%U' where it is not "
+                     "associated with a value",
                      PyTuple_GetItem(co->co_localsplusnames, oparg));
         return nullptr;
       }
@@ -485,7 +563,9 @@ PyObject *Evaluator::run() {
       push(r);
       break;
     }
-    case UNARY_NEGATIVE: case UNARY_POSITIVE: case UNARY_INVERT: {
+    case UNARY_NEGATIVE:
+    case UNARY_POSITIVE:
+    case UNARY_INVERT: {
       Slot a = pop();
       {
         Passthrough p;
@@ -509,7 +589,8 @@ PyObject *Evaluator::run() {
       push(r);
       break;
     }
-    case BUILD_TUPLE: case BUILD_LIST: {
+    case BUILD_TUPLE:
+    case BUILD_LIST: {
       r = opcode == BUILD_TUPLE ? PyTuple_New(oparg) : PyList_New(oparg);
       FAIL_IF_NULL(r);
       for (int i = oparg - 1; i >= 0; --i) {
@@ -528,7 +609,8 @@ PyObject *Evaluator::run() {
       size_t base = stack.size() - 2 * oparg;
       int rc = 0;
       for (int i = 0; i < oparg && rc == 0; ++i)
-        rc = PyDict_SetItem(r, stack[base + 2 * i].value, stack[base + 2 * i + 1].value);
+        rc = PyDict_SetItem(r, stack[base + 2 * i].value,
+                            stack[base + 2 * i + 1].value);
       for (size_t i = base; i < stack.size(); ++i)
         Py_DECREF(stack[i].value);
       stack.resize(base);
@@ -546,7 +628,8 @@ PyObject *Evaluator::run() {
       size_t base = stack.size() - oparg;
       int rc = 0;
       for (int i = 0; i < oparg && rc == 0; ++i)
-        rc = PyDict_SetItem(r, PyTuple_GET_ITEM(keys.value, i), stack[base + i].value);
+        rc = PyDict_SetItem(r, PyTuple_GET_ITEM(keys.value, i),
+                            stack[base + i].value);
       for (size_t i = base; i < stack.size(); ++i)
         Py_DECREF(stack[i].value);
       stack.resize(base);
@@ -569,33 +652,43 @@ PyObject *Evaluator::run() {
     }
     case RETURN_VALUE:
       return pop().value;
-    case POP_JUMP_FORWARD_IF_FALSE: case POP_JUMP_FORWARD_IF_TRUE:
-    case POP_JUMP_BACKWARD_IF_FALSE: case POP_JUMP_BACKWARD_IF_TRUE: {
+    case POP_JUMP_FORWARD_IF_FALSE:
+    case POP_JUMP_FORWARD_IF_TRUE:
+    case POP_JUMP_BACKWARD_IF_FALSE:
+    case POP_JUMP_BACKWARD_IF_TRUE: {
       Slot c = pop();
       int t = truth(c);
       Py_DECREF(c.value);
       if (t < 0)
         return nullptr;
-      bool wantTrue = opcode == POP_JUMP_FORWARD_IF_TRUE || opcode == POP_JUMP_BACKWARD_IF_TRUE;
-      bool backward = opcode == POP_JUMP_BACKWARD_IF_FALSE || opcode == POP_JUMP_BACKWARD_IF_TRUE;
+      bool wantTrue = opcode == POP_JUMP_FORWARD_IF_TRUE ||
+                      opcode == POP_JUMP_BACKWARD_IF_TRUE;
+      bool backward = opcode == POP_JUMP_BACKWARD_IF_FALSE ||
+                      opcode == POP_JUMP_BACKWARD_IF_TRUE;
       if (bool(t) == wantTrue)
         next = backward ? next - oparg : next + oparg;
       break;
     }
-    case POP_JUMP_FORWARD_IF_NONE: case POP_JUMP_FORWARD_IF_NOT_NONE:
-    case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE: {
+    case POP_JUMP_FORWARD_IF_NONE:
+    case POP_JUMP_FORWARD_IF_NOT_NONE:
+    case POP_JUMP_BACKWARD_IF_NONE:
+    case POP_JUMP_BACKWARD_IF_NOT_NONE: {
       Slot c = pop();
       if (!c.source.empty())
-        callTracker("on_guard_none", Py_BuildValue("(si)", c.source.c_str(), c.value == Py_None));
+        callTracker("on_guard_none", Py_BuildValue("(si)", c.source.c_str(),
+                                                   c.value == Py_None));
       bool isNone = c.value == Py_None;
       Py_DECREF(c.value);
-      bool wantNone = opcode == POP_JUMP_FORWARD_IF_NONE || opcode == POP_JUMP_BACKWARD_IF_NONE;
-      bool backward = opcode == POP_JUMP_BACKWARD_IF_NONE || opcode == POP_JUMP_BACKWARD_IF_NOT_NONE;
+      bool wantNone = opcode == POP_JUMP_FORWARD_IF_NONE ||
+                      opcode == POP_JUMP_BACKWARD_IF_NONE;
+      bool backward = opcode == POP_JUMP_BACKWARD_IF_NONE ||
+                      opcode == POP_JUMP_BACKWARD_IF_NOT_NONE;
       if (isNone == wantNone)
         next = backward ? next - oparg : next + oparg;
       break;
     }
-    case JUMP_IF_FALSE_OR_POP: case JUMP_IF_TRUE_OR_POP: {
+    case JUMP_IF_FALSE_OR_POP:
+    case JUMP_IF_TRUE_OR_POP: {
       int t = truth(stack.back());
       if (t < 0)
         return nullptr;
@@ -608,7 +701,8 @@ PyObject *Evaluator::run() {
     case JUMP_FORWARD:
       next = next + oparg;
       break;
-    case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
+    case JUMP_BACKWARD:
+    case JUMP_BACKWARD_NO_INTERRUPT:
       next = next - oparg;
       break;
     case GET_ITER: {
@@ -629,8 +723,10 @@ PyObject *Evaluator::run() {
         r = PyIter_Next(it.value);
       }
       if (r) {
-        std::string src = it.source.empty() ? std::string()
-                                            : it.source + "[" + std::to_string(it.iterIndex) + "]";
+        std::string src =
+            it.source.empty()
+                ? std::string()
+                : it.source + "[" + std::to_string(it.iterIndex) + "]";
         ++it.iterIndex;
         noteTensor(r, src);
         push(r, std::move(src));
@@ -653,12 +749,13 @@ PyObject *Evaluator::run() {
       break;
     case UNPACK_SEQUENCE: {
       Slot s = pop();
-      PyObject *seq = PySequence_Fast(s.value, "cannot unpack non-iterable object");
+      PyObject *seq =
+          PySequence_Fast(s.value, "cannot unpack non-iterable object");
       Py_DECREF(s.value);
       FAIL_IF_NULL(seq);
       if (PySequence_Fast_GET_SIZE(seq) != oparg) {
-        PyErr_Format(PyExc_ValueError, "expected %d values to unpack, got %zd", oparg,
-                     PySequence_Fast_GET_SIZE(seq));
+        PyErr_Format(PyExc_ValueError, "expected %d values to unpack, got %zd",
+                     oparg, PySequence_Fast_GET_SIZE(seq));
         Py_DECREF(seq);
         return nullptr;
       }
@@ -682,19 +779,23 @@ PyObject *Evaluator::run() {
             Py_DECREF(inst);
           }
         } else if (PyExceptionInstance_Check(e.value)) {
-          PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(e.value)), e.value);
+          PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(e.value)),
+                          e.value);
         } else {
-          PyErr_SetString(PyExc_TypeError, "exceptions must derive from BaseException");
+          PyErr_SetString(PyExc_TypeError,
+                          "exceptions must derive from BaseException");
         }
         Py_DECREF(e.value);
       } else {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "dynoc: this form of 'raise' is not supported by the evaluator");
+        PyErr_SetString(
+            PyExc_RuntimeError,
+            "dynoc: this form of 'raise' is not supported by the evaluator");
       }
       return nullptr;
     }
     default:
-      PyErr_Format(PyExc_SystemError, "dynoc: opcode %d reached the evaluator", opcode);
+      PyErr_Format(PyExc_SystemError, "dynoc: opcode %d reached the evaluator",
+                   opcode);
       return nullptr;
     }
 #undef FAIL_IF_NULL
@@ -709,7 +810,8 @@ PyObject *Evaluator::run() {
 
 using namespace dynoc::capture;
 
-extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view, PyObject **result) {
+extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
+                                    PyObject **result) {
   RegionState &st = regionState();
   if (!st.tracker || st.passthrough || st.pendingCode != view->code)
     return 0;
@@ -717,7 +819,8 @@ extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view, PyObject **res
   st.pendingCode = nullptr;
   int bad;
   if (const char *why = unsupportedReason(view->code, bad)) {
-    PyObject *args = Py_BuildValue("(Osi)", reinterpret_cast<PyObject *>(view->code), why, bad);
+    PyObject *args = Py_BuildValue(
+        "(Osi)", reinterpret_cast<PyObject *>(view->code), why, bad);
     PyObject *m = PyObject_GetAttrString(st.tracker, "on_skip_frame");
     PyObject *r = m && args ? PyObject_Call(m, args, nullptr) : nullptr;
     Py_XDECREF(m), Py_XDECREF(args), Py_XDECREF(r);

@@ -1,4 +1,5 @@
-//===- evaluator.h - dynoc's bytecode evaluator with shadow values -*- C++ -*-===//
+//===- evaluator.h - dynoc's bytecode evaluator with shadow values -*- C++
+//-*-===//
 #ifndef DYNOC_CAPTURE_EVALUATOR_H
 #define DYNOC_CAPTURE_EVALUATOR_H
 

@@ -25,7 +25,6 @@ static PyObject *dynoc_eval_frame(PyThreadState *tstate,
 
 void dynoc_set_frame_hook(int enabled) {
   PyThreadState *ts = PyThreadState_Get();
-  _PyInterpreterState_SetEvalFrameFunc(ts->interp,
-                                       enabled ? dynoc_eval_frame
-                                               : _PyEval_EvalFrameDefault);
+  _PyInterpreterState_SetEvalFrameFunc(
+      ts->interp, enabled ? dynoc_eval_frame : _PyEval_EvalFrameDefault);
 }

@@ -1,6 +1,6 @@
 /*===- frame_hook.h - PEP 523 frame hook (C shim over CPython internals) -===*/
-/* The only code that touches CPython 3.11's internal frame layout; the evaluator
- * (C++) sees a frame through this small interface. */
+/* The only code that touches CPython 3.11's internal frame layout; the
+ * evaluator (C++) sees a frame through this small interface. */
 #ifndef DYNOC_CAPTURE_FRAME_HOOK_H
 #define DYNOC_CAPTURE_FRAME_HOOK_H
 
@@ -12,15 +12,15 @@ extern "C" {
 
 /* What the evaluator needs of a frame that is about to run. */
 typedef struct dynoc_frame_view {
-  PyCodeObject *code;   /* borrowed */
-  PyObject *globals;    /* borrowed */
-  PyObject *builtins;   /* borrowed */
+  PyCodeObject *code;    /* borrowed */
+  PyObject *globals;     /* borrowed */
+  PyObject *builtins;    /* borrowed */
   PyObject **localsplus; /* borrowed; co_nlocalsplus entries, arguments bound */
 } dynoc_frame_view;
 
 /* Decides whether the evaluator runs `view`; returns 1 and sets *result (a new
- * reference, or NULL with an exception set) when it did, 0 to let CPython run the
- * frame. Implemented by the evaluator. */
+ * reference, or NULL with an exception set) when it did, 0 to let CPython run
+ * the frame. Implemented by the evaluator. */
 int dynoc_evaluate_frame(const dynoc_frame_view *view, PyObject **result);
 
 /* Installs (1) or removes (0) the hook on the current interpreter. */

@@ -5,9 +5,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -34,23 +34,24 @@ bool writeFile(const std::string &path, const std::string &text) {
 
 std::string readTail(const std::string &path, size_t maxBytes) {
   std::ifstream f(path, std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string s((std::istreambuf_iterator<char>(f)),
+                std::istreambuf_iterator<char>());
   return s.size() > maxBytes ? "..." + s.substr(s.size() - maxBytes) : s;
 }
 
 /// Copies the weights the graphs read from the capture's safetensors file into
 /// the sidecar beside the .so.
 LogicalResult writeWeights(ModuleOp module, const CpuModuleSource &src,
-                           const CpuBuildOptions &opts, const std::string &sidecar) {
+                           const CpuBuildOptions &opts,
+                           const std::string &sidecar) {
   std::string from;
   for (auto func : module.getOps<func::FuncOp>())
     if (auto w = func->getAttrOfType<StringAttr>(attrs::kWeights))
       from = w.str();
   if (from.empty())
-    return module.emitError() << "the graphs read weights ("
-                              << src.weightNames.front()
-                              << ", ...) but name no '" << attrs::kWeights
-                              << "' file";
+    return module.emitError()
+           << "the graphs read weights (" << src.weightNames.front()
+           << ", ...) but name no '" << attrs::kWeights << "' file";
   llvm::SmallString<256> path(llvm::sys::path::parent_path(opts.mlirPath));
   llvm::sys::path::append(path, from);
   std::string error;
@@ -61,8 +62,8 @@ LogicalResult writeWeights(ModuleOp module, const CpuModuleSource &src,
   for (const std::string &name : src.weightNames) {
     const dynrt::TensorView *t = file->find(name);
     if (!t)
-      return module.emitError() << "weights file '" << path << "' lacks tensor '"
-                                << name << "'";
+      return module.emitError()
+             << "weights file '" << path << "' lacks tensor '" << name << "'";
     selected.emplace(name, *t);
   }
   if (!dynrt::writeSafetensors(sidecar, selected, error))
@@ -95,8 +96,10 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
 
   llvm::SmallString<128> dir;
   if (auto ec = llvm::sys::fs::createUniqueDirectory("dynoc-build", dir))
-    return module.emitError() << "cannot create a build directory: " << ec.message();
-  std::string cpp = (dir + "/model.cpp").str(), log = (dir + "/compile.log").str();
+    return module.emitError()
+           << "cannot create a build directory: " << ec.message();
+  std::string cpp = (dir + "/model.cpp").str(),
+              log = (dir + "/compile.log").str();
   std::string tmpSo = out + ".tmp";
   if (!writeFile(cpp, src.cpp) ||
       !writeFile((dir + "/dynoc_kernels.h").str(), kPrelude))
@@ -107,19 +110,29 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
     compiler = getenv("CXX") ? getenv("CXX") : "c++";
   auto exe = llvm::sys::findProgramByName(compiler);
   if (!exe)
-    return module.emitError() << "C++ compiler '" << compiler << "' not found (set CXX)";
+    return module.emitError()
+           << "C++ compiler '" << compiler << "' not found (set CXX)";
   std::string olevel = "-O" + std::to_string(opts.optLevel);
-  std::vector<std::string> argv = {*exe, olevel, "-std=c++17", "-march=native",
-                                   "-fPIC", "-shared", "-fopenmp",
-                                   "-fvisibility=hidden", "-I" + dir.str().str(),
-                                   cpp, "-o", tmpSo, "-ldnnl"};
+  std::vector<std::string> argv = {*exe,
+                                   olevel,
+                                   "-std=c++17",
+                                   "-march=native",
+                                   "-fPIC",
+                                   "-shared",
+                                   "-fopenmp",
+                                   "-fvisibility=hidden",
+                                   "-I" + dir.str().str(),
+                                   cpp,
+                                   "-o",
+                                   tmpSo,
+                                   "-ldnnl"};
   std::string cmdline;
   for (auto &a : argv)
     cmdline += (cmdline.empty() ? "" : " ") + a;
   progress("compiling: " + cmdline);
   std::vector<llvm::StringRef> args(argv.begin(), argv.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                llvm::StringRef(log)};
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
   std::string execError;
   int rc = llvm::sys::ExecuteAndWait(*exe, args, std::nullopt, redirects, 0, 0,
                                      &execError);
@@ -141,10 +154,14 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
              llvm::Twine(src.weightNames.size()) + " tensors)");
   }
   if (auto ec = llvm::sys::fs::rename(tmpSo, out))
-    return module.emitError() << "cannot write '" << out << "': " << ec.message();
+    return module.emitError()
+           << "cannot write '" << out << "': " << ec.message();
   llvm::sys::fs::remove_directories(dir);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  progress("wrote " + out + " in " + llvm::formatv("{0:f2}", secs).str() + " s");
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  progress("wrote " + out + " in " + llvm::formatv("{0:f2}", secs).str() +
+           " s");
   return success();
 }
 

@@ -27,15 +27,24 @@ namespace dynoc {
 namespace {
 
 std::string torchDTypeName(Type t) {
-  if (t.isF32()) return "float32";
-  if (t.isF64()) return "float64";
-  if (t.isF16()) return "float16";
-  if (t.isBF16()) return "bfloat16";
-  if (t.isInteger(64)) return "int64";
-  if (t.isInteger(32)) return "int32";
-  if (t.isInteger(16)) return "int16";
-  if (t.isInteger(8)) return t.isUnsignedInteger() ? "uint8" : "int8";
-  if (t.isInteger(1)) return "bool";
+  if (t.isF32())
+    return "float32";
+  if (t.isF64())
+    return "float64";
+  if (t.isF16())
+    return "float16";
+  if (t.isBF16())
+    return "bfloat16";
+  if (t.isInteger(64))
+    return "int64";
+  if (t.isInteger(32))
+    return "int32";
+  if (t.isInteger(16))
+    return "int16";
+  if (t.isInteger(8))
+    return t.isUnsignedInteger() ? "uint8" : "int8";
+  if (t.isInteger(1))
+    return "bool";
   return "";
 }
 
@@ -97,13 +106,13 @@ private:
 const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
   static const llvm::StringMap<EmitFn> t = [] {
     llvm::StringMap<EmitFn> m;
-    for (const char *n : {"aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg",
-                          "aten.exp", "aten.gelu", "aten.silu", "aten.sqrt",
-                          "aten.rsqrt", "aten.abs"})
+    for (const char *n :
+         {"aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
+          "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs"})
       m[n] = &FuncEmitter::emitUnary;
-    for (const char *n : {"aten.add.Tensor", "aten.sub.Tensor",
-                          "aten.mul.Tensor", "aten.div.Tensor",
-                          "aten.maximum", "aten.minimum"})
+    for (const char *n :
+         {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+          "aten.div.Tensor", "aten.maximum", "aten.minimum"})
       m[n] = &FuncEmitter::emitBinary;
     for (const char *n : {"aten.add.Scalar", "aten.sub.Scalar",
                           "aten.mul.Scalar", "aten.div.Scalar"})
@@ -112,11 +121,11 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
       m[n] = &FuncEmitter::emitMatmul;
     for (const char *n : {"aten.t", "aten.transpose.int", "aten.permute"})
       m[n] = &FuncEmitter::emitTranspose;
-    for (const char *n : {"aten.view", "aten._unsafe_view", "aten.reshape",
-                          "aten.clone", "aten.contiguous", "aten.alias",
-                          "aten.detach", "aten.flatten.using_ints",
-                          "aten.unsqueeze", "aten.squeeze.dim", "aten.dropout",
-                          "aten.lift_fresh_copy", "aten._to_copy"})
+    for (const char *n :
+         {"aten.view", "aten._unsafe_view", "aten.reshape", "aten.clone",
+          "aten.contiguous", "aten.alias", "aten.detach",
+          "aten.flatten.using_ints", "aten.unsqueeze", "aten.squeeze.dim",
+          "aten.dropout", "aten.lift_fresh_copy", "aten._to_copy"})
       m[n] = &FuncEmitter::emitCopy;
     return m;
   }();
@@ -172,26 +181,37 @@ LogicalResult FuncEmitter::checkTypes(Operation *op) {
 LogicalResult FuncEmitter::emitUnary(Operation *op) {
   StringRef n = op->getName().getStringRef();
   std::string f;
-  if (n == "aten.relu") f = "x > 0.f ? x : 0.f";
-  else if (n == "aten.sigmoid") f = "1.f / (1.f + std::exp(-x))";
-  else if (n == "aten.tanh") f = "std::tanh(x)";
-  else if (n == "aten.neg") f = "-x";
-  else if (n == "aten.exp") f = "std::exp(x)";
-  else if (n == "aten.silu") f = "x / (1.f + std::exp(-x))";
-  else if (n == "aten.sqrt") f = "std::sqrt(x)";
-  else if (n == "aten.rsqrt") f = "1.f / std::sqrt(x)";
-  else if (n == "aten.abs") f = "std::fabs(x)";
+  if (n == "aten.relu")
+    f = "x > 0.f ? x : 0.f";
+  else if (n == "aten.sigmoid")
+    f = "1.f / (1.f + std::exp(-x))";
+  else if (n == "aten.tanh")
+    f = "std::tanh(x)";
+  else if (n == "aten.neg")
+    f = "-x";
+  else if (n == "aten.exp")
+    f = "std::exp(x)";
+  else if (n == "aten.silu")
+    f = "x / (1.f + std::exp(-x))";
+  else if (n == "aten.sqrt")
+    f = "std::sqrt(x)";
+  else if (n == "aten.rsqrt")
+    f = "1.f / std::sqrt(x)";
+  else if (n == "aten.abs")
+    f = "std::fabs(x)";
   else if (n == "aten.gelu") {
     auto approx = op->getAttrOfType<StringAttr>("approximate");
     if (approx && approx.getValue() != "none" && approx.getValue() != "tanh")
-      return op->emitError() << "dynoc build (cpu): unknown gelu approximation '"
-                             << approx.getValue() << "'";
+      return op->emitError()
+             << "dynoc build (cpu): unknown gelu approximation '"
+             << approx.getValue() << "'";
     f = approx && approx.getValue() == "tanh" ? "dynoc_k::gelu_tanh(x)"
                                               : "dynoc_k::gelu(x)";
   }
-  os += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
-                      name(op->getResult(0)), name(op->getOperand(0)),
-                      numel(shape(op->getResult(0))), f);
+  os += llvm::formatv(
+      "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
+      name(op->getResult(0)), name(op->getOperand(0)),
+      numel(shape(op->getResult(0))), f);
   return success();
 }
 
@@ -203,14 +223,18 @@ LogicalResult FuncEmitter::emitBinary(Operation *op) {
     f = alpha == 1.0 ? "a + b" : "a + " + fmtFloat(alpha) + " * b";
   else if (n == "aten.sub.Tensor")
     f = alpha == 1.0 ? "a - b" : "a - " + fmtFloat(alpha) + " * b";
-  else if (n == "aten.mul.Tensor") f = "a * b";
+  else if (n == "aten.mul.Tensor")
+    f = "a * b";
   else if (n == "aten.div.Tensor") {
     if (op->getAttr("rounding_mode"))
-      return op->emitError() << "dynoc build (cpu): div with a rounding_mode is "
-                                "not supported yet";
+      return op->emitError()
+             << "dynoc build (cpu): div with a rounding_mode is "
+                "not supported yet";
     f = "a / b";
-  } else if (n == "aten.maximum") f = "a > b || a != a ? a : b";
-  else if (n == "aten.minimum") f = "a < b || a != a ? a : b";
+  } else if (n == "aten.maximum")
+    f = "a > b || a != a ? a : b";
+  else if (n == "aten.minimum")
+    f = "a < b || a != a ? a : b";
   Value out = op->getResult(0);
   auto outShape = shape(out);
   os += llvm::formatv(
@@ -232,13 +256,18 @@ LogicalResult FuncEmitter::emitScalarBinary(Operation *op) {
   std::string s = fmtFloat(scalarAttr(op, "other", 0.0));
   double alpha = scalarAttr(op, "alpha", 1.0);
   std::string f;
-  if (n == "aten.add.Scalar") f = "x + " + fmtFloat(alpha) + " * " + s;
-  else if (n == "aten.sub.Scalar") f = "x - " + fmtFloat(alpha) + " * " + s;
-  else if (n == "aten.mul.Scalar") f = "x * " + s;
-  else f = "x / " + s;
-  os += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
-                      name(op->getResult(0)), name(op->getOperand(0)),
-                      numel(shape(op->getResult(0))), f);
+  if (n == "aten.add.Scalar")
+    f = "x + " + fmtFloat(alpha) + " * " + s;
+  else if (n == "aten.sub.Scalar")
+    f = "x - " + fmtFloat(alpha) + " * " + s;
+  else if (n == "aten.mul.Scalar")
+    f = "x * " + s;
+  else
+    f = "x / " + s;
+  os += llvm::formatv(
+      "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
+      name(op->getResult(0)), name(op->getOperand(0)),
+      numel(shape(op->getResult(0))), f);
   return success();
 }
 
@@ -269,21 +298,24 @@ LogicalResult FuncEmitter::emitMatmul(Operation *op) {
   auto outShape = shape(out);
   auto aShape = shape(a);
   if (aShape.size() != 2 && n != "aten.linear")
-    return op->emitError() << "dynoc build (cpu): '" << n << "' expects 2-D operands";
+    return op->emitError() << "dynoc build (cpu): '" << n
+                           << "' expects 2-D operands";
   int64_t K = aShape.back();
   int64_t M = numel(aShape) / std::max<int64_t>(K, 1);
   int64_t N = outShape.empty() ? 1 : outShape.back();
-  double alpha = scalarAttr(op, "alpha", 1.0), beta = scalarAttr(op, "beta", 1.0);
+  double alpha = scalarAttr(op, "alpha", 1.0),
+         beta = scalarAttr(op, "beta", 1.0);
   if (bias && beta != 0.0)
-    os += llvm::formatv("  {{ const int64_t s[] = {0}, shape[] = {1};\n"
-                        "    dynoc_k::expand({2}, {3}, s, shape, {4}, {5}); }\n",
-                        broadcastStrides(bias, outShape), intList(outShape),
-                        name(out), name(bias), outShape.size(), fmtFloat(beta));
-  os += llvm::formatv("  if (int rc = dynoc_k::gemm(false, {0}, {1}, {2}, {3}, {4}, "
-                      "{5}, {6}, {7}, {8})) return rc;\n",
-                      transB ? "true" : "false", M, N, K, fmtFloat(alpha),
-                      name(a), name(b), bias && beta != 0.0 ? "1.f" : "0.f",
-                      name(out));
+    os +=
+        llvm::formatv("  {{ const int64_t s[] = {0}, shape[] = {1};\n"
+                      "    dynoc_k::expand({2}, {3}, s, shape, {4}, {5}); }\n",
+                      broadcastStrides(bias, outShape), intList(outShape),
+                      name(out), name(bias), outShape.size(), fmtFloat(beta));
+  os += llvm::formatv(
+      "  if (int rc = dynoc_k::gemm(false, {0}, {1}, {2}, {3}, {4}, "
+      "{5}, {6}, {7}, {8})) return rc;\n",
+      transB ? "true" : "false", M, N, K, fmtFloat(alpha), name(a), name(b),
+      bias && beta != 0.0 ? "1.f" : "0.f", name(out));
   return success();
 }
 
@@ -301,12 +333,14 @@ LogicalResult FuncEmitter::emitTranspose(Operation *op) {
     auto d0 = op->getAttrOfType<IntegerAttr>("dim0"),
          d1 = op->getAttrOfType<IntegerAttr>("dim1");
     if (!d0 || !d1)
-      return op->emitError() << "dynoc build (cpu): transpose needs dim0 and dim1";
+      return op->emitError()
+             << "dynoc build (cpu): transpose needs dim0 and dim1";
     std::swap(perm[norm(d0.getInt())], perm[norm(d1.getInt())]);
   } else {
     auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims");
     if (!dims || (int64_t)dims.size() != rank)
-      return op->emitError() << "dynoc build (cpu): permute needs " << rank << " dims";
+      return op->emitError()
+             << "dynoc build (cpu): permute needs " << rank << " dims";
     for (int64_t i = 0; i < rank; ++i)
       perm[i] = norm(dims[i]);
   }
@@ -335,8 +369,8 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
   if (n == "aten.dropout" && scalarAttr(op, "train", 0.0) != 0.0)
     return op->emitError() << "dynoc build (cpu): dropout in training mode is "
                               "not supported";
-  os += llvm::formatv("  std::memcpy({0}, {1}, {2} * sizeof(float));\n", name(out),
-                      name(in), numel(shape(out)));
+  os += llvm::formatv("  std::memcpy({0}, {1}, {2} * sizeof(float));\n",
+                      name(out), name(in), numel(shape(out)));
   return success();
 }
 
@@ -348,9 +382,10 @@ LogicalResult FuncEmitter::emit(const std::string &symbol) {
   for (BlockArgument arg : body.getArguments()) {
     auto rt = arg.getType().dyn_cast<RankedTensorType>();
     if (!rt || !rt.getElementType().isF32() || !rt.hasStaticShape())
-      return func.emitError() << "dynoc build (cpu): argument " << arg.getArgNumber()
-                              << " has type " << arg.getType()
-                              << "; the CPU backend supports static f32 tensors only so far";
+      return func.emitError()
+             << "dynoc build (cpu): argument " << arg.getArgNumber()
+             << " has type " << arg.getType()
+             << "; the CPU backend supports static f32 tensors only so far";
     std::string n = "a" + std::to_string(arg.getArgNumber());
     names[arg] = n;
     os += llvm::formatv("  float *{0} = static_cast<float *>(args[{1}]);\n", n,
@@ -373,11 +408,12 @@ LogicalResult FuncEmitter::emit(const std::string &symbol) {
       names[r] = n;
       auto slot = outSlot.find(r);
       if (slot != outSlot.end())
-        os += llvm::formatv("  float *{0} = static_cast<float *>(outs[{1}]);\n", n,
-                            slot->second);
+        os += llvm::formatv("  float *{0} = static_cast<float *>(outs[{1}]);\n",
+                            n, slot->second);
       else
-        os += llvm::formatv("  dynoc_k::Buffer {0}_buf({1});\n  float *{0} = {0}_buf.get();\n",
-                            n, numel(shape(r)));
+        os += llvm::formatv(
+            "  dynoc_k::Buffer {0}_buf({1});\n  float *{0} = {0}_buf.get();\n",
+            n, numel(shape(r)));
     }
     std::string loc;
     llvm::raw_string_ostream(loc) << op.getLoc();
@@ -388,8 +424,9 @@ LogicalResult FuncEmitter::emit(const std::string &symbol) {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto slot = outSlot.find(v);
     if (slot == outSlot.end() || slot->second != i)
-      os += llvm::formatv("  std::memcpy(outs[{0}], {1}, {2} * sizeof(float));\n", i,
-                          name(v), numel(shape(v)));
+      os +=
+          llvm::formatv("  std::memcpy(outs[{0}], {1}, {2} * sizeof(float));\n",
+                        i, name(v), numel(shape(v)));
   }
   os += "  return 0;\n}\n\n";
   return success();
@@ -400,12 +437,18 @@ json guardToJson(DictionaryAttr d) {
   for (NamedAttribute a : d) {
     std::string key = a.getName().str();
     Attribute v = a.getValue();
-    if (auto s = v.dyn_cast<StringAttr>()) g[key] = s.str();
-    else if (auto b = v.dyn_cast<BoolAttr>()) g[key] = b.getValue();
-    else if (auto i = v.dyn_cast<IntegerAttr>()) g[key] = i.getInt();
-    else if (auto f = v.dyn_cast<FloatAttr>()) g[key] = f.getValueAsDouble();
-    else if (auto t = v.dyn_cast<TypeAttr>()) g[key] = torchDTypeName(t.getValue());
-    else if (auto arr = v.dyn_cast<DenseI64ArrayAttr>()) g[key] = arr.asArrayRef().vec();
+    if (auto s = v.dyn_cast<StringAttr>())
+      g[key] = s.str();
+    else if (auto b = v.dyn_cast<BoolAttr>())
+      g[key] = b.getValue();
+    else if (auto i = v.dyn_cast<IntegerAttr>())
+      g[key] = i.getInt();
+    else if (auto f = v.dyn_cast<FloatAttr>())
+      g[key] = f.getValueAsDouble();
+    else if (auto t = v.dyn_cast<TypeAttr>())
+      g[key] = torchDTypeName(t.getValue());
+    else if (auto arr = v.dyn_cast<DenseI64ArrayAttr>())
+      g[key] = arr.asArrayRef().vec();
   }
   return g;
 }
@@ -415,8 +458,10 @@ json tensorJson(const std::string &kind, const std::string &name, Type t) {
   std::vector<int64_t> shape;
   for (int64_t d : rt.getShape())
     shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
-  return {{"kind", kind}, {"name", name},
-          {"dtype", torchDTypeName(rt.getElementType())}, {"shape", shape}};
+  return {{"kind", kind},
+          {"name", name},
+          {"dtype", torchDTypeName(rt.getElementType())},
+          {"shape", shape}};
 }
 
 } // namespace
@@ -426,8 +471,8 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
   out.cpp = "// Generated by dynoc build --target=cpu. Do not edit.\n"
             "#include \"dynoc_kernels.h\"\n\n"
             "#define DYNOC_EXPORT __attribute__((visibility(\"default\")))\n\n";
-  json manifest = {{"format", "dynoc-model"}, {"version", 1},
-                   {"graphs", json::array()}};
+  json manifest = {
+      {"format", "dynoc-model"}, {"version", 1}, {"graphs", json::array()}};
   if (!weightsFile.empty())
     manifest["weights"] = weightsFile;
   std::set<std::string> weights;
@@ -442,8 +487,9 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
       g["entry"] = e.str();
     auto inputs = func->getAttrOfType<ArrayAttr>(attrs::kInputs);
     if (!inputs)
-      return func.emitError() << "graph '" << func.getSymName() << "' lacks '"
-                              << attrs::kInputs << "'; is it a dynoc graph file?";
+      return func.emitError()
+             << "graph '" << func.getSymName() << "' lacks '" << attrs::kInputs
+             << "'; is it a dynoc graph file?";
     g["inputs"] = json::array();
     for (auto [i, in] : llvm::enumerate(inputs)) {
       auto d = in.cast<DictionaryAttr>();
@@ -455,11 +501,13 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
     }
     g["outputs"] = json::array();
     for (auto [i, t] : llvm::enumerate(func.getResultTypes()))
-      g["outputs"].push_back(tensorJson("output", "output_" + std::to_string(i), t));
+      g["outputs"].push_back(
+          tensorJson("output", "output_" + std::to_string(i), t));
     if (auto s = func->getAttrOfType<StringAttr>(attrs::kOutputs)) {
       json structure = json::parse(s.str(), nullptr, false);
       if (structure.is_discarded())
-        return func.emitError() << "'" << attrs::kOutputs << "' is not valid JSON";
+        return func.emitError()
+               << "'" << attrs::kOutputs << "' is not valid JSON";
       g["output_structure"] = structure;
     }
     g["guards"] = json::array();
@@ -469,16 +517,19 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
     manifest["graphs"].push_back(g);
   }
   if (index == 0)
-    return module.emitError() << "dynoc build: the module has no graph (func.func)";
+    return module.emitError()
+           << "dynoc build: the module has no graph (func.func)";
   out.weightNames.assign(weights.begin(), weights.end());
   if (out.weightNames.empty())
     manifest.erase("weights");
   out.manifestJson = manifest.dump(1);
-  out.cpp += "static const char kManifest[] = R\"DYNOC_MANIFEST(" + out.manifestJson +
+  out.cpp += "static const char kManifest[] = R\"DYNOC_MANIFEST(" +
+             out.manifestJson +
              ")DYNOC_MANIFEST\";\n\n"
              "extern \"C\" DYNOC_EXPORT const char *dynoc_model_manifest(void) "
              "{ return kManifest; }\n"
-             "extern \"C\" DYNOC_EXPORT int dynoc_model_abi_version(void) { return 1; }\n";
+             "extern \"C\" DYNOC_EXPORT int dynoc_model_abi_version(void) { "
+             "return 1; }\n";
   return success();
 }
 

@@ -19,17 +19,16 @@ LogicalResult verifyInputs(func::FuncOp func, Attribute attr) {
     return func.emitOpError() << "'" << dynoc::attrs::kInputs
                               << "' must be an array of dictionaries";
   if (list.size() != func.getNumArguments())
-    return func.emitOpError()
-           << "'" << dynoc::attrs::kInputs << "' describes " << list.size()
-           << " inputs but the function has " << func.getNumArguments()
-           << " arguments";
+    return func.emitOpError() << "'" << dynoc::attrs::kInputs << "' describes "
+                              << list.size() << " inputs but the function has "
+                              << func.getNumArguments() << " arguments";
   for (auto [i, entry] : llvm::enumerate(list)) {
     auto dict = entry.dyn_cast<DictionaryAttr>();
     auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
     auto name = dict ? dict.getAs<StringAttr>("name") : StringAttr();
     if (!kind || !name)
-      return func.emitOpError() << "input " << i
-                                << " needs string attributes 'kind' and 'name'";
+      return func.emitOpError()
+             << "input " << i << " needs string attributes 'kind' and 'name'";
     if (!llvm::is_contained(
             ArrayRef<StringRef>{"user", "parameter", "buffer", "constant"},
             kind.getValue()))
@@ -83,18 +82,17 @@ LogicalResult dynoc::DynocDialect::verifyOperationAttribute(Operation *op,
       if (!v)
         return op->emitOpError() << "'" << name << "' must be an integer";
       if (v.getInt() > attrs::kFormatVersion)
-        return op->emitOpError()
-               << "graph format version " << v.getInt()
-               << " is newer than this dynoc reads (" << attrs::kFormatVersion
-               << ")";
+        return op->emitOpError() << "graph format version " << v.getInt()
+                                 << " is newer than this dynoc reads ("
+                                 << attrs::kFormatVersion << ")";
       return success();
     }
     return op->emitOpError() << "unknown module attribute '" << name << "'";
   }
   auto func = dyn_cast<func::FuncOp>(op);
   if (!func)
-    return op->emitOpError() << "'" << name
-                             << "' is only allowed on func.func and module";
+    return op->emitOpError()
+           << "'" << name << "' is only allowed on func.func and module";
   if (name == attrs::kInputs)
     return verifyInputs(func, a.getValue());
   if (name == attrs::kGuards)

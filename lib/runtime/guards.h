@@ -9,9 +9,9 @@
 #include <string>
 
 namespace dynrt {
-/// Checks every runtime-checkable guard of `graph` on `inputs` (its user inputs).
-/// Returns true when all pass; otherwise false with `failure` naming the guard in
-/// the manifest's words and what the input had instead.
+/// Checks every runtime-checkable guard of `graph` on `inputs` (its user
+/// inputs). Returns true when all pass; otherwise false with `failure` naming
+/// the guard in the manifest's words and what the input had instead.
 bool checkGuards(const GraphSpec &graph, const DLTensor *const *inputs,
                  std::string &failure);
 } // namespace dynrt

@@ -86,7 +86,8 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
         return r.fail(where + " needs an array '" + key + "'");
     for (auto &in : g["inputs"]) {
       TensorSpec t;
-      if (!r.tensor(in, t, where + " input " + std::to_string(spec.inputs.size())))
+      if (!r.tensor(in, t,
+                    where + " input " + std::to_string(spec.inputs.size())))
         return false;
       if (t.kind == "user") {
         if (spec.numUserInputs != spec.inputs.size())
@@ -97,7 +98,8 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
     }
     for (auto &out : g["outputs"]) {
       TensorSpec t;
-      if (!r.tensor(out, t, where + " output " + std::to_string(spec.outputs.size())))
+      if (!r.tensor(out, t,
+                    where + " output " + std::to_string(spec.outputs.size())))
         return false;
       spec.outputs.push_back(std::move(t));
     }
@@ -114,7 +116,8 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
         if (guard.input < 0 || guard.input >= (int64_t)spec.numUserInputs)
           return r.fail(gw + " names input " + std::to_string(guard.input) +
                         ", which is not a user input");
-        if (!r.dtype(gj, guard.dtype, gw) || !r.ints(gj, "sizes", guard.sizes, gw))
+        if (!r.dtype(gj, guard.dtype, gw) ||
+            !r.ints(gj, "sizes", guard.sizes, gw))
           return false;
         if (gj.contains("strides") && !r.ints(gj, "strides", guard.strides, gw))
           return false;

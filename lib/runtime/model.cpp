@@ -44,21 +44,23 @@ std::string dirOf(const std::string &path) {
 
 dynrt_status_t *bindWeights(dynrt_model_t &m, const std::string &path) {
   for (auto &g : m.manifest.graphs) {
-    Variant v{&g, reinterpret_cast<dynoc_graph_fn>(
-                      dlsym(m.handle, g.symbol.c_str())),
-              {}};
+    Variant v{
+        &g,
+        reinterpret_cast<dynoc_graph_fn>(dlsym(m.handle, g.symbol.c_str())),
+        {}};
     if (!v.fn)
       return makeStatus(DYNRT_DATA_LOSS, "model '" + path +
-                                             "' lacks the symbol '" +
-                                             g.symbol + "' its manifest names");
+                                             "' lacks the symbol '" + g.symbol +
+                                             "' its manifest names");
     for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i) {
       const auto &in = g.inputs[i];
-      const dynrt::TensorView *w = m.weights ? m.weights->find(in.name) : nullptr;
+      const dynrt::TensorView *w =
+          m.weights ? m.weights->find(in.name) : nullptr;
       if (!w)
-        return makeStatus(DYNRT_DATA_LOSS,
-                          "weights of model '" + path + "' lack tensor '" +
-                              in.name + "' (" + in.kind + " of graph '" +
-                              g.name + "')");
+        return makeStatus(DYNRT_DATA_LOSS, "weights of model '" + path +
+                                               "' lack tensor '" + in.name +
+                                               "' (" + in.kind + " of graph '" +
+                                               g.name + "')");
       if (w->dtype != in.dtype || w->shape != in.shape)
         return makeStatus(DYNRT_DATA_LOSS,
                           "weights of model '" + path + "': tensor '" +
@@ -73,7 +75,8 @@ dynrt_status_t *bindWeights(dynrt_model_t &m, const std::string &path) {
 
 dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   if (!path || !out)
-    return makeStatus(DYNRT_INVALID_ARGUMENT, "dynrt_model_load: null argument");
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_model_load: null argument");
   *out = nullptr;
   std::string p = path;
   struct stat st;
@@ -94,7 +97,8 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
       dlsym(m->handle, DYNOC_MODEL_ABI_VERSION_SYMBOL));
   if (!manifestFn || !abiFn)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
-                      "'" + p + "' is not a dynoc model (no embedded manifest)");
+                      "'" + p +
+                          "' is not a dynoc model (no embedded manifest)");
   if (abiFn() != DYNOC_MODEL_ABI_VERSION)
     return makeStatus(DYNRT_UNIMPLEMENTED,
                       "model '" + p + "' has ABI version " +
@@ -142,8 +146,9 @@ DLManagedTensor *allocOutput(const dynrt::TensorSpec &spec) {
     return nullptr;
   }
   std::copy(spec.shape.begin(), spec.shape.end(), shape);
-  t->dl_tensor = DLTensor{data, {kDLCPU, 0}, (int32_t)spec.shape.size(),
-                          info.dl, shape, nullptr, 0};
+  t->dl_tensor = DLTensor{data,    {kDLCPU, 0}, (int32_t)spec.shape.size(),
+                          info.dl, shape,       nullptr,
+                          0};
   t->manager_ctx = nullptr;
   t->deleter = deleteManaged;
   return t;
@@ -185,8 +190,9 @@ dynrt_status_t *run(dynrt_model_t *m, const DLTensor *const *inputs,
     for (int64_t d : o.shape)
       if (d < 0)
         return makeStatus(DYNRT_UNIMPLEMENTED,
-                          "output '" + o.name + "' has a dynamic shape; this "
-                          "runtime allocates static output shapes only");
+                          "output '" + o.name +
+                              "' has a dynamic shape; this "
+                              "runtime allocates static output shapes only");
   // Small graphs keep the argument list on the stack.
   std::vector<void *> args(spec.inputs.size());
   for (size_t i = 0; i < numInputs; ++i)
@@ -220,7 +226,8 @@ extern "C" dynrt_status_t *dynrt_model_load(const char *path,
   try {
     return load(path, out_model);
   } catch (const std::exception &e) {
-    return makeStatus(DYNRT_INTERNAL, std::string("dynrt_model_load: ") + e.what());
+    return makeStatus(DYNRT_INTERNAL,
+                      std::string("dynrt_model_load: ") + e.what());
   }
 }
 
@@ -246,6 +253,7 @@ extern "C" dynrt_status_t *dynrt_model_run(dynrt_model_t *model,
   try {
     return run(model, inputs, num_inputs, outputs, num_outputs);
   } catch (const std::exception &e) {
-    return makeStatus(DYNRT_INTERNAL, std::string("dynrt_model_run: ") + e.what());
+    return makeStatus(DYNRT_INTERNAL,
+                      std::string("dynrt_model_run: ") + e.what());
   }
 }

@@ -27,8 +27,13 @@ size_t NpyArray::numel() const {
 }
 
 DLTensor NpyArray::view() {
-  return DLTensor{data.data(), {kDLCPU, 0}, (int32_t)shape.size(),
-                  dtypeInfo(dtype).dl, shape.data(), nullptr, 0};
+  return DLTensor{data.data(),
+                  {kDLCPU, 0},
+                  (int32_t)shape.size(),
+                  dtypeInfo(dtype).dl,
+                  shape.data(),
+                  nullptr,
+                  0};
 }
 
 bool readNpy(const std::string &path, NpyArray &out, std::string &error) {
@@ -46,7 +51,8 @@ bool readNpy(const std::string &path, NpyArray &out, std::string &error) {
   unsigned char len[4] = {0, 0, 0, 0};
   int lenBytes = magic[6] == 1 ? 2 : 4;
   f.read(reinterpret_cast<char *>(len), lenBytes);
-  headerLen = len[0] | (len[1] << 8) | (len[2] << 16) | (uint32_t(len[3]) << 24);
+  headerLen =
+      len[0] | (len[1] << 8) | (len[2] << 16) | (uint32_t(len[3]) << 24);
   std::string header(headerLen, '\0');
   if (!f.read(header.data(), headerLen)) {
     error = "'" + path + "' is truncated";
@@ -101,7 +107,9 @@ bool writeNpy(const std::string &path, const DLTensor &t, std::string &error) {
   std::string shape = "(";
   size_t numel = 1;
   for (int i = 0; i < t.ndim; ++i) {
-    shape += std::to_string(t.shape[i]) + (t.ndim == 1 ? "," : i + 1 < t.ndim ? ", " : "");
+    shape += std::to_string(t.shape[i]) + (t.ndim == 1      ? ","
+                                           : i + 1 < t.ndim ? ", "
+                                                            : "");
     numel *= static_cast<size_t>(t.shape[i]);
   }
   shape += ")";

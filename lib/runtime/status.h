@@ -12,8 +12,8 @@ struct dynrt_status_t {
 };
 
 namespace dynrt {
-/// Returns a new error status; never fails (a failed allocation becomes a static
-/// out-of-memory status).
+/// Returns a new error status; never fails (a failed allocation becomes a
+/// static out-of-memory status).
 dynrt_status_t *makeStatus(dynrt_status_code_t code, std::string message);
 } // namespace dynrt
 

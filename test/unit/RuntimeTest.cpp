@@ -34,20 +34,24 @@ TEST_CASE("loading a missing model names the file") {
 TEST_CASE("a file that is not a shared object is a clear error") {
   std::string path = tempPath("garbage.so");
   std::ofstream(path) << "this is not an ELF file";
-  CHECK_THAT(loadError(path), Catch::StartsWith("cannot load model '" + path + "'"));
+  CHECK_THAT(loadError(path),
+             Catch::StartsWith("cannot load model '" + path + "'"));
 }
 
 TEST_CASE("a shared object without a manifest is not a dynoc model") {
   const char *libm = "/lib/x86_64-linux-gnu/libm.so.6";
-  CHECK(loadError(libm) ==
-        std::string("'") + libm + "' is not a dynoc model (no embedded manifest)");
+  CHECK(loadError(libm) == std::string("'") + libm +
+                               "' is not a dynoc model (no embedded manifest)");
 }
 
 TEST_CASE("safetensors round-trip and corruption") {
   std::string path = tempPath("w.safetensors");
   float data[6] = {1, 2, 3, 4, 5, 6};
   std::map<std::string, dynrt::TensorView> tensors;
-  tensors["w"] = {dynrt::DType::F32, {2, 3}, reinterpret_cast<uint8_t *>(data), sizeof(data)};
+  tensors["w"] = {dynrt::DType::F32,
+                  {2, 3},
+                  reinterpret_cast<uint8_t *>(data),
+                  sizeof(data)};
   std::string error;
   REQUIRE(dynrt::writeSafetensors(path, tensors, error));
   auto file = dynrt::SafetensorsFile::open(path, error);
@@ -59,11 +63,13 @@ TEST_CASE("safetensors round-trip and corruption") {
 
   // Truncate the data: the tensor now lies outside the file.
   std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
   std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 8);
   CHECK_FALSE(dynrt::SafetensorsFile::open(path, error));
-  CHECK(error == "weights file '" + path +
-                     "' is corrupted: tensor 'w' lies outside the file (truncated?)");
+  CHECK(error ==
+        "weights file '" + path +
+            "' is corrupted: tensor 'w' lies outside the file (truncated?)");
 
   std::ofstream(path, std::ios::binary) << "abc";
   CHECK_FALSE(dynrt::SafetensorsFile::open(path, error));
@@ -76,8 +82,10 @@ TEST_CASE("manifests are validated") {
   CHECK_FALSE(dynrt::parseManifest("{", m, error));
   CHECK(error == "invalid manifest: not a JSON object");
   error.clear();
-  CHECK_FALSE(dynrt::parseManifest(R"({"format":"dynoc-model","version":9,"graphs":[]})", m, error));
-  CHECK(error == "invalid manifest: version 9 is newer than this runtime reads (1)");
+  CHECK_FALSE(dynrt::parseManifest(
+      R"({"format":"dynoc-model","version":9,"graphs":[]})", m, error));
+  CHECK(error ==
+        "invalid manifest: version 9 is newer than this runtime reads (1)");
   error.clear();
   CHECK_FALSE(dynrt::parseManifest(
       R"({"format":"dynoc-model","version":1,"graphs":[{"name":"g","symbol":"s","inputs":[{"kind":"parameter","name":"w","dtype":"float32","shape":[2]},{"kind":"user","name":"x","dtype":"float32","shape":[2]}],"outputs":[],"guards":[]}]})",
@@ -92,6 +100,7 @@ TEST_CASE("the C API rejects null arguments with a status, not a crash") {
   dynrt_status_free(s);
   s = dynrt_model_run(nullptr, nullptr, 0, nullptr, 0);
   REQUIRE(s);
-  CHECK(std::string(dynrt_status_message(s)) == "dynrt_model_run: null argument");
+  CHECK(std::string(dynrt_status_message(s)) ==
+        "dynrt_model_run: null argument");
   dynrt_status_free(s);
 }

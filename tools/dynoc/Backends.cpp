@@ -9,7 +9,10 @@ namespace dynoc::cli {
 
 const std::vector<Backend> &backends() {
   static const std::vector<Backend> list = {
-      {"eager", {"debug"}, "record the graphs only; the program runs eagerly", false},
+      {"eager",
+       {"debug"},
+       "record the graphs only; the program runs eagerly",
+       false},
       {"inductor", {}, "record the graphs and build each into a CPU .so", true},
   };
   return list;
@@ -34,7 +37,8 @@ void addListBackendsCommand(CLI::App &app, int &exitCode) {
                                     "experimental") != b.tags.end();
       if (experimental && !*all)
         continue;
-      std::string tags = b.tags.empty() ? "" : fmt::format("[{}]", fmt::join(b.tags, ", "));
+      std::string tags =
+          b.tags.empty() ? "" : fmt::format("[{}]", fmt::join(b.tags, ", "));
       fmt::print("{:<10} {:<16} {}\n", b.name, tags, b.description);
     }
     exitCode = 0;

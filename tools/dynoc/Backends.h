@@ -1,4 +1,5 @@
-//===- Backends.h - the backends `dynoc capture` knows -----------*- C++ -*-===//
+//===- Backends.h - the backends `dynoc capture` knows -----------*- C++
+//-*-===//
 #ifndef DYNOC_TOOLS_BACKENDS_H
 #define DYNOC_TOOLS_BACKENDS_H
 

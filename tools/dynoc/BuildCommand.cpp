@@ -39,7 +39,8 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
   auto opts = std::make_shared<Opts>();
   cmd->add_option("GRAPH", opts->input, "graph file written by 'dynoc capture'")
       ->required();
-  cmd->add_option("-o,--output", opts->output, "model .so to write")->required();
+  cmd->add_option("-o,--output", opts->output, "model .so to write")
+      ->required();
   cmd->add_option("--target", opts->target, "code generator: cpu")
       ->check(CLI::IsMember({"cpu"}))
       ->capture_default_str();

@@ -2,8 +2,8 @@
 //
 // Runs the user's script in the project's Python under dynoc's capture module
 // (lib/capture), then verifies each graph file it wrote and, for a backend that
-// builds, compiles each into a .so beside it. The script's stdout, stderr and exit
-// code pass through untouched; dynoc's own messages go to stderr.
+// builds, compiles each into a .so beside it. The script's stdout, stderr and
+// exit code pass through untouched; dynoc's own messages go to stderr.
 //
 //===----------------------------------------------------------------------===//
 #include "Backends.h"
@@ -68,7 +68,8 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
     mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     if (!parseGraphFile(mlir, context, sourceMgr)) {
       ok = false;
-      return fail("capture", "graph file '" + mlir + "' does not verify (see above)");
+      return fail("capture",
+                  "graph file '" + mlir + "' does not verify (see above)");
     }
     if (backend.builds) {
       std::string so = mlir.substr(0, mlir.size() - 5) + ".so";
@@ -82,7 +83,8 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
 }
 
 int capture(const std::string &script, const std::string &outDir,
-            const std::string &backendName, const std::vector<std::string> &args) {
+            const std::string &backendName,
+            const std::vector<std::string> &args) {
   const Backend *backend = findBackend(backendName);
   if (!backend)
     return fail("capture", "unknown backend '" + backendName +
@@ -102,9 +104,9 @@ int capture(const std::string &script, const std::string &outDir,
   const char *python = getenv("DYNOC_PYTHON");
   if (!python || !*python)
     python = DYNOC_PYTHON;
-  std::vector<std::string> argv = {python, "-m", "dynoc._capture_main",
-                                   "--out", outDir, "--backend", backendName,
-                                   "--", script};
+  std::vector<std::string> argv = {python,      "-m",   "dynoc._capture_main",
+                                   "--out",     outDir, "--backend",
+                                   backendName, "--",   script};
   argv.insert(argv.end(), args.begin(), args.end());
   std::string existing = getenv("PYTHONPATH") ? getenv("PYTHONPATH") : "";
   std::string newPath = pythonPath + (existing.empty() ? "" : ":" + existing);
@@ -118,18 +120,22 @@ int capture(const std::string &script, const std::string &outDir,
       cargv.push_back(const_cast<char *>(a.c_str()));
     cargv.push_back(nullptr);
     execv(python, cargv.data());
-    fmt::print(stderr, "dynoc capture: error: cannot run Python '{}': {}\n", python,
-               strerror(errno));
+    fmt::print(stderr, "dynoc capture: error: cannot run Python '{}': {}\n",
+               python, strerror(errno));
     _exit(127);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  int scriptExit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  // No manifest: Python could not start, or capture itself failed (it said why).
+  int scriptExit =
+      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // No manifest: Python could not start, or capture itself failed (it said
+  // why).
   if (access((outDir + "/manifest.json").c_str(), F_OK) != 0)
-    return scriptExit != 0 ? scriptExit
-                           : fail("capture", "no manifest.json was written in '" + outDir + "'");
+    return scriptExit != 0
+               ? scriptExit
+               : fail("capture",
+                      "no manifest.json was written in '" + outDir + "'");
   bool ok = true;
   verifyGraphs(outDir, *backend, ok);
   if (!ok && scriptExit == 0)
@@ -142,7 +148,8 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
   auto *cmd = app.add_subcommand(
       "capture",
       "Run a PyTorch script under dynoc's instrumented interpreter and record "
-      "guarded ATen graphs: DIR/<graph>.mlir, manifest.json, weights.safetensors "
+      "guarded ATen graphs: DIR/<graph>.mlir, manifest.json, "
+      "weights.safetensors "
       "and report.txt. The script's output and exit code are untouched.");
   struct Opts {
     std::string script, out = "dynoc_out", backend = "eager";
@@ -150,7 +157,8 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("SCRIPT", o->script, "the Python script to run")->required();
-  cmd->add_option("-o,--output-dir", o->out, "output directory")->capture_default_str();
+  cmd->add_option("-o,--output-dir", o->out, "output directory")
+      ->capture_default_str();
   cmd->add_option("--backend", o->backend,
                   "eager: record only; inductor: also build each graph (.so)")
       ->capture_default_str();

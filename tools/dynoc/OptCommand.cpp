@@ -6,9 +6,9 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -31,7 +31,8 @@ int runOpt(const OptOptions &o) {
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> printer;
   auto module = [&] {
     if (!o.verifyDiagnostics) {
-      printer = std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr, &context);
+      printer = std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr,
+                                                                   &context);
       return parseGraphFile(o.input, context, sourceMgr);
     }
     // The verifier handler needs the buffer registered before it is created.
@@ -39,7 +40,8 @@ int runOpt(const OptOptions &o) {
     if (!buffer)
       return mlir::OwningOpRef<mlir::ModuleOp>();
     sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-    verifier = std::make_unique<mlir::SourceMgrDiagnosticVerifierHandler>(sourceMgr, &context);
+    verifier = std::make_unique<mlir::SourceMgrDiagnosticVerifierHandler>(
+        sourceMgr, &context);
     return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   }();
   if (o.verifyDiagnostics) {
@@ -54,11 +56,10 @@ int runOpt(const OptOptions &o) {
     mlir::PassManager pm(&context);
     std::string err;
     llvm::raw_string_ostream errs(err);
-    if (mlir::failed(mlir::parsePassPipeline(
-            "func.func(" + o.passes + ")", pm, llvm::nulls()))) {
+    if (mlir::failed(mlir::parsePassPipeline("func.func(" + o.passes + ")", pm,
+                                             llvm::nulls()))) {
       pm.clear();
-      if (mlir::failed(mlir::parsePassPipeline(o.passes,
-                                               pm, errs)))
+      if (mlir::failed(mlir::parsePassPipeline(o.passes, pm, errs)))
         return fail("opt", "bad --pass '" + o.passes + "': " + errs.str());
     }
     if (mlir::failed(pm.run(*module)))
@@ -80,8 +81,9 @@ int runOpt(const OptOptions &o) {
 
 void addOptCommand(CLI::App &app, int &exitCode) {
   auto *cmd = app.add_subcommand(
-      "opt", "Parse and verify a graph file, run passes, print it (mlir-opt for "
-             "the aten dialect).");
+      "opt",
+      "Parse and verify a graph file, run passes, print it (mlir-opt for "
+      "the aten dialect).");
   auto o = std::make_shared<OptOptions>();
   cmd->add_option("FILE", o->input, "graph file ('-' for stdin)")->required();
   cmd->add_option("-o,--output", o->output, "where to print (default: stdout)");

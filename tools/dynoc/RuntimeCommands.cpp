@@ -44,7 +44,8 @@ int run(const std::string &path, const std::vector<std::string> &inputs,
     if (ec)
       return fail("run", "cannot create '" + outDir + "': " + ec.message());
     for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string file = outDir + "/output_" + std::to_string(i) + ".npy", error;
+      std::string file = outDir + "/output_" + std::to_string(i) + ".npy",
+                  error;
       if (!dynrt::writeNpy(file, outputs[i]->dl_tensor, error))
         return fail("run", error);
       fmt::print(stderr, "[dynoc run] wrote {}\n", file);
@@ -57,9 +58,11 @@ int run(const std::string &path, const std::vector<std::string> &inputs,
 } // namespace
 
 void addInspectCommand(CLI::App &app, int &exitCode) {
-  auto *cmd = app.add_subcommand("inspect", "Print the manifest embedded in a model .so.");
+  auto *cmd = app.add_subcommand("inspect",
+                                 "Print the manifest embedded in a model .so.");
   auto path = std::make_shared<std::string>();
-  cmd->add_option("MODEL", *path, "model .so built by 'dynoc build'")->required();
+  cmd->add_option("MODEL", *path, "model .so built by 'dynoc build'")
+      ->required();
   cmd->callback([path, &exitCode] { exitCode = inspect(*path); });
 }
 
@@ -72,12 +75,14 @@ void addRunCommand(CLI::App &app, int &exitCode) {
     std::vector<std::string> inputs;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("MODEL", o->model, "model .so built by 'dynoc build'")->required();
+  cmd->add_option("MODEL", o->model, "model .so built by 'dynoc build'")
+      ->required();
   cmd->add_option("-i,--input", o->inputs,
                   "a user input as .npy, in captured order (repeat per input)");
   cmd->add_option("-o,--output-dir", o->outDir, "directory for the outputs")
       ->required();
-  cmd->callback([o, &exitCode] { exitCode = run(o->model, o->inputs, o->outDir); });
+  cmd->callback(
+      [o, &exitCode] { exitCode = run(o->model, o->inputs, o->outDir); });
 }
 
 } // namespace dynoc::cli

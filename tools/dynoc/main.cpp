@@ -11,12 +11,13 @@ int dynoc::cli::fail(const std::string &command, const std::string &message) {
 }
 
 int main(int argc, char **argv) {
-  CLI::App app{"dynoc: ahead-of-time graph capture and compilation for PyTorch "
-               "programs.\n\n"
-               "  dynoc capture train.py -o out/     record guarded ATen graphs\n"
-               "  dynoc build out/graph_0.mlir -o model.so\n"
-               "  dynoc run model.so -i x.npy -o results/\n",
-               "dynoc"};
+  CLI::App app{
+      "dynoc: ahead-of-time graph capture and compilation for PyTorch "
+      "programs.\n\n"
+      "  dynoc capture train.py -o out/     record guarded ATen graphs\n"
+      "  dynoc build out/graph_0.mlir -o model.so\n"
+      "  dynoc run model.so -i x.npy -o results/\n",
+      "dynoc"};
   app.require_subcommand(1);
   int exitCode = 0;
   dynoc::cli::addCaptureCommand(app, exitCode);
@@ -32,7 +33,8 @@ int main(int argc, char **argv) {
   } catch (const CLI::CallForAllHelp &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    fmt::print(stderr, "dynoc: error: {}\nRun 'dynoc --help' for usage.\n", e.what());
+    fmt::print(stderr, "dynoc: error: {}\nRun 'dynoc --help' for usage.\n",
+               e.what());
     return 2;
   }
   return exitCode;

@@ -1,6 +1,6 @@
-// dynoc_kernels.h - helpers that generated CPU kernels call. Compiled into every
-// model .so (it is embedded into the dynoc binary and written beside the generated
-// source); depends on libc, OpenMP and oneDNN only.
+// dynoc_kernels.h - helpers that generated CPU kernels call. Compiled into
+// every model .so (it is embedded into the dynoc binary and written beside the
+// generated source); depends on libc, OpenMP and oneDNN only.
 #pragma once
 
 #include <cmath>
@@ -39,8 +39,8 @@ inline void unary(float *out, const float *in, int64_t n, F f) {
     out[i] = f(in[i]);
 }
 
-// out[idx] = f(a[idx . as], b[idx . bs]) over `shape`; as/bs are element strides
-// with 0 on broadcast dims.
+// out[idx] = f(a[idx . as], b[idx . bs]) over `shape`; as/bs are element
+// strides with 0 on broadcast dims.
 template <class F>
 inline void binary(float *out, const float *a, const int64_t *as,
                    const float *b, const int64_t *bs, const int64_t *shape,
@@ -113,15 +113,18 @@ inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
                 float *C) {
   if (M == 0 || N == 0)
     return 0;
-  dnnl_status_t s = dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', M, N, K,
-                               alpha, A, transA ? M : K, B, transB ? K : N,
-                               beta, C, N);
+  dnnl_status_t s =
+      dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', M, N, K, alpha, A,
+                 transA ? M : K, B, transB ? K : N, beta, C, N);
   return s == dnnl_success ? 0 : 100 + int(s);
 }
 
-inline float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+inline float gelu(float x) {
+  return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+}
 inline float gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  return 0.5f * x *
+         (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
 
 } // namespace dynoc_k

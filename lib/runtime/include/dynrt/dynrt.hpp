@@ -47,8 +47,8 @@ public:
 
   std::vector<Tensor> run(const std::vector<const DLTensor *> &inputs) const {
     std::vector<DLManagedTensor *> raw(numOutputs(), nullptr);
-    check(dynrt_model_run(model_.get(), inputs.data(), inputs.size(), raw.data(),
-                          raw.size()));
+    check(dynrt_model_run(model_.get(), inputs.data(), inputs.size(),
+                          raw.data(), raw.size()));
     std::vector<Tensor> out;
     for (DLManagedTensor *t : raw)
       out.emplace_back(t, [](DLManagedTensor *p) { p->deleter(p); });

@@ -19,7 +19,8 @@ namespace dynrt {
 inline constexpr int kManifestVersion = 1;
 
 struct TensorSpec {
-  std::string kind; // inputs: user, parameter, buffer, constant; outputs: output
+  std::string
+      kind; // inputs: user, parameter, buffer, constant; outputs: output
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape; // -1 where the dim is dynamic
@@ -51,7 +52,8 @@ struct Manifest {
   std::vector<GraphSpec> graphs;
 };
 
-/// Parses and validates manifest JSON. On failure returns false and sets `error`.
+/// Parses and validates manifest JSON. On failure returns false and sets
+/// `error`.
 bool parseManifest(std::string_view json, Manifest &manifest,
                    std::string &error);
 

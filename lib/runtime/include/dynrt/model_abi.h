@@ -1,14 +1,15 @@
 //===- model_abi.h - the C ABI a dynoc model .so exports --------*- C -*-===//
 //
-// Written by the code generator, read by libdynrt. Bump kDynocModelAbiVersion on
-// any change.
+// Written by the code generator, read by libdynrt. Bump kDynocModelAbiVersion
+// on any change.
 //
 //   const char *dynoc_model_manifest(void);   // JSON, docs/manifest.md
 //   int dynoc_model_abi_version(void);
 //   int <graph symbol>(void *const *args, void *const *outputs);
-//       args: one data pointer per graph argument (user inputs, then weights, in
-//       the manifest's order); outputs: caller-allocated, contiguous buffers of the
-//       manifest's output shapes. Returns 0, or nonzero if a kernel failed.
+//       args: one data pointer per graph argument (user inputs, then weights,
+//       in the manifest's order); outputs: caller-allocated, contiguous buffers
+//       of the manifest's output shapes. Returns 0, or nonzero if a kernel
+//       failed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DYNRT_MODEL_ABI_H

@@ -43,8 +43,9 @@ private:
   std::map<std::string, TensorView> tensors_;
 };
 
-/// Writes `tensors` to `path` (through a temporary file renamed into place, so an
-/// existing file is never left half-written). Returns false and sets `error`.
+/// Writes `tensors` to `path` (through a temporary file renamed into place, so
+/// an existing file is never left half-written). Returns false and sets
+/// `error`.
 bool writeSafetensors(const std::string &path,
                       const std::map<std::string, TensorView> &tensors,
                       std::string &error);

@@ -1,8 +1,8 @@
 //===- GraphAttrs.h - names of a graph file's metadata ----------*- C++ -*-===//
 //
 // A graph file is a module of `func.func`s, one per captured graph. These
-// discardable attributes, owned by the `dynoc` dialect, make it self-describing;
-// docs/graph-format.md documents them.
+// discardable attributes, owned by the `dynoc` dialect, make it
+// self-describing; docs/graph-format.md documents them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DYNOC_IR_GRAPHATTRS_H
@@ -13,14 +13,15 @@ namespace dynoc::attrs {
 inline constexpr char kVersion[] = "dynoc.version";
 /// Func: "file:line:function" of the captured region.
 inline constexpr char kEntry[] = "dynoc.entry";
-/// Func: one dictionary per argument: {kind = "user"|"parameter"|"buffer"|"constant",
-/// name = "..."}.
+/// Func: one dictionary per argument: {kind =
+/// "user"|"parameter"|"buffer"|"constant", name = "..."}.
 inline constexpr char kInputs[] = "dynoc.inputs";
 /// Func: the output structure, as JSON text (docs/graph-format.md).
 inline constexpr char kOutputs[] = "dynoc.outputs";
 /// Func: one dictionary per guard: {kind, text, ...}.
 inline constexpr char kGuards[] = "dynoc.guards";
-/// Func: the safetensors file (relative to the .mlir) that holds the parameters.
+/// Func: the safetensors file (relative to the .mlir) that holds the
+/// parameters.
 inline constexpr char kWeights[] = "dynoc.weights";
 
 inline constexpr int kFormatVersion = 1;

@@ -11,9 +11,9 @@ namespace dynoc {
 /// Adds every dialect a graph file may use (aten, dynoc, func, arith).
 void registerGraphDialects(mlir::DialectRegistry &registry);
 
-/// Parses and verifies the graph file at `path`. Diagnostics, with file:line:col,
-/// go to the handlers registered on `context`; `sourceMgr` keeps the buffer alive
-/// for them. Returns null on any error.
+/// Parses and verifies the graph file at `path`. Diagnostics, with
+/// file:line:col, go to the handlers registered on `context`; `sourceMgr` keeps
+/// the buffer alive for them. Returns null on any error.
 mlir::OwningOpRef<mlir::ModuleOp> parseGraphFile(llvm::StringRef path,
                                                  mlir::MLIRContext &context,
                                                  llvm::SourceMgr &sourceMgr);

@@ -4,8 +4,9 @@
 
 namespace dynoc {
 /// Registers every pass `dynoc opt --pass=` accepts: MLIR's generic cleanups
-/// (canonicalize, cse, symbol-dce, ...) for now; dynoc's own passes (decomposition,
-/// fusion, memory planning) arrive with the CPU compiler (issue #4).
+/// (canonicalize, cse, symbol-dce, ...) for now; dynoc's own passes
+/// (decomposition, fusion, memory planning) arrive with the CPU compiler (issue
+/// #4).
 void registerPasses();
 } // namespace dynoc
 
