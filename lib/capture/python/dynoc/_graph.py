@@ -62,19 +62,19 @@ class Graph:
                 kept.append(node)
                 live.update(v.vid for v in node.operands)
         self.nodes = kept[::-1]
-        keep = [i for i, v in enumerate(self.inputs) if v.vid in live or v.kind == "user"]
-        where = {old: new for new, old in enumerate(keep)}
-        self.inputs = [self.inputs[i] for i in keep]
-        for g in self.guards:
-            if g["kind"] == "tensor_match":
-                g["input"] = where[g["input"]]
+        self._select_inputs([i for i, v in enumerate(self.inputs)
+                             if v.vid in live or v.kind == "user"])
 
     def order_inputs(self):
         """User inputs first (in first-use order), then weights: the order the
         runtime's calling convention expects. Remaps tensor guards."""
-        order = sorted(range(len(self.inputs)), key=lambda i: self.inputs[i].kind != "user")
-        where = {old: new for new, old in enumerate(order)}
-        self.inputs = [self.inputs[i] for i in order]
+        self._select_inputs(sorted(range(len(self.inputs)),
+                                   key=lambda i: self.inputs[i].kind != "user"))
+
+    def _select_inputs(self, indices):
+        """Keeps the inputs at `indices`, in that order; tensor guards follow."""
+        where = {old: new for new, old in enumerate(indices)}
+        self.inputs = [self.inputs[i] for i in indices]
         for g in self.guards:
             if g["kind"] == "tensor_match":
                 g["input"] = where[g["input"]]
