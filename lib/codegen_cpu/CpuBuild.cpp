@@ -71,6 +71,28 @@ LogicalResult writeWeights(ModuleOp module, const CpuModuleSource &src,
   return success();
 }
 
+/// Source that links the safetensors file at `path` into the .so and exports
+/// it as dynoc_model_weights (read by libdynrt instead of a sidecar).
+std::string embeddedWeightsSource(const std::string &path) {
+  std::string quoted;
+  for (char c : path) {
+    if (c == '"' || c == '\\')
+      quoted += '\\';
+    quoted += c;
+  }
+  return "\n// The weights, linked in by --embed-weights.\n"
+         "__asm__(\".pushsection .rodata\\n.balign 64\\n"
+         "dynoc_weights_begin:\\n.incbin \\\"" +
+         quoted +
+         "\\\"\\ndynoc_weights_end:\\n.popsection\\n\");\n"
+         "extern \"C\" __attribute__((visibility(\"hidden\"))) const unsigned "
+         "char dynoc_weights_begin[], dynoc_weights_end[];\n"
+         "extern \"C\" DYNOC_EXPORT const void *dynoc_model_weights(unsigned "
+         "long *size) {\n"
+         "  *size = dynoc_weights_end - dynoc_weights_begin;\n"
+         "  return dynoc_weights_begin;\n}\n";
+}
+
 } // namespace
 
 const char *cpuKernelPrelude() { return kPrelude; }
@@ -81,12 +103,15 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
   llvm::StringRef stem = llvm::sys::path::stem(out);
   std::string sidecarName = stem.str() + ".weights.safetensors";
   CpuModuleSource src;
-  if (failed(emitCpuModule(module, sidecarName, src)))
+  if (failed(emitCpuModule(module, sidecarName, opts.embedWeights, src)))
     return failure();
-  size_t numGraphs = std::distance(module.getOps<func::FuncOp>().begin(),
-                                   module.getOps<func::FuncOp>().end());
+  size_t numGraphs = src.workspaceBytes.size();
   progress(llvm::Twine(numGraphs) + " graph(s) lowered to C++ (" +
            llvm::Twine(src.cpp.size()) + " bytes)");
+  for (auto [i, bytes] : llvm::enumerate(src.workspaceBytes))
+    progress("graph " + llvm::Twine(i) + ": peak intermediate bytes " +
+             (bytes < 0 ? std::string("depend on dynamic dims")
+                        : std::to_string(bytes)));
   if (opts.emitCppOnly) {
     if (!writeFile(out, src.cpp))
       return module.emitError() << "cannot write '" << out << "'";
@@ -99,8 +124,15 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
     return module.emitError()
            << "cannot create a build directory: " << ec.message();
   std::string cpp = (dir + "/model.cpp").str(),
-              log = (dir + "/compile.log").str();
+              log = (dir + "/compile.log").str(),
+              weights = (dir + "/weights.safetensors").str();
   std::string tmpSo = out + ".tmp";
+  if (!src.weightNames.empty()) {
+    if (failed(writeWeights(module, src, opts, weights)))
+      return failure();
+    if (opts.embedWeights)
+      src.cpp += embeddedWeightsSource(weights);
+  }
   if (!writeFile(cpp, src.cpp) ||
       !writeFile((dir + "/dynoc_kernels.h").str(), kPrelude))
     return module.emitError() << "cannot write the generated source in " << dir;
@@ -143,15 +175,19 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
                               << "; source kept in " << cpp << "\n"
                               << readTail(log, 2000);
   }
-  if (!src.weightNames.empty()) {
+  if (!src.weightNames.empty() && !opts.embedWeights) {
     llvm::SmallString<256> sidecar(llvm::sys::path::parent_path(out));
     llvm::sys::path::append(sidecar, sidecarName);
-    if (failed(writeWeights(module, src, opts, sidecar.str().str()))) {
+    if (auto ec = llvm::sys::fs::copy_file(weights, sidecar)) {
       llvm::sys::fs::remove(tmpSo);
-      return failure();
+      return module.emitError()
+             << "cannot write weights '" << sidecar << "': " << ec.message();
     }
     progress("wrote weights " + sidecar + " (" +
              llvm::Twine(src.weightNames.size()) + " tensors)");
+  } else if (!src.weightNames.empty()) {
+    progress("embedded " + llvm::Twine(src.weightNames.size()) +
+             " weight tensors in the .so");
   }
   if (auto ec = llvm::sys::fs::rename(tmpSo, out))
     return module.emitError()

@@ -12,11 +12,13 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <numeric>
 #include <set>
 
@@ -48,18 +50,15 @@ std::string torchDTypeName(Type t) {
   return "";
 }
 
-std::string intList(ArrayRef<int64_t> v) {
-  std::string s = "{";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return (v.empty() ? std::string("{0") : s) + "}";
-}
-
-int64_t numel(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+/// Escapes `s` for a C++ string literal.
+std::string cString(const std::string &s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      r += '\\';
+    r += c == '\n' ? ' ' : c;
+  }
+  return r + "\"";
 }
 
 std::string fmtFloat(double v) {
@@ -70,21 +69,106 @@ std::string fmtFloat(double v) {
   return llvm::formatv("{0:e9}f", v).str();
 }
 
+/// A dim as generated code sees it: a literal for a dim known at build time,
+/// else an expression over the input shapes (`in[i][d]`) or the graph's
+/// resolved values (`p[k]`).
+using DimList = std::vector<std::string>;
+
+bool isLiteral(const std::string &d) {
+  return !d.empty() && llvm::all_of(d, [](char c) { return isdigit(c); });
+}
+
+/// Product of dims with the literal factors folded.
+std::string product(ArrayRef<std::string> dims) {
+  int64_t lit = 1;
+  std::string dyn;
+  for (const std::string &d : dims) {
+    if (isLiteral(d))
+      lit *= std::stoll(d);
+    else
+      dyn += (dyn.empty() ? "" : " * ") + d;
+  }
+  if (dyn.empty() || lit == 0)
+    return std::to_string(lit);
+  return lit == 1 ? "(" + dyn + ")" : "(" + std::to_string(lit) + " * " + dyn + ")";
+}
+
+std::string braceList(ArrayRef<std::string> v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + v[i];
+  return (v.empty() ? std::string("{0") : s) + "}";
+}
+
+bool isSameShapeCopy(StringRef n) {
+  return n == "aten.clone" || n == "aten.contiguous" || n == "aten.alias" ||
+         n == "aten.detach" || n == "aten.dropout" ||
+         n == "aten.lift_fresh_copy" || n == "aten._to_copy";
+}
+
+bool isGemm(StringRef n) {
+  return n == "aten.mm" || n == "aten.addmm" || n == "aten.linear";
+}
+
+/// A 2-D transpose whose only users are GEMMs that read it as their B operand
+/// (the GEMM flips transB instead).
+bool isFoldedTranspose(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  if (n != "aten.t" && n != "aten.transpose.int")
+    return false;
+  if (op->getOperand(0).getType().cast<RankedTensorType>().getRank() != 2 ||
+      op->getResult(0).use_empty())
+    return false;
+  return llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
+    StringRef un = u->getName().getStringRef();
+    return isGemm(un) &&
+           u->getOperand(un == "aten.addmm" ? 2 : 1) == op->getResult(0);
+  });
+}
+
 class FuncEmitter {
 public:
   FuncEmitter(func::FuncOp func, std::string &os) : func(func), os(os) {}
 
-  LogicalResult emit(const std::string &symbol);
+  LogicalResult emit(const std::string &base);
+
+  /// Intermediate bytes the graph needs (its workspace), or -1 when that
+  /// depends on dynamic dims.
+  int64_t staticWorkspaceBytes = -1;
 
 private:
   using EmitFn = LogicalResult (FuncEmitter::*)(Operation *);
 
   std::string name(Value v) { return names.lookup(v); }
-  ArrayRef<int64_t> shape(Value v) {
+  const DimList &dimsOf(Value v) { return dims[v]; }
+  std::string numelOf(Value v) { return product(dims[v]); }
+  ArrayRef<int64_t> typeShape(Value v) {
     return v.getType().cast<RankedTensorType>().getShape();
   }
-  /// Element strides of `v` broadcast to `outShape` (0 on broadcast dims).
-  std::string broadcastStrides(Value v, ArrayRef<int64_t> outShape);
+  std::string locOf(Operation *op) {
+    std::string loc;
+    llvm::raw_string_ostream(loc) << op->getLoc();
+    return loc;
+  }
+
+  /// Records a value the graph resolves at run time; returns its reference.
+  std::string resolved(const std::string &expr) {
+    resolve += llvm::formatv("  p[{0}] = {1};\n", numPlan, expr).str();
+    return "p[" + std::to_string(numPlan++) + "]";
+  }
+  /// A run-time check of the input shapes; `what` says what went wrong.
+  void require(const std::string &cond, Operation *op, const std::string &what) {
+    resolve += "  if (!(" + cond + "))\n    return " +
+               cString(op->getName().getStringRef().str() + " at " +
+                       locOf(op) + ": " + what) +
+               ";\n";
+  }
+  /// Sets the dims of `v` from the ones computed from its operands, preferring
+  /// the literal dims of its type and checking them at run time.
+  void setDims(Value v, Operation *op, const DimList &computed);
+
+  /// Element strides of `v` broadcast to `out` (0 on broadcast dims).
+  std::string broadcastStrides(Value v, const DimList &out);
   double scalarAttr(Operation *op, StringRef name, double dflt);
 
   LogicalResult checkTypes(Operation *op);
@@ -99,7 +183,12 @@ private:
 
   func::FuncOp func;
   std::string &os;
+  std::string resolve; // body of the graph's resolve function
+  std::string code;    // kernel calls of the op being emitted
+  unsigned numPlan = 0;
   llvm::DenseMap<Value, std::string> names;
+  llvm::DenseMap<Value, DimList> dims;
+  llvm::DenseSet<Value> inOutput; // values computed into an output buffer
   unsigned next = 0;
 };
 
@@ -132,15 +221,37 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
   return t;
 }
 
-std::string FuncEmitter::broadcastStrides(Value v, ArrayRef<int64_t> out) {
-  auto in = shape(v);
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t s = 1;
-  for (int i = (int)in.size() - 1, o = (int)out.size() - 1; i >= 0; --i, --o) {
-    strides[o] = (in[i] == 1 && out[o] != 1) ? 0 : s;
-    s *= in[i];
+void FuncEmitter::setDims(Value v, Operation *op, const DimList &computed) {
+  auto type = typeShape(v);
+  DimList out(type.size());
+  for (size_t d = 0; d < type.size(); ++d) {
+    if (ShapedType::isDynamic(type[d])) {
+      out[d] = computed[d];
+      continue;
+    }
+    out[d] = std::to_string(type[d]);
+    if (!isLiteral(computed[d]))
+      require(computed[d] + " == " + out[d], op,
+              "result dim " + std::to_string(d) + " must be " + out[d]);
   }
-  return intList(strides);
+  dims[v] = std::move(out);
+}
+
+std::string FuncEmitter::broadcastStrides(Value v, const DimList &out) {
+  const DimList &in = dimsOf(v);
+  DimList strides(out.size(), "0");
+  DimList inner;
+  for (int i = (int)in.size() - 1, o = (int)out.size() - 1; i >= 0; --i, --o) {
+    std::string s = product(inner);
+    if (in[i] == "1")
+      strides[o] = out[o] == "1" ? s : "0";
+    else if (!isLiteral(in[i]))
+      strides[o] = "(" + in[i] + " == 1 ? 0 : " + s + ")";
+    else
+      strides[o] = s;
+    inner.push_back(in[i]);
+  }
+  return braceList(strides);
 }
 
 double FuncEmitter::scalarAttr(Operation *op, StringRef n, double dflt) {
@@ -170,10 +281,6 @@ LogicalResult FuncEmitter::checkTypes(Operation *op) {
       return op->emitError() << "dynoc build (cpu): '" << op->getName()
                              << "' uses dtype " << rt.getElementType()
                              << "; the CPU backend supports f32 only so far";
-    if (!rt.hasStaticShape())
-      return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                             << "' has dynamic dims (" << rt
-                             << "); the CPU backend needs static shapes so far";
   }
   return success();
 }
@@ -208,10 +315,11 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
     f = approx && approx.getValue() == "tanh" ? "dynoc_k::gelu_tanh(x)"
                                               : "dynoc_k::gelu(x)";
   }
-  os += llvm::formatv(
+  Value out = op->getResult(0);
+  setDims(out, op, dimsOf(op->getOperand(0)));
+  code += llvm::formatv(
       "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
-      name(op->getResult(0)), name(op->getOperand(0)),
-      numel(shape(op->getResult(0))), f);
+      name(out), name(op->getOperand(0)), numelOf(out), f);
   return success();
 }
 
@@ -235,16 +343,33 @@ LogicalResult FuncEmitter::emitBinary(Operation *op) {
     f = "a > b || a != a ? a : b";
   else if (n == "aten.minimum")
     f = "a < b || a != a ? a : b";
-  Value out = op->getResult(0);
-  auto outShape = shape(out);
-  os += llvm::formatv(
+  Value out = op->getResult(0), lhs = op->getOperand(0),
+        rhs = op->getOperand(1);
+  // Broadcast the operands' dims, aligned from the right.
+  const DimList &a = dimsOf(lhs), &b = dimsOf(rhs);
+  size_t rank = typeShape(out).size();
+  DimList computed(rank);
+  for (size_t o = 0; o < rank; ++o) {
+    int ai = (int)o - (int)(rank - a.size()), bi = (int)o - (int)(rank - b.size());
+    std::string ad = ai >= 0 ? a[ai] : "1", bd = bi >= 0 ? b[bi] : "1";
+    if (ad == "1" || ad == bd)
+      computed[o] = bd;
+    else if (bd == "1")
+      computed[o] = ad;
+    else {
+      computed[o] = resolved("dynoc_k::broadcast(" + ad + ", " + bd + ")");
+      require(computed[o] + " >= 0", op,
+              "the operands do not broadcast in dim " + std::to_string(o));
+    }
+  }
+  setDims(out, op, computed);
+  const DimList &outDims = dimsOf(out);
+  code += llvm::formatv(
       "  {{ const int64_t as[] = {0}, bs[] = {1}, shape[] = {2};\n"
       "    dynoc_k::binary({3}, {4}, as, {5}, bs, shape, {6}, "
       "[](float a, float b) {{ return {7}; }); }\n",
-      broadcastStrides(op->getOperand(0), outShape),
-      broadcastStrides(op->getOperand(1), outShape), intList(outShape),
-      name(out), name(op->getOperand(0)), name(op->getOperand(1)),
-      outShape.size(), f);
+      broadcastStrides(lhs, outDims), broadcastStrides(rhs, outDims),
+      braceList(outDims), name(out), name(lhs), name(rhs), rank, f);
   return success();
 }
 
@@ -264,10 +389,11 @@ LogicalResult FuncEmitter::emitScalarBinary(Operation *op) {
     f = "x * " + s;
   else
     f = "x / " + s;
-  os += llvm::formatv(
+  Value out = op->getResult(0);
+  setDims(out, op, dimsOf(op->getOperand(0)));
+  code += llvm::formatv(
       "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
-      name(op->getResult(0)), name(op->getOperand(0)),
-      numel(shape(op->getResult(0))), f);
+      name(out), name(op->getOperand(0)), numelOf(out), f);
   return success();
 }
 
@@ -286,32 +412,36 @@ LogicalResult FuncEmitter::emitMatmul(Operation *op) {
     if (op->getNumOperands() > 2)
       bias = op->getOperand(2);
   }
-  // A transpose feeding the GEMM folds into its transB flag.
-  if (Operation *def = b.getDefiningOp()) {
-    StringRef dn = def->getName().getStringRef();
-    if ((dn == "aten.t" || dn == "aten.transpose.int") &&
-        shape(def->getOperand(0)).size() == 2) {
+  if (Operation *def = b.getDefiningOp())
+    if (isFoldedTranspose(def)) {
       b = def->getOperand(0);
       transB = !transB;
     }
-  }
-  auto outShape = shape(out);
-  auto aShape = shape(a);
-  if (aShape.size() != 2 && n != "aten.linear")
+  const DimList &ad = dimsOf(a), &bd = dimsOf(b);
+  if (ad.empty() || (ad.size() != 2 && n != "aten.linear") || bd.size() != 2)
     return op->emitError() << "dynoc build (cpu): '" << n
-                           << "' expects 2-D operands";
-  int64_t K = aShape.back();
-  int64_t M = numel(aShape) / std::max<int64_t>(K, 1);
-  int64_t N = outShape.empty() ? 1 : outShape.back();
+                           << "' expects 2-D operands (a 1-D or higher-rank "
+                              "input to linear)";
+  std::string K = ad.back(), M = product(ArrayRef(ad).drop_back());
+  std::string N = transB ? bd[0] : bd[1], Kb = transB ? bd[1] : bd[0];
+  if (!(isLiteral(K) && isLiteral(Kb)))
+    require(K + " == " + Kb, op, "inner dims of the GEMM differ");
+  else if (K != Kb)
+    return op->emitError() << "dynoc build (cpu): inner dims " << K << " and "
+                           << Kb << " of the GEMM differ";
+  DimList computed(ad.begin(), ad.end() - 1);
+  computed.push_back(N);
+  setDims(out, op, computed);
+  const DimList &outDims = dimsOf(out);
   double alpha = scalarAttr(op, "alpha", 1.0),
          beta = scalarAttr(op, "beta", 1.0);
   if (bias && beta != 0.0)
-    os +=
+    code +=
         llvm::formatv("  {{ const int64_t s[] = {0}, shape[] = {1};\n"
                       "    dynoc_k::expand({2}, {3}, s, shape, {4}, {5}); }\n",
-                      broadcastStrides(bias, outShape), intList(outShape),
-                      name(out), name(bias), outShape.size(), fmtFloat(beta));
-  os += llvm::formatv(
+                      broadcastStrides(bias, outDims), braceList(outDims),
+                      name(out), name(bias), outDims.size(), fmtFloat(beta));
+  code += llvm::formatv(
       "  if (int rc = dynoc_k::gemm(false, {0}, {1}, {2}, {3}, {4}, "
       "{5}, {6}, {7}, {8})) return rc;\n",
       transB ? "true" : "false", M, N, K, fmtFloat(alpha), name(a), name(b),
@@ -322,7 +452,7 @@ LogicalResult FuncEmitter::emitMatmul(Operation *op) {
 LogicalResult FuncEmitter::emitTranspose(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value in = op->getOperand(0);
-  int64_t rank = shape(in).size();
+  int64_t rank = typeShape(in).size();
   std::vector<int64_t> perm(rank);
   std::iota(perm.begin(), perm.end(), 0);
   auto norm = [&](int64_t d) { return d < 0 ? d + rank : d; };
@@ -335,67 +465,155 @@ LogicalResult FuncEmitter::emitTranspose(Operation *op) {
     if (!d0 || !d1)
       return op->emitError()
              << "dynoc build (cpu): transpose needs dim0 and dim1";
+    if (norm(d0.getInt()) >= rank || norm(d1.getInt()) >= rank ||
+        norm(d0.getInt()) < 0 || norm(d1.getInt()) < 0)
+      return op->emitError() << "dynoc build (cpu): transpose dims out of range";
     std::swap(perm[norm(d0.getInt())], perm[norm(d1.getInt())]);
   } else {
-    auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims");
-    if (!dims || (int64_t)dims.size() != rank)
+    auto pd = op->getAttrOfType<DenseI64ArrayAttr>("dims");
+    if (!pd || (int64_t)pd.size() != rank)
       return op->emitError()
              << "dynoc build (cpu): permute needs " << rank << " dims";
-    for (int64_t i = 0; i < rank; ++i)
-      perm[i] = norm(dims[i]);
+    for (int64_t i = 0; i < rank; ++i) {
+      perm[i] = norm(pd[i]);
+      if (perm[i] < 0 || perm[i] >= rank)
+        return op->emitError() << "dynoc build (cpu): permute dim out of range";
+    }
   }
-  // A transpose whose only users are GEMMs that fold it emits nothing.
-  bool folded = llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
-    StringRef un = u->getName().getStringRef();
-    return (un == "aten.mm" || un == "aten.addmm" || un == "aten.linear") &&
-           u->getOperand(un == "aten.addmm" ? 2 : 1) == op->getResult(0) &&
-           rank == 2;
-  });
-  if (folded && !op->getResult(0).use_empty())
-    return success();
-  os += llvm::formatv("  {{ const int64_t shape[] = {0}, perm[] = {1};\n"
-                      "    dynoc_k::permute({2}, {3}, shape, perm, {4}); }\n",
-                      intList(shape(in)), intList(perm), name(op->getResult(0)),
-                      name(in), rank);
+  const DimList &inDims = dimsOf(in);
+  DimList computed;
+  std::vector<std::string> permText;
+  for (int64_t d : perm) {
+    computed.push_back(inDims[d]);
+    permText.push_back(std::to_string(d));
+  }
+  setDims(op->getResult(0), op, computed);
+  if (isFoldedTranspose(op))
+    return success(); // the GEMM reads the operand with transB flipped
+  code += llvm::formatv("  {{ const int64_t shape[] = {0}, perm[] = {1};\n"
+                        "    dynoc_k::permute({2}, {3}, shape, perm, {4}); }\n",
+                        braceList(inDims), braceList(permText),
+                        name(op->getResult(0)), name(in), rank);
   return success();
 }
 
 LogicalResult FuncEmitter::emitCopy(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
-  if (numel(shape(in)) != numel(shape(out)))
-    return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                           << "' changes the element count";
   StringRef n = op->getName().getStringRef();
   if (n == "aten.dropout" && scalarAttr(op, "train", 0.0) != 0.0)
     return op->emitError() << "dynoc build (cpu): dropout in training mode is "
                               "not supported";
-  os += llvm::formatv("  std::memcpy({0}, {1}, {2} * sizeof(float));\n",
-                      name(out), name(in), numel(shape(out)));
+  auto type = typeShape(out);
+  std::string inNumel = numelOf(in);
+  if (isSameShapeCopy(n) && dimsOf(in).size() == type.size()) {
+    setDims(out, op, dimsOf(in));
+  } else {
+    // A reshape: the dims of the result type, with at most one dynamic dim
+    // resolved from the element count.
+    DimList computed;
+    int dynamic = -1;
+    SmallVector<std::string> known;
+    for (auto [d, size] : llvm::enumerate(type)) {
+      if (ShapedType::isDynamic(size)) {
+        if (dynamic >= 0)
+          return op->emitError()
+                 << "dynoc build (cpu): '" << n
+                 << "' has more than one dynamic dim in its result; the CPU "
+                    "backend cannot resolve them yet";
+        dynamic = d;
+        computed.push_back("");
+      } else {
+        computed.push_back(std::to_string(size));
+        known.push_back(computed.back());
+      }
+    }
+    std::string knownNumel = product(known);
+    if (dynamic >= 0) {
+      require(knownNumel + " != 0 && " + inNumel + " % " + knownNumel +
+                  " == 0",
+              op, "the element count does not fit the new shape");
+      computed[dynamic] = resolved(inNumel + " / " + knownNumel);
+    } else if (!isLiteral(inNumel)) {
+      require(inNumel + " == " + knownNumel, op,
+              "the element count does not fit the new shape");
+    } else if (inNumel != knownNumel) {
+      return op->emitError() << "dynoc build (cpu): '" << n
+                             << "' changes the element count";
+    }
+    setDims(out, op, computed);
+  }
+  if (inOutput.count(out))
+    code += llvm::formatv("  std::memcpy({0}, {1}, {2} * sizeof(float));\n",
+                          name(out), name(in), numelOf(out));
   return success();
 }
 
-LogicalResult FuncEmitter::emit(const std::string &symbol) {
+LogicalResult FuncEmitter::emit(const std::string &base) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  os += "extern \"C\" DYNOC_EXPORT int " + symbol +
-        "(void *const *args, void *const *outs) {\n";
+  std::string decls, kernels;
   for (BlockArgument arg : body.getArguments()) {
+    unsigned i = arg.getArgNumber();
     auto rt = arg.getType().dyn_cast<RankedTensorType>();
-    if (!rt || !rt.getElementType().isF32() || !rt.hasStaticShape())
+    if (!rt || !rt.getElementType().isF32())
       return func.emitError()
-             << "dynoc build (cpu): argument " << arg.getArgNumber()
-             << " has type " << arg.getType()
-             << "; the CPU backend supports static f32 tensors only so far";
-    std::string n = "a" + std::to_string(arg.getArgNumber());
+             << "dynoc build (cpu): argument " << i << " has type "
+             << arg.getType()
+             << "; the CPU backend supports f32 tensors only so far";
+    std::string n = "a" + std::to_string(i);
     names[arg] = n;
-    os += llvm::formatv("  float *{0} = static_cast<float *>(args[{1}]);\n", n,
-                        arg.getArgNumber());
+    DimList d;
+    for (auto [k, size] : llvm::enumerate(rt.getShape()))
+      d.push_back(ShapedType::isDynamic(size)
+                      ? llvm::formatv("in[{0}][{1}]", i, k).str()
+                      : std::to_string(size));
+    dims[arg] = d;
+    decls += llvm::formatv("  float *{0} = static_cast<float *>(args[{1}]);\n",
+                           n, i);
   }
   // A result computed by an op is written straight into its output buffer.
   llvm::DenseMap<Value, unsigned> outSlot;
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    if (!v.isa<BlockArgument>() && !outSlot.count(v))
+    if (!v.isa<BlockArgument>() && !outSlot.count(v)) {
       outSlot[v] = i;
+      inOutput.insert(v);
+    }
+
+  // Values that share their operand's storage: views and clones (values are
+  // immutable here), and transposes folded into a GEMM.
+  auto aliasOf = [&](Operation *op) -> Value {
+    StringRef n = op->getName().getStringRef();
+    if (isFoldedTranspose(op))
+      return op->getOperand(0);
+    auto it = table().find(n);
+    if (it != table().end() && it->second == &FuncEmitter::emitCopy &&
+        !inOutput.count(op->getResult(0)))
+      return op->getOperand(0);
+    return {};
+  };
+  // Liveness over storage roots, for the memory plan.
+  llvm::DenseMap<Value, Value> root;
+  auto rootOf = [&](Value v) {
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  };
+  llvm::DenseMap<Value, unsigned> lastUse;
+  unsigned index = 0;
+  for (Operation &op : body.without_terminator()) {
+    for (Value o : op.getOperands())
+      lastUse[rootOf(o)] = index;
+    if (Value a = aliasOf(&op))
+      root[op.getResult(0)] = rootOf(a);
+    ++index;
+  }
+
+  // Storage: each intermediate takes a free workspace slot (one whose value
+  // is dead), so buffers are reused; a slot's size is the largest value it
+  // holds, resolved at run time when dims are dynamic.
+  std::vector<std::vector<std::string>> slotBytes;
+  std::vector<std::pair<unsigned, unsigned>> liveSlots; // (lastUse, slot)
+  std::vector<unsigned> freeSlots;
+  index = 0;
   for (Operation &op : body.without_terminator()) {
     auto it = table().find(op.getName().getStringRef());
     if (it == table().end())
@@ -403,32 +621,97 @@ LogicalResult FuncEmitter::emit(const std::string &symbol) {
                             << "' is not supported by the CPU backend yet";
     if (failed(checkTypes(&op)))
       return failure();
-    for (Value r : op.getResults()) {
-      std::string n = "v" + std::to_string(next++);
-      names[r] = n;
-      auto slot = outSlot.find(r);
-      if (slot != outSlot.end())
-        os += llvm::formatv("  float *{0} = static_cast<float *>(outs[{1}]);\n",
-                            n, slot->second);
-      else
-        os += llvm::formatv(
-            "  dynoc_k::Buffer {0}_buf({1});\n  float *{0} = {0}_buf.get();\n",
-            n, numel(shape(r)));
-    }
-    std::string loc;
-    llvm::raw_string_ostream(loc) << op.getLoc();
-    os += "  // " + op.getName().getStringRef().str() + " " + loc + "\n";
+    for (size_t k = 0; k < liveSlots.size();)
+      if (liveSlots[k].first < index) {
+        freeSlots.push_back(liveSlots[k].second);
+        liveSlots.erase(liveSlots.begin() + k);
+      } else {
+        ++k;
+      }
+    code.clear();
+    Value result = op.getResult(0);
+    std::string n = "v" + std::to_string(next++);
+    names[result] = n;
+    Value alias = aliasOf(&op);
+    if (alias)
+      names[result] = name(alias);
     if (failed((this->*(it->second))(&op)))
       return failure();
+    std::string loc = locOf(&op);
+    kernels += "  // " + op.getName().getStringRef().str() + " " + loc + "\n";
+    auto slot = outSlot.find(result);
+    if (slot != outSlot.end()) {
+      kernels += llvm::formatv(
+          "  float *{0} = static_cast<float *>(outs[{1}]);\n", n, slot->second);
+    } else if (!alias) {
+      unsigned s;
+      if (!freeSlots.empty()) {
+        s = freeSlots.back();
+        freeSlots.pop_back();
+      } else {
+        s = slotBytes.size();
+        slotBytes.emplace_back();
+      }
+      slotBytes[s].push_back(product({numelOf(result), "4"}));
+      auto lu = lastUse.find(result);
+      liveSlots.push_back({lu == lastUse.end() ? index : lu->second, s});
+      kernels += llvm::formatv(
+          "  float *{0} = reinterpret_cast<float *>(ws + o[{1}]);\n", n, s);
+    }
+    kernels += code;
+    ++index;
   }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto slot = outSlot.find(v);
     if (slot == outSlot.end() || slot->second != i)
-      os +=
+      kernels +=
           llvm::formatv("  std::memcpy(outs[{0}], {1}, {2} * sizeof(float));\n",
-                        i, name(v), numel(shape(v)));
+                        i, name(v), numelOf(v));
   }
-  os += "  return 0;\n}\n\n";
+
+  // Slot offsets: o[k] is where slot k starts, o[numSlots] the total.
+  std::string offsets = "  o[0] = 0;\n";
+  bool allStatic = true;
+  int64_t staticTotal = 0;
+  for (auto [k, sizes] : llvm::enumerate(slotBytes)) {
+    std::string size;
+    if (llvm::all_of(sizes, isLiteral)) {
+      int64_t m = 0;
+      for (auto &s : sizes)
+        m = std::max<int64_t>(m, std::stoll(s));
+      size = std::to_string((m + 63) / 64 * 64);
+      staticTotal += (m + 63) / 64 * 64;
+    } else {
+      allStatic = false;
+      size = "dynoc_k::align64(std::max<int64_t>(" + braceList(sizes) + "))";
+    }
+    offsets += llvm::formatv("  o[{0}] = o[{1}] + {2};\n", k + 1, k, size);
+  }
+  staticWorkspaceBytes = allStatic ? staticTotal : -1;
+  size_t numSlots = slotBytes.size();
+  std::string arrays = llvm::formatv("  int64_t p[{0}], o[{1}];\n",
+                                     std::max(numPlan, 1u), numSlots + 1);
+
+  os += "static const char *" + base +
+        "_resolve(const int64_t *const *in, int64_t *p, int64_t *o) {\n"
+        "  (void)in;\n  (void)p;\n" +
+        resolve + offsets + "  return nullptr;\n}\n\n";
+  os += "extern \"C\" DYNOC_EXPORT const char *" + base +
+        "_shapes(const int64_t *const *in, int64_t *const *out, "
+        "int64_t *workspace_bytes) {\n" +
+        arrays + "  if (const char *e = " + base +
+        "_resolve(in, p, o))\n    return e;\n  (void)out;\n";
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    for (auto [d, e] : llvm::enumerate(dimsOf(v)))
+      os += llvm::formatv("  out[{0}][{1}] = {2};\n", i, d, e);
+  os += llvm::formatv("  *workspace_bytes = o[{0}];\n  return nullptr;\n}\n\n",
+                      numSlots);
+  os += "extern \"C\" DYNOC_EXPORT int " + base +
+        "_run(const int64_t *const *in, void *const *args, void *const *outs, "
+        "void *workspace) {\n" +
+        arrays + "  if (" + base + "_resolve(in, p, o))\n    return 1;\n" +
+        "  char *ws = static_cast<char *>(workspace);\n  (void)ws;\n" + decls +
+        kernels + "  return 0;\n}\n\n";
   return success();
 }
 
@@ -467,22 +750,28 @@ json tensorJson(const std::string &kind, const std::string &name, Type t) {
 } // namespace
 
 LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
-                            CpuModuleSource &out) {
+                            bool embedWeights, CpuModuleSource &out) {
   out.cpp = "// Generated by dynoc build --target=cpu. Do not edit.\n"
             "#include \"dynoc_kernels.h\"\n\n"
             "#define DYNOC_EXPORT __attribute__((visibility(\"default\")))\n\n";
   json manifest = {
       {"format", "dynoc-model"}, {"version", 1}, {"graphs", json::array()}};
-  if (!weightsFile.empty())
+  if (embedWeights)
+    manifest["weights_embedded"] = true;
+  else if (!weightsFile.empty())
     manifest["weights"] = weightsFile;
   std::set<std::string> weights;
   int index = 0;
   for (auto func : module.getOps<func::FuncOp>()) {
-    std::string symbol = "dynoc_graph_" + std::to_string(index++) + "_run";
+    std::string base = "dynoc_graph_" + std::to_string(index++);
     FuncEmitter emitter(func, out.cpp);
-    if (failed(emitter.emit(symbol)))
+    if (failed(emitter.emit(base)))
       return failure();
-    json g = {{"name", func.getSymName().str()}, {"symbol", symbol}};
+    out.workspaceBytes.push_back(emitter.staticWorkspaceBytes);
+    json g = {{"name", func.getSymName().str()},
+              {"symbol", base + "_run"},
+              {"shapes_symbol", base + "_shapes"},
+              {"workspace_bytes", emitter.staticWorkspaceBytes}};
     if (auto e = func->getAttrOfType<StringAttr>(attrs::kEntry))
       g["entry"] = e.str();
     auto inputs = func->getAttrOfType<ArrayAttr>(attrs::kInputs);
@@ -520,8 +809,10 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
     return module.emitError()
            << "dynoc build: the module has no graph (func.func)";
   out.weightNames.assign(weights.begin(), weights.end());
-  if (out.weightNames.empty())
+  if (out.weightNames.empty()) {
     manifest.erase("weights");
+    manifest.erase("weights_embedded");
+  }
   out.manifestJson = manifest.dump(1);
   out.cpp += "static const char kManifest[] = R\"DYNOC_MANIFEST(" +
              out.manifestJson +
@@ -529,7 +820,7 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
              "extern \"C\" DYNOC_EXPORT const char *dynoc_model_manifest(void) "
              "{ return kManifest; }\n"
              "extern \"C\" DYNOC_EXPORT int dynoc_model_abi_version(void) { "
-             "return 1; }\n";
+             "return 2; }\n";
   return success();
 }
 

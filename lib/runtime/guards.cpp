@@ -1,4 +1,4 @@
-//===- guards.cpp - checking a variant's guards on run inputs -------------===//
+//===- guards.cpp - checking a variant's inputs and guards ----------------===//
 #include "guards.h"
 
 namespace dynrt {
@@ -9,44 +9,83 @@ std::string list(const int64_t *v, int n) {
     s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "]";
 }
+
+/// Checks dtype, rank and the non-negative entries of `sizes` (-1: dynamic).
+/// Returns the failed condition, or an empty string.
+std::string checkMeta(const DLTensor &t, DType dtype,
+                      const std::vector<int64_t> &sizes) {
+  if (t.device.device_type != kDLCPU)
+    return "device.type == cpu, got DLPack device type " +
+           std::to_string(int(t.device.device_type));
+  auto got = dtypeFromDLPack(t.dtype);
+  if (!got || *got != dtype)
+    return "dtype == " + std::string(dtypeInfo(dtype).torchName) + ", got " +
+           (got ? std::string(dtypeInfo(*got).torchName)
+                : std::string("an unsupported dtype"));
+  if (t.ndim != (int)sizes.size())
+    return "dim() == " + std::to_string(sizes.size()) + ", got " +
+           std::to_string(t.ndim);
+  for (int d = 0; d < t.ndim; ++d)
+    if (sizes[d] >= 0 && t.shape[d] != sizes[d])
+      return "size()[" + std::to_string(d) + "] == " + std::to_string(sizes[d]) +
+             ", got " + std::to_string(t.shape[d]);
+  if (!t.data && t.ndim > 0) {
+    int64_t numel = 1;
+    for (int d = 0; d < t.ndim; ++d)
+      numel *= t.shape[d];
+    if (numel)
+      return "data != NULL";
+  }
+  // Generated kernels read inputs densely in row-major order.
+  if (!isContiguous(t))
+    return "is_contiguous(), got strides " + list(t.strides, t.ndim);
+  return "";
+}
+/// How a failed condition on an input reads: Dynamo-style sources as
+/// `L['x'].size()[0] == 4`, plain names as `input 'x': size()[0] == 4`.
+std::string onInput(const std::string &name, const std::string &what) {
+  if (name.find('[') != std::string::npos)
+    return name + "." + what;
+  return "input '" + name + "': " + what;
+}
 } // namespace
+
+bool isContiguous(const DLTensor &t) {
+  if (!t.strides)
+    return true;
+  int64_t expect = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expect)
+      return false;
+    expect *= t.shape[d];
+  }
+  return true;
+}
+
+bool checkSignature(const GraphSpec &graph, const DLTensor *const *inputs,
+                    std::string &failure) {
+  for (size_t i = 0; i < graph.numUserInputs; ++i) {
+    const TensorSpec &spec = graph.inputs[i];
+    std::string what = checkMeta(*inputs[i], spec.dtype, spec.shape);
+    if (!what.empty()) {
+      failure = "input " + std::to_string(i) + " does not fit graph '" +
+                graph.name + "': " + onInput(spec.name, what);
+      return false;
+    }
+  }
+  return true;
+}
 
 bool checkGuards(const GraphSpec &graph, const DLTensor *const *inputs,
                  std::string &failure) {
   for (const Guard &g : graph.guards) {
     if (g.kind != "tensor_match")
       continue; // global-state guards were checked at capture time
-    const DLTensor *t = inputs[g.input];
-    const std::string &name = graph.inputs[g.input].name;
-    auto fail = [&](const std::string &what) {
-      failure = "guard failed: " + g.text + " (" + what + ")";
+    std::string what = checkMeta(*inputs[g.input], g.dtype, g.sizes);
+    if (!what.empty()) {
+      failure = "guard failed: " + onInput(graph.inputs[g.input].name, what) +
+                " (guard: " + g.text + ")";
       return false;
-    };
-    if (t->device.device_type != kDLCPU)
-      return fail(name + " is not on the CPU");
-    auto dtype = dtypeFromDLPack(t->dtype);
-    if (!dtype || *dtype != g.dtype)
-      return fail(name + ".dtype == " +
-                  std::string(dtypeInfo(g.dtype).torchName) + ", got " +
-                  (dtype ? std::string(dtypeInfo(*dtype).torchName)
-                         : std::string("an unsupported dtype")));
-    if (t->ndim != (int)g.sizes.size())
-      return fail(name + ".dim() == " + std::to_string(g.sizes.size()) +
-                  ", got " + std::to_string(t->ndim));
-    for (int d = 0; d < t->ndim; ++d)
-      if (g.sizes[d] >= 0 && t->shape[d] != g.sizes[d])
-        return fail(name + ".size()[" + std::to_string(d) +
-                    "] == " + std::to_string(g.sizes[d]) + ", got " +
-                    std::to_string(t->shape[d]));
-    if (t->strides) {
-      // Generated kernels read inputs densely in row-major order.
-      int64_t expect = 1;
-      for (int d = t->ndim - 1; d >= 0; --d) {
-        if (t->shape[d] != 1 && t->strides[d] != expect)
-          return fail(name + " must be contiguous, got strides " +
-                      list(t->strides, t->ndim));
-        expect *= t->shape[d];
-      }
     }
   }
   return true;

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace dynrt {
 namespace {
 using nlohmann::json;
@@ -45,9 +47,17 @@ struct Reader {
   bool tensor(const json &j, TensorSpec &t, const std::string &where) {
     if (!j.is_object())
       return fail(where + " is not an object");
-    return string(j, "kind", t.kind, where) &&
-           string(j, "name", t.name, where) && dtype(j, t.dtype, where) &&
-           ints(j, "shape", t.shape, where);
+    if (!(string(j, "kind", t.kind, where) &&
+          string(j, "name", t.name, where) && dtype(j, t.dtype, where) &&
+          ints(j, "shape", t.shape, where)))
+      return false;
+    if (t.shape.size() > kMaxRank)
+      return fail(where + " has rank " + std::to_string(t.shape.size()) +
+                  "; the runtime supports up to " + std::to_string(kMaxRank));
+    for (int64_t d : t.shape)
+      if (d < -1)
+        return fail(where + " has a negative dim");
+    return true;
   }
 };
 } // namespace
@@ -68,14 +78,19 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
                   std::to_string(kManifestVersion) + ")");
   if (j.contains("weights") && j["weights"].is_string())
     m.weights = j["weights"].get<std::string>();
+  if (j.contains("weights_embedded") && j["weights_embedded"].is_boolean())
+    m.weightsEmbedded = j["weights_embedded"].get<bool>();
   if (!j.contains("graphs") || !j["graphs"].is_array() || j["graphs"].empty())
     return r.fail("no 'graphs'");
   for (auto &g : j["graphs"]) {
     GraphSpec spec;
     std::string where = "graph " + std::to_string(m.graphs.size());
     if (!g.is_object() || !r.string(g, "name", spec.name, where) ||
-        !r.string(g, "symbol", spec.symbol, where))
+        !r.string(g, "symbol", spec.symbol, where) ||
+        !r.string(g, "shapes_symbol", spec.shapesSymbol, where))
       return r.fail(where + " is malformed");
+    if (g.contains("workspace_bytes") && g["workspace_bytes"].is_number_integer())
+      spec.workspaceBytes = g["workspace_bytes"].get<int64_t>();
     where = "graph '" + spec.name + "'";
     r.string(g, "entry", spec.entry, where);
     error.clear();
@@ -129,9 +144,13 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
   auto &first = m.graphs.front();
   for (auto &g : m.graphs)
     if (g.numUserInputs != first.numUserInputs ||
-        g.outputs.size() != first.outputs.size())
+        g.outputs.size() != first.outputs.size() ||
+        !std::equal(g.outputs.begin(), g.outputs.end(), first.outputs.begin(),
+                    [](const TensorSpec &a, const TensorSpec &b) {
+                      return a.shape.size() == b.shape.size();
+                    }))
       return r.fail("variants '" + first.name + "' and '" + g.name +
-                    "' disagree on the number of inputs or outputs");
+                    "' disagree on the number of inputs or outputs or the output ranks");
   return true;
 }
 

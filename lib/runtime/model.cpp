@@ -1,4 +1,4 @@
-//===- model.cpp - dynrt_model_t: load and run ----------------------------===//
+//===- model.cpp - dynrt_model_t and dynrt_context_t: load and run --------===//
 #include "dynrt/dynrt.h"
 #include "dynrt/manifest.h"
 #include "dynrt/model_abi.h"
@@ -9,6 +9,8 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -17,13 +19,37 @@
 namespace {
 struct Variant {
   const dynrt::GraphSpec *spec;
-  dynoc_graph_fn fn;
+  dynoc_graph_run_fn run;
+  dynoc_graph_shapes_fn shapes;
   std::vector<void *> weightPtrs; // one per non-user input, in order
+};
+
+/// A 64-byte aligned scratch buffer that grows on demand.
+class Workspace {
+public:
+  ~Workspace() { std::free(data_); }
+  void *reserve(size_t bytes) {
+    if (bytes <= capacity_)
+      return data_;
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, rounded);
+    if (!p)
+      return nullptr;
+    std::free(data_);
+    data_ = p;
+    capacity_ = rounded;
+    return data_;
+  }
+
+private:
+  void *data_ = nullptr;
+  size_t capacity_ = 0;
 };
 } // namespace
 
 struct dynrt_model_t {
   void *handle = nullptr;
+  std::string path;
   std::string manifestText;
   dynrt::Manifest manifest;
   std::unique_ptr<dynrt::SafetensorsFile> weights;
@@ -34,6 +60,13 @@ struct dynrt_model_t {
   }
 };
 
+struct dynrt_context_t {
+  dynrt_model_t *model;
+  DLDevice device;
+  void *stream;
+  Workspace workspace;
+};
+
 namespace {
 using dynrt::makeStatus;
 
@@ -42,16 +75,21 @@ std::string dirOf(const std::string &path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-dynrt_status_t *bindWeights(dynrt_model_t &m, const std::string &path) {
+template <class Fn> Fn symbol(void *handle, const std::string &name) {
+  return reinterpret_cast<Fn>(dlsym(handle, name.c_str()));
+}
+
+dynrt_status_t *bindVariants(dynrt_model_t &m) {
+  const std::string &path = m.path;
   for (auto &g : m.manifest.graphs) {
-    Variant v{
-        &g,
-        reinterpret_cast<dynoc_graph_fn>(dlsym(m.handle, g.symbol.c_str())),
-        {}};
-    if (!v.fn)
-      return makeStatus(DYNRT_DATA_LOSS, "model '" + path +
-                                             "' lacks the symbol '" + g.symbol +
-                                             "' its manifest names");
+    Variant v{&g, symbol<dynoc_graph_run_fn>(m.handle, g.symbol),
+              symbol<dynoc_graph_shapes_fn>(m.handle, g.shapesSymbol),
+              {}};
+    if (!v.run || !v.shapes)
+      return makeStatus(DYNRT_DATA_LOSS,
+                        "model '" + path + "' lacks the symbol '" +
+                            (v.run ? g.shapesSymbol : g.symbol) +
+                            "' its manifest names");
     for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i) {
       const auto &in = g.inputs[i];
       const dynrt::TensorView *w =
@@ -73,6 +111,30 @@ dynrt_status_t *bindWeights(dynrt_model_t &m, const std::string &path) {
   return nullptr;
 }
 
+dynrt_status_t *loadWeights(dynrt_model_t &m) {
+  std::string error;
+  if (m.manifest.weightsEmbedded) {
+    auto fn =
+        symbol<dynoc_model_weights_fn>(m.handle, DYNOC_MODEL_WEIGHTS_SYMBOL);
+    if (!fn)
+      return makeStatus(DYNRT_DATA_LOSS,
+                        "model '" + m.path +
+                            "' says its weights are embedded but has no '" +
+                            DYNOC_MODEL_WEIGHTS_SYMBOL + "'");
+    unsigned long size = 0;
+    const void *bytes = fn(&size);
+    m.weights = dynrt::SafetensorsFile::fromMemory(
+        static_cast<const uint8_t *>(bytes), size,
+        "weights embedded in model '" + m.path + "'", error);
+  } else if (!m.manifest.weights.empty()) {
+    m.weights = dynrt::SafetensorsFile::open(
+        dirOf(m.path) + "/" + m.manifest.weights, error);
+  } else {
+    return nullptr;
+  }
+  return m.weights ? nullptr : makeStatus(DYNRT_DATA_LOSS, error);
+}
+
 dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   if (!path || !out)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
@@ -83,6 +145,7 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   if (stat(path, &st) != 0)
     return makeStatus(DYNRT_NOT_FOUND, "model '" + p + "' does not exist");
   auto m = std::make_unique<dynrt_model_t>();
+  m->path = p;
   // dlopen resolves a bare name through the library path; keep it a file path.
   std::string openPath = p.find('/') == std::string::npos ? "./" + p : p;
   m->handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -91,10 +154,10 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
     return makeStatus(DYNRT_DATA_LOSS, "cannot load model '" + p + "': " +
                                            (why ? why : "unknown error"));
   }
-  auto manifestFn = reinterpret_cast<dynoc_model_manifest_fn>(
-      dlsym(m->handle, DYNOC_MODEL_MANIFEST_SYMBOL));
-  auto abiFn = reinterpret_cast<dynoc_model_abi_version_fn>(
-      dlsym(m->handle, DYNOC_MODEL_ABI_VERSION_SYMBOL));
+  auto manifestFn = symbol<dynoc_model_manifest_fn>(
+      m->handle, DYNOC_MODEL_MANIFEST_SYMBOL);
+  auto abiFn = symbol<dynoc_model_abi_version_fn>(
+      m->handle, DYNOC_MODEL_ABI_VERSION_SYMBOL);
   if (!manifestFn || !abiFn)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
                       "'" + p +
@@ -103,21 +166,78 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
     return makeStatus(DYNRT_UNIMPLEMENTED,
                       "model '" + p + "' has ABI version " +
                           std::to_string(abiFn()) + "; this runtime reads " +
-                          std::to_string(DYNOC_MODEL_ABI_VERSION));
+                          std::to_string(DYNOC_MODEL_ABI_VERSION) +
+                          " (rebuild it with this dynoc)");
   m->manifestText = manifestFn();
   std::string error;
   if (!dynrt::parseManifest(m->manifestText, m->manifest, error))
     return makeStatus(DYNRT_DATA_LOSS, "model '" + p + "': " + error);
-  if (!m->manifest.weights.empty()) {
-    std::string wpath = dirOf(p) + "/" + m->manifest.weights;
-    m->weights = dynrt::SafetensorsFile::open(wpath, error);
-    if (!m->weights)
-      return makeStatus(DYNRT_DATA_LOSS, error);
-  }
-  if (dynrt_status_t *s = bindWeights(*m, p))
+  if (dynrt_status_t *s = loadWeights(*m))
+    return s;
+  if (dynrt_status_t *s = bindVariants(*m))
     return s;
   *out = m.release();
   return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+using dynrt::kMaxRank;
+
+/// A call after variant selection: the variant whose guards passed, and the
+/// shapes and workspace size it resolved.
+struct Prepared {
+  const Variant *variant = nullptr;
+  std::vector<const int64_t *> inShapes;
+  std::vector<std::array<int64_t, kMaxRank>> outShapes;
+  int64_t workspaceBytes = 0;
+};
+
+dynrt_status_t *prepare(const dynrt_model_t *m, const DLTensor *const *inputs,
+                        size_t numInputs, size_t numOutputs, Prepared &call) {
+  const dynrt::GraphSpec &first = *m->variants.front().spec;
+  if (numInputs != first.numUserInputs)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "model takes " + std::to_string(first.numUserInputs) +
+                          " inputs, got " + std::to_string(numInputs));
+  if (numOutputs != first.outputs.size())
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "model has " + std::to_string(first.outputs.size()) +
+                          " outputs, caller asked for " +
+                          std::to_string(numOutputs));
+  call.inShapes.resize(numInputs);
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (!inputs[i])
+      return makeStatus(DYNRT_INVALID_ARGUMENT,
+                        "input " + std::to_string(i) + " is null");
+    call.inShapes[i] = inputs[i]->shape;
+  }
+  call.outShapes.resize(numOutputs);
+  std::vector<int64_t *> outShapePtrs(numOutputs);
+  for (size_t i = 0; i < numOutputs; ++i)
+    outShapePtrs[i] = call.outShapes[i].data();
+  std::string firstFailure;
+  for (const Variant &v : m->variants) {
+    std::string failure;
+    // Guards first: their failure is in the manifest's (the user's) words.
+    if (!dynrt::checkGuards(*v.spec, inputs, failure) ||
+        !dynrt::checkSignature(*v.spec, inputs, failure)) {
+      if (firstFailure.empty())
+        firstFailure = failure;
+      continue;
+    }
+    if (const char *why = v.shapes(call.inShapes.data(), outShapePtrs.data(),
+                                   &call.workspaceBytes)) {
+      if (firstFailure.empty())
+        firstFailure = "graph '" + v.spec->name + "': " + why;
+      continue;
+    }
+    call.variant = &v;
+    return nullptr;
+  }
+  return makeStatus(DYNRT_INVALID_ARGUMENT, firstFailure);
 }
 
 void deleteManaged(DLManagedTensor *t) {
@@ -128,107 +248,173 @@ void deleteManaged(DLManagedTensor *t) {
   delete t;
 }
 
-DLManagedTensor *allocOutput(const dynrt::TensorSpec &spec) {
-  size_t numel = 1;
-  for (int64_t d : spec.shape)
-    numel *= static_cast<size_t>(d);
+DLManagedTensor *allocOutput(const dynrt::TensorSpec &spec,
+                             const int64_t *shape) {
+  size_t numel = 1, rank = spec.shape.size();
+  for (size_t d = 0; d < rank; ++d)
+    numel *= static_cast<size_t>(shape[d]);
   const auto &info = dynrt::dtypeInfo(spec.dtype);
   size_t bytes = numel * info.itemSize;
   void *data = std::aligned_alloc(64, ((bytes + 63) / 64) * 64 + 64);
   if (!data)
     return nullptr;
   auto *t = new (std::nothrow) DLManagedTensor();
-  auto *shape = new (std::nothrow) int64_t[spec.shape.size() + 1];
-  if (!t || !shape) {
+  auto *dims = new (std::nothrow) int64_t[rank + 1];
+  if (!t || !dims) {
     std::free(data);
     delete t;
-    delete[] shape;
+    delete[] dims;
     return nullptr;
   }
-  std::copy(spec.shape.begin(), spec.shape.end(), shape);
-  t->dl_tensor = DLTensor{data,    {kDLCPU, 0}, (int32_t)spec.shape.size(),
-                          info.dl, shape,       nullptr,
-                          0};
+  std::copy(shape, shape + rank, dims);
+  t->dl_tensor = DLTensor{data, {kDLCPU, 0}, (int32_t)rank, info.dl, dims,
+                          nullptr, 0};
   t->manager_ctx = nullptr;
   t->deleter = deleteManaged;
   return t;
 }
 
-dynrt_status_t *run(dynrt_model_t *m, const DLTensor *const *inputs,
-                    size_t numInputs, DLManagedTensor **outputs,
-                    size_t numOutputs) {
-  if (!m || (!inputs && numInputs) || (!outputs && numOutputs))
-    return makeStatus(DYNRT_INVALID_ARGUMENT, "dynrt_model_run: null argument");
-  const Variant *chosen = nullptr;
-  std::string firstFailure;
-  for (const Variant &v : m->variants) {
-    if (numInputs != v.spec->numUserInputs)
-      return makeStatus(DYNRT_INVALID_ARGUMENT,
-                        "model takes " + std::to_string(v.spec->numUserInputs) +
-                            " inputs, got " + std::to_string(numInputs));
-    if (numOutputs != v.spec->outputs.size())
-      return makeStatus(DYNRT_INVALID_ARGUMENT,
-                        "model has " + std::to_string(v.spec->outputs.size()) +
-                            " outputs, caller asked for " +
-                            std::to_string(numOutputs));
-    for (size_t i = 0; i < numInputs; ++i)
-      if (!inputs[i])
-        return makeStatus(DYNRT_INVALID_ARGUMENT,
-                          "input " + std::to_string(i) + " is null");
-    std::string failure;
-    if (dynrt::checkGuards(*v.spec, inputs, failure)) {
-      chosen = &v;
-      break;
-    }
-    if (firstFailure.empty())
-      firstFailure = failure;
+/// Checks that a caller's output buffer fits output `i` of the call.
+dynrt_status_t *checkOutputBuffer(const Prepared &call, size_t i,
+                                  const DLTensor *t) {
+  const dynrt::TensorSpec &spec = call.variant->spec->outputs[i];
+  std::string where = "output " + std::to_string(i) + " ('" + spec.name + "')";
+  if (!t || !t->data)
+    return makeStatus(DYNRT_INVALID_ARGUMENT, where + ": buffer is null");
+  if (t->device.device_type != kDLCPU)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      where + ": buffer is not on the CPU");
+  auto dtype = dynrt::dtypeFromDLPack(t->dtype);
+  if (!dtype || *dtype != spec.dtype)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      where + ": buffer must be " +
+                          std::string(dynrt::dtypeInfo(spec.dtype).torchName));
+  const int64_t *want = call.outShapes[i].data();
+  bool same = t->ndim == (int32_t)spec.shape.size() &&
+              std::equal(want, want + t->ndim, t->shape);
+  if (!same) {
+    auto list = [](const int64_t *v, int n) {
+      std::string s = "[";
+      for (int d = 0; d < n; ++d)
+        s += (d ? ", " : "") + std::to_string(v[d]);
+      return s + "]";
+    };
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      where + ": buffer has shape " +
+                          list(t->shape, t->ndim) + ", the model computes " +
+                          list(want, (int)spec.shape.size()));
   }
-  if (!chosen)
-    return makeStatus(DYNRT_INVALID_ARGUMENT, firstFailure);
-  const auto &spec = *chosen->spec;
-  for (auto &o : spec.outputs)
-    for (int64_t d : o.shape)
-      if (d < 0)
-        return makeStatus(DYNRT_UNIMPLEMENTED,
-                          "output '" + o.name +
-                              "' has a dynamic shape; this "
-                              "runtime allocates static output shapes only");
-  // Small graphs keep the argument list on the stack.
+  if (!dynrt::isContiguous(*t))
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      where + ": buffer must be contiguous");
+  return nullptr;
+}
+
+/// Runs a prepared call with `outPtrs` as the output buffers.
+dynrt_status_t *execute(const Prepared &call, const DLTensor *const *inputs,
+                        void *const *outPtrs, Workspace *workspace) {
+  const Variant &v = *call.variant;
+  const auto &spec = *v.spec;
+  size_t numInputs = spec.numUserInputs;
   std::vector<void *> args(spec.inputs.size());
   for (size_t i = 0; i < numInputs; ++i)
     args[i] = static_cast<char *>(inputs[i]->data) + inputs[i]->byte_offset;
-  std::copy(chosen->weightPtrs.begin(), chosen->weightPtrs.end(),
-            args.begin() + numInputs);
+  std::copy(v.weightPtrs.begin(), v.weightPtrs.end(), args.begin() + numInputs);
+  Workspace local;
+  void *ws = (workspace ? workspace : &local)
+                 ->reserve(std::max<int64_t>(call.workspaceBytes, 64));
+  if (!ws)
+    return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
+                      "cannot allocate a workspace of " +
+                          std::to_string(call.workspaceBytes) + " bytes");
+  if (int rc = v.run(call.inShapes.data(), args.data(), outPtrs, ws))
+    return makeStatus(DYNRT_INTERNAL, "graph '" + spec.name +
+                                          "' failed with code " +
+                                          std::to_string(rc));
+  return nullptr;
+}
+
+dynrt_status_t *runAllocating(dynrt_model_t *m, Workspace *workspace,
+                              const DLTensor *const *inputs, size_t numInputs,
+                              DLManagedTensor **outputs, size_t numOutputs) {
+  if (!m || (!inputs && numInputs) || (!outputs && numOutputs))
+    return makeStatus(DYNRT_INVALID_ARGUMENT, "dynrt run: null argument");
+  for (size_t i = 0; i < numOutputs; ++i)
+    outputs[i] = nullptr;
+  Prepared call;
+  if (dynrt_status_t *s = prepare(m, inputs, numInputs, numOutputs, call))
+    return s;
   std::vector<void *> outPtrs(numOutputs);
+  auto freeAll = [&] {
+    for (size_t i = 0; i < numOutputs; ++i)
+      deleteManaged(outputs[i]), outputs[i] = nullptr;
+  };
   for (size_t i = 0; i < numOutputs; ++i) {
-    outputs[i] = allocOutput(spec.outputs[i]);
+    outputs[i] = allocOutput(call.variant->spec->outputs[i],
+                             call.outShapes[i].data());
     if (!outputs[i]) {
-      for (size_t j = 0; j < i; ++j)
-        deleteManaged(outputs[j]), outputs[j] = nullptr;
+      freeAll();
       return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
                         "cannot allocate output " + std::to_string(i));
     }
     outPtrs[i] = outputs[i]->dl_tensor.data;
   }
-  if (int rc = chosen->fn(args.data(), outPtrs.data())) {
-    for (size_t i = 0; i < numOutputs; ++i)
-      deleteManaged(outputs[i]), outputs[i] = nullptr;
-    return makeStatus(DYNRT_INTERNAL, "graph '" + spec.name +
-                                          "' failed with code " +
-                                          std::to_string(rc));
+  if (dynrt_status_t *s = execute(call, inputs, outPtrs.data(), workspace)) {
+    freeAll();
+    return s;
   }
   return nullptr;
+}
+
+dynrt_status_t *runInto(dynrt_context_t *c, const DLTensor *const *inputs,
+                        size_t numInputs, const DLTensor *const *outputs,
+                        size_t numOutputs) {
+  if (!c || (!inputs && numInputs) || (!outputs && numOutputs))
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_context_run_into: null argument");
+  Prepared call;
+  if (dynrt_status_t *s =
+          prepare(c->model, inputs, numInputs, numOutputs, call))
+    return s;
+  std::vector<void *> outPtrs(numOutputs);
+  for (size_t i = 0; i < numOutputs; ++i) {
+    if (dynrt_status_t *s = checkOutputBuffer(call, i, outputs[i]))
+      return s;
+    outPtrs[i] = static_cast<char *>(outputs[i]->data) + outputs[i]->byte_offset;
+  }
+  return execute(call, inputs, outPtrs.data(), &c->workspace);
+}
+
+dynrt_status_t *outputShapes(dynrt_context_t *c, const DLTensor *const *inputs,
+                             size_t numInputs, int64_t *const *shapes,
+                             size_t numOutputs) {
+  if (!c || (!inputs && numInputs) || (!shapes && numOutputs))
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_context_output_shapes: null argument");
+  Prepared call;
+  if (dynrt_status_t *s =
+          prepare(c->model, inputs, numInputs, numOutputs, call))
+    return s;
+  for (size_t i = 0; i < numOutputs; ++i)
+    std::copy_n(call.outShapes[i].data(),
+                call.variant->spec->outputs[i].shape.size(), shapes[i]);
+  return nullptr;
+}
+
+/// Runs `body`, turning a C++ exception into a status: nothing throws across
+/// the C API.
+template <class F> dynrt_status_t *guarded(const char *fn, F body) {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    return makeStatus(DYNRT_INTERNAL, std::string(fn) + ": " + e.what());
+  }
 }
 } // namespace
 
 extern "C" dynrt_status_t *dynrt_model_load(const char *path,
                                             dynrt_model_t **out_model) {
-  try {
-    return load(path, out_model);
-  } catch (const std::exception &e) {
-    return makeStatus(DYNRT_INTERNAL,
-                      std::string("dynrt_model_load: ") + e.what());
-  }
+  return guarded("dynrt_model_load", [&] { return load(path, out_model); });
 }
 
 extern "C" void dynrt_model_release(dynrt_model_t *model) { delete model; }
@@ -245,15 +431,78 @@ extern "C" size_t dynrt_model_num_outputs(const dynrt_model_t *model) {
   return model ? model->manifest.graphs.front().outputs.size() : 0;
 }
 
+extern "C" int32_t dynrt_model_output_ndim(const dynrt_model_t *model,
+                                           size_t index) {
+  if (!model || index >= model->manifest.graphs.front().outputs.size())
+    return -1;
+  return (int32_t)model->manifest.graphs.front().outputs[index].shape.size();
+}
+
 extern "C" dynrt_status_t *dynrt_model_run(dynrt_model_t *model,
                                            const DLTensor *const *inputs,
                                            size_t num_inputs,
                                            DLManagedTensor **outputs,
                                            size_t num_outputs) {
-  try {
-    return run(model, inputs, num_inputs, outputs, num_outputs);
-  } catch (const std::exception &e) {
-    return makeStatus(DYNRT_INTERNAL,
-                      std::string("dynrt_model_run: ") + e.what());
-  }
+  return guarded("dynrt_model_run", [&] {
+    return runAllocating(model, nullptr, inputs, num_inputs, outputs,
+                         num_outputs);
+  });
+}
+
+extern "C" dynrt_status_t *dynrt_context_create(dynrt_model_t *model,
+                                                DLDevice device, void *stream,
+                                                dynrt_context_t **out_context) {
+  return guarded("dynrt_context_create", [&]() -> dynrt_status_t * {
+    if (!model || !out_context)
+      return makeStatus(DYNRT_INVALID_ARGUMENT,
+                        "dynrt_context_create: null argument");
+    *out_context = nullptr;
+    if (device.device_type != kDLCPU)
+      return makeStatus(DYNRT_UNIMPLEMENTED,
+                        "model '" + model->path +
+                            "' was built for the CPU; it cannot run on "
+                            "DLPack device type " +
+                            std::to_string(int(device.device_type)));
+    auto *c = new (std::nothrow) dynrt_context_t{model, device, stream, {}};
+    if (!c)
+      return makeStatus(DYNRT_RESOURCE_EXHAUSTED, "cannot allocate a context");
+    *out_context = c;
+    return nullptr;
+  });
+}
+
+extern "C" void dynrt_context_release(dynrt_context_t *context) {
+  delete context;
+}
+
+extern "C" dynrt_status_t *dynrt_context_run(dynrt_context_t *context,
+                                             const DLTensor *const *inputs,
+                                             size_t num_inputs,
+                                             DLManagedTensor **outputs,
+                                             size_t num_outputs) {
+  return guarded("dynrt_context_run", [&] {
+    if (!context)
+      return makeStatus(DYNRT_INVALID_ARGUMENT,
+                        "dynrt_context_run: null context");
+    return runAllocating(context->model, &context->workspace, inputs,
+                         num_inputs, outputs, num_outputs);
+  });
+}
+
+extern "C" dynrt_status_t *
+dynrt_context_run_into(dynrt_context_t *context, const DLTensor *const *inputs,
+                       size_t num_inputs, const DLTensor *const *outputs,
+                       size_t num_outputs) {
+  return guarded("dynrt_context_run_into", [&] {
+    return runInto(context, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+extern "C" dynrt_status_t *
+dynrt_context_output_shapes(dynrt_context_t *context,
+                            const DLTensor *const *inputs, size_t num_inputs,
+                            int64_t *const *shapes, size_t num_outputs) {
+  return guarded("dynrt_context_output_shapes", [&] {
+    return outputShapes(context, inputs, num_inputs, shapes, num_outputs);
+  });
 }

@@ -37,20 +37,40 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
   std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
   file->map_ = map;
   file->size_ = size;
-  const auto *bytes = static_cast<const uint8_t *>(map);
+  if (!file->parse(static_cast<const uint8_t *>(map), size,
+                   "weights file '" + path + "'", error))
+    return nullptr;
+  return file;
+}
+
+std::unique_ptr<SafetensorsFile>
+SafetensorsFile::fromMemory(const uint8_t *bytes, size_t size,
+                            const std::string &what, std::string &error) {
+  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
+  if (size < 8) {
+    error = what + " is truncated (" + std::to_string(size) + " bytes)";
+    return nullptr;
+  }
+  if (!file->parse(bytes, size, what, error))
+    return nullptr;
+  return file;
+}
+
+bool SafetensorsFile::parse(const uint8_t *bytes, size_t size,
+                            const std::string &what, std::string &error) {
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | bytes[i];
   if (headerLen > size - 8) {
-    error = "weights file '" + path + "' is corrupted: header length " +
+    error = what + " is corrupted: header length " +
             std::to_string(headerLen) + " exceeds the file size";
-    return nullptr;
+    return false;
   }
   nlohmann::json header = nlohmann::json::parse(
       bytes + 8, bytes + 8 + headerLen, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {
-    error = "weights file '" + path + "' is corrupted: header is not JSON";
-    return nullptr;
+    error = what + " is corrupted: header is not JSON";
+    return false;
   }
   const uint8_t *dataStart = bytes + 8 + headerLen;
   size_t dataSize = size - 8 - headerLen;
@@ -58,9 +78,8 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
     if (name == "__metadata__")
       continue;
     auto bad = [&](const std::string &why) {
-      error = "weights file '" + path + "' is corrupted: tensor '" + name +
-              "' " + why;
-      return nullptr;
+      error = what + " is corrupted: tensor '" + name + "' " + why;
+      return false;
     };
     if (!entry.is_object() || !entry.contains("dtype") ||
         !entry.contains("shape") || !entry.contains("data_offsets") ||
@@ -91,9 +110,9 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
                  std::to_string(numel * dtypeInfo(*dtype).itemSize));
     view.data = dataStart + begin;
     view.nbytes = end - begin;
-    file->tensors_.emplace(name, std::move(view));
+    tensors_.emplace(name, std::move(view));
   }
-  return file;
+  return true;
 }
 
 SafetensorsFile::~SafetensorsFile() {

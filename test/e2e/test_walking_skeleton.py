@@ -57,8 +57,9 @@ def test_mlp_capture_build_run_matches_eager(dynoc, python, tmp_path):
     bad = dynoc("run", so, "-i", tmp_path / "bad.npy", "-o", tmp_path / "res2")
     assert bad.returncode == 1
     assert bad.stderr.strip() == (
-        "dynoc run: error: guard failed: check_tensor(L['x'], torch.float32, device='cpu', "
-        "requires_grad=False, size=[4, 16], stride=[16, 1]) (L['x'].size()[0] == 4, got 5)")
+        "dynoc run: error: guard failed: L['x'].size()[0] == 4, got 5 "
+        "(guard: check_tensor(L['x'], torch.float32, device='cpu', "
+        "requires_grad=False, size=[4, 16], stride=[16, 1]))")
 
 
 def test_inductor_backend_builds_each_graph(dynoc, tmp_path):

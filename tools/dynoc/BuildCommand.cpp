@@ -10,7 +10,7 @@
 namespace dynoc::cli {
 
 int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
-                   int optLevel, bool emitCpp) {
+                   int optLevel, bool emitCpp, bool embedWeights) {
   mlir::DialectRegistry registry;
   registerGraphDialects(registry);
   mlir::MLIRContext context(registry);
@@ -24,6 +24,7 @@ int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
   options.outputPath = outPath;
   options.optLevel = optLevel;
   options.emitCppOnly = emitCpp;
+  options.embedWeights = embedWeights;
   return mlir::failed(buildCpuModel(*module, options)) ? 1 : 0;
 }
 
@@ -35,6 +36,7 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
   struct Opts {
     std::string input, output, target = "cpu", emit = "so";
     int optLevel = 2;
+    bool embedWeights = false;
   };
   auto opts = std::make_shared<Opts>();
   cmd->add_option("GRAPH", opts->input, "graph file written by 'dynoc capture'")
@@ -51,9 +53,12 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
                   "so: the model; cpp: only the generated C++ source")
       ->check(CLI::IsMember({"so", "cpp"}))
       ->capture_default_str();
+  cmd->add_flag("--embed-weights", opts->embedWeights,
+               "link the weights into the .so instead of writing the "
+               "<MODEL>.weights.safetensors sidecar");
   cmd->callback([opts, &exitCode] {
     exitCode = buildGraphFile(opts->input, opts->output, opts->optLevel,
-                              opts->emit == "cpp");
+                              opts->emit == "cpp", opts->embedWeights);
   });
 }
 

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <algorithm>
 #include <dnnl.h>
 
 namespace dynoc_k {
@@ -14,23 +16,13 @@ namespace dynoc_k {
 // Pointwise loops go parallel only when the work pays for the fork.
 constexpr int64_t kParallelGrain = 1 << 15;
 
-inline float *alloc(int64_t numel) {
-  size_t bytes = ((size_t(numel) * sizeof(float) + 63) / 64) * 64 + 64;
-  return static_cast<float *>(std::aligned_alloc(64, bytes));
+// Workspace slots start on cache-line boundaries.
+inline int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// The broadcast of two dims, or -1 when they do not broadcast.
+inline int64_t broadcast(int64_t a, int64_t b) {
+  return a == b || b == 1 ? a : a == 1 ? b : -1;
 }
-
-// An intermediate buffer, freed when the graph function returns.
-class Buffer {
-public:
-  explicit Buffer(int64_t numel) : p_(alloc(numel)) {}
-  ~Buffer() { std::free(p_); }
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-  float *get() const { return p_; }
-
-private:
-  float *p_;
-};
 
 template <class F>
 inline void unary(float *out, const float *in, int64_t n, F f) {

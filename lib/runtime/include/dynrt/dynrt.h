@@ -73,14 +73,62 @@ DYNRT_EXPORT size_t dynrt_model_num_outputs(const dynrt_model_t *model);
 
 // Runs the model on `inputs` (user inputs in captured order; weights come from
 // the artifact). Picks the first variant whose guards pass; if none does, the
-// error names the failing guard in the manifest's words. On success
-// `outputs[i]` receive tensors allocated by the runtime; the caller calls each
-// one's deleter. Thread-safe.
+// error names the failing guard in the manifest's words. Dynamic dims are
+// resolved from the input sizes. On success `outputs[i]` receive tensors
+// allocated by the runtime; the caller calls each one's deleter. Thread-safe;
+// allocates a workspace per call (a context reuses one).
 DYNRT_EXPORT dynrt_status_t *dynrt_model_run(dynrt_model_t *model,
                                              const DLTensor *const *inputs,
                                              size_t num_inputs,
                                              DLManagedTensor **outputs,
                                              size_t num_outputs);
+
+//===----------------------------------------------------------------------===//
+// dynrt_context_t
+//===----------------------------------------------------------------------===//
+
+// Per-caller state for running one model on one device: the workspace that
+// holds the model's intermediates (sized by its memory plan, grown on demand
+// for larger dynamic shapes) and the device stream. A context is used by one
+// thread at a time; give each serving thread its own. The model must outlive
+// its contexts.
+typedef struct dynrt_context_t dynrt_context_t;
+
+// Creates a context for `model` on `device`. `stream` is the device stream
+// kernels are queued on (a cudaStream_t for CUDA devices); NULL for the CPU.
+// A device the model was not built for is DYNRT_UNIMPLEMENTED.
+DYNRT_EXPORT dynrt_status_t *dynrt_context_create(dynrt_model_t *model,
+                                                  DLDevice device, void *stream,
+                                                  dynrt_context_t **out_context);
+DYNRT_EXPORT void dynrt_context_release(dynrt_context_t *context);
+
+// As dynrt_model_run, reusing the context's workspace.
+DYNRT_EXPORT dynrt_status_t *dynrt_context_run(dynrt_context_t *context,
+                                               const DLTensor *const *inputs,
+                                               size_t num_inputs,
+                                               DLManagedTensor **outputs,
+                                               size_t num_outputs);
+
+// Runs into caller-provided output buffers: each `outputs[i]` must be a
+// contiguous tensor of the output's dtype, on the context's device, with the
+// shape the model computes for these inputs (see dynrt_context_output_shapes);
+// anything else is DYNRT_INVALID_ARGUMENT naming the output.
+DYNRT_EXPORT dynrt_status_t *
+dynrt_context_run_into(dynrt_context_t *context, const DLTensor *const *inputs,
+                       size_t num_inputs, const DLTensor *const *outputs,
+                       size_t num_outputs);
+
+// The shapes the model's outputs have for `inputs` (guards checked, dims
+// resolved), without running it. `shapes[i]` must have room for output i's
+// rank (dynrt_model_output_ndim).
+DYNRT_EXPORT dynrt_status_t *
+dynrt_context_output_shapes(dynrt_context_t *context,
+                            const DLTensor *const *inputs, size_t num_inputs,
+                            int64_t *const *shapes, size_t num_outputs);
+
+// The rank of output `index` (all variants agree), or -1 if out of range.
+DYNRT_EXPORT int32_t dynrt_model_output_ndim(const dynrt_model_t *model,
+                                             size_t index);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -55,11 +55,51 @@ public:
     return out;
   }
 
+  dynrt_model_t *get() const { return model_.get(); }
+
 private:
   struct Release {
     void operator()(dynrt_model_t *m) const { dynrt_model_release(m); }
   };
   std::unique_ptr<dynrt_model_t, Release> model_;
+};
+
+/// Per-thread state for running a model: a reusable workspace and the device.
+/// Not thread-safe; give each thread its own. The model must outlive it.
+class Context {
+public:
+  explicit Context(const Model &model, DLDevice device = {kDLCPU, 0},
+                   void *stream = nullptr)
+      : numOutputs_(model.numOutputs()) {
+    dynrt_context_t *c = nullptr;
+    check(dynrt_context_create(model.get(), device, stream, &c));
+    context_.reset(c);
+  }
+
+  /// Runs with outputs allocated by the runtime.
+  std::vector<Tensor> run(const std::vector<const DLTensor *> &inputs) {
+    std::vector<DLManagedTensor *> raw(numOutputs_, nullptr);
+    check(dynrt_context_run(context_.get(), inputs.data(), inputs.size(),
+                            raw.data(), raw.size()));
+    std::vector<Tensor> out;
+    for (DLManagedTensor *t : raw)
+      out.emplace_back(t, [](DLManagedTensor *p) { p->deleter(p); });
+    return out;
+  }
+
+  /// Runs into caller-provided output buffers.
+  void runInto(const std::vector<const DLTensor *> &inputs,
+               const std::vector<const DLTensor *> &outputs) {
+    check(dynrt_context_run_into(context_.get(), inputs.data(), inputs.size(),
+                                 outputs.data(), outputs.size()));
+  }
+
+private:
+  struct Release {
+    void operator()(dynrt_context_t *c) const { dynrt_context_release(c); }
+  };
+  std::unique_ptr<dynrt_context_t, Release> context_;
+  size_t numOutputs_;
 };
 
 } // namespace dynrt

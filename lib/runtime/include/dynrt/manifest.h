@@ -17,6 +17,8 @@
 namespace dynrt {
 
 inline constexpr int kManifestVersion = 1;
+/// The highest tensor rank the runtime handles.
+inline constexpr size_t kMaxRank = 8;
 
 struct TensorSpec {
   std::string
@@ -37,7 +39,9 @@ struct Guard {
 
 struct GraphSpec {
   std::string name;
-  std::string symbol;
+  std::string symbol;       // the run function (model_abi.h)
+  std::string shapesSymbol; // the shape function (model_abi.h)
+  int64_t workspaceBytes = -1; // -1: depends on the input shapes
   std::string entry;
   std::string outputStructure; // JSON text, see docs/manifest.md
   std::vector<TensorSpec> inputs;
@@ -49,6 +53,7 @@ struct GraphSpec {
 struct Manifest {
   int version = 0;
   std::string weights; // file name relative to the .so; empty if none
+  bool weightsEmbedded = false; // the .so exports dynoc_model_weights
   std::vector<GraphSpec> graphs;
 };
 

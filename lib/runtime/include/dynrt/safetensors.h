@@ -31,6 +31,12 @@ public:
   /// line naming the file and what is wrong with it.
   static std::unique_ptr<SafetensorsFile> open(const std::string &path,
                                                std::string &error);
+  /// Reads safetensors bytes that live elsewhere (weights linked into a model
+  /// .so); `bytes` must outlive the result. `what` names them in errors.
+  static std::unique_ptr<SafetensorsFile> fromMemory(const uint8_t *bytes,
+                                                     size_t size,
+                                                     const std::string &what,
+                                                     std::string &error);
   ~SafetensorsFile();
 
   const std::map<std::string, TensorView> &tensors() const { return tensors_; }
@@ -38,6 +44,8 @@ public:
 
 private:
   SafetensorsFile() = default;
+  bool parse(const uint8_t *bytes, size_t size, const std::string &what,
+             std::string &error);
   void *map_ = nullptr;
   size_t size_ = 0;
   std::map<std::string, TensorView> tensors_;

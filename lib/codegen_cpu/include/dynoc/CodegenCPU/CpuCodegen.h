@@ -15,15 +15,19 @@ struct CpuModuleSource {
   std::string manifestJson;
   /// Non-user inputs (weights) the graphs read, by name.
   std::vector<std::string> weightNames;
+  /// Per graph, the bytes of its intermediates after buffer reuse (the
+  /// workspace a run needs), or -1 when that depends on dynamic dims.
+  std::vector<int64_t> workspaceBytes;
 };
 
 /// Lowers every func of `module` to C++ kernels. `weightsFile` is the sidecar's
-/// file name recorded in the manifest (empty: the graphs take no weights). Ops,
+/// file name recorded in the manifest, unless `embedWeights` says the weights
+/// are linked into the .so (see CpuBuild.cpp). Ops,
 /// dtypes or attributes the CPU backend does not support are errors attached to
 /// their location.
 mlir::LogicalResult emitCpuModule(mlir::ModuleOp module,
                                   const std::string &weightsFile,
-                                  CpuModuleSource &out);
+                                  bool embedWeights, CpuModuleSource &out);
 
 /// The text of dynoc_kernels.h, which the generated source includes.
 const char *cpuKernelPrelude();
@@ -33,6 +37,7 @@ struct CpuBuildOptions {
   std::string outputPath; // model .so
   int optLevel = 2;
   bool emitCppOnly = false; // write the source to outputPath and stop
+  bool embedWeights = false; // link the weights into the .so, no sidecar
   std::string compiler;     // default: $CXX, else c++
 };
 
