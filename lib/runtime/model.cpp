@@ -3,6 +3,7 @@
 #include "dynrt/manifest.h"
 #include "dynrt/model_abi.h"
 #include "dynrt/safetensors.h"
+#include "elf_check.h"
 #include "guards.h"
 #include "status.h"
 
@@ -135,6 +136,15 @@ dynrt_status_t *loadWeights(dynrt_model_t &m) {
   return m.weights ? nullptr : makeStatus(DYNRT_DATA_LOSS, error);
 }
 
+/// CPU models run on OpenMP (and oneDNN over it), whose worker threads stay
+/// parked inside those libraries. Unloading them with the last model would pull
+/// the code from under those threads, so once a model brought them in they
+/// stay loaded for the life of the process.
+void pinThreadingRuntimes() {
+  for (const char *lib : {"libgomp.so.1", "libdnnl.so.2", "libdnnl.so.3"})
+    dlopen(lib, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   if (!path || !out)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
@@ -148,12 +158,17 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   m->path = p;
   // dlopen resolves a bare name through the library path; keep it a file path.
   std::string openPath = p.find('/') == std::string::npos ? "./" + p : p;
+  std::string error;
+  if (!dynrt::checkSharedObject(p, error))
+    return makeStatus(DYNRT_DATA_LOSS,
+                      "cannot load model '" + p + "': " + error);
   m->handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!m->handle) {
     const char *why = dlerror();
     return makeStatus(DYNRT_DATA_LOSS, "cannot load model '" + p + "': " +
                                            (why ? why : "unknown error"));
   }
+  pinThreadingRuntimes();
   auto manifestFn = symbol<dynoc_model_manifest_fn>(
       m->handle, DYNOC_MODEL_MANIFEST_SYMBOL);
   auto abiFn = symbol<dynoc_model_abi_version_fn>(
@@ -169,7 +184,6 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
                           std::to_string(DYNOC_MODEL_ABI_VERSION) +
                           " (rebuild it with this dynoc)");
   m->manifestText = manifestFn();
-  std::string error;
   if (!dynrt::parseManifest(m->manifestText, m->manifest, error))
     return makeStatus(DYNRT_DATA_LOSS, "model '" + p + "': " + error);
   if (dynrt_status_t *s = loadWeights(*m))
@@ -334,11 +348,13 @@ dynrt_status_t *execute(const Prepared &call, const DLTensor *const *inputs,
   return nullptr;
 }
 
-dynrt_status_t *runAllocating(dynrt_model_t *m, Workspace *workspace,
+dynrt_status_t *runAllocating(const char *fn, dynrt_model_t *m,
+                              Workspace *workspace,
                               const DLTensor *const *inputs, size_t numInputs,
                               DLManagedTensor **outputs, size_t numOutputs) {
   if (!m || (!inputs && numInputs) || (!outputs && numOutputs))
-    return makeStatus(DYNRT_INVALID_ARGUMENT, "dynrt run: null argument");
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      std::string(fn) + ": null argument");
   for (size_t i = 0; i < numOutputs; ++i)
     outputs[i] = nullptr;
   Prepared call;
@@ -444,7 +460,7 @@ extern "C" dynrt_status_t *dynrt_model_run(dynrt_model_t *model,
                                            DLManagedTensor **outputs,
                                            size_t num_outputs) {
   return guarded("dynrt_model_run", [&] {
-    return runAllocating(model, nullptr, inputs, num_inputs, outputs,
+    return runAllocating("dynrt_model_run", model, nullptr, inputs, num_inputs, outputs,
                          num_outputs);
   });
 }
@@ -483,8 +499,8 @@ extern "C" dynrt_status_t *dynrt_context_run(dynrt_context_t *context,
   return guarded("dynrt_context_run", [&] {
     if (!context)
       return makeStatus(DYNRT_INVALID_ARGUMENT,
-                        "dynrt_context_run: null context");
-    return runAllocating(context->model, &context->workspace, inputs,
+                        "dynrt_context_run: null argument");
+    return runAllocating("dynrt_context_run", context->model, &context->workspace, inputs,
                          num_inputs, outputs, num_outputs);
   });
 }
