@@ -7,7 +7,7 @@ say() { echo "[bootstrap] $*" >&2; }
 
 debs=(libmlir-16-dev mlir-16-tools llvm-16-dev llvm-16-tools bazel-bootstrap
       libcli11-dev libfmt-dev catch2 nlohmann-json3-dev libdnnl-dev libsleef-dev
-      libdlpack-dev libomp-16-dev clang-format-16)
+      libdlpack-dev libomp-16-dev clang-format-16 pybind11-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -37,3 +37,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 else
   say "Python packages: up to date"
 fi
+
+# `import dynoc` in this environment: the package sources and the extensions
+# that `bazel build //...` puts under bazel-bin.
+site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+printf '%s\n' "$root/lib/capture/python" "$root/bazel-bin/lib/capture" \
+  "$root/bazel-bin/lib/runtime/python" > "$site/dynoc.pth"

@@ -9,6 +9,14 @@ echo "[test] generated dialect is up to date" >&2
 .venv/bin/python lib/ir/tools/gen_aten_ops.py --check
 echo "[test] bazel build + unit tests" >&2
 bazel build //...
+# The runtime's tests under AddressSanitizer and ThreadSanitizer; they use the
+# dynoc binary just built (see .bazelrc), then the normal build is restored.
+for san in asan tsan; do
+  echo "[test] runtime tests under --config=$san" >&2
+  bazel test --config=$san //test/unit:runtime_test //test/unit:model_run_test \
+    //test/unit:threads_test
+done
+bazel build //...
 bazel test //...
 echo "[test] lit: IR, passes and build diagnostics" >&2
 .venv/bin/lit -sv test/ir

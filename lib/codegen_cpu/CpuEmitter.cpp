@@ -69,6 +69,21 @@ std::string fmtFloat(double v) {
   return llvm::formatv("{0:e9}f", v).str();
 }
 
+/// The C type of a scalar element type, or "" if there is none.
+std::string cScalarType(Type t) {
+  if (t.isF32())
+    return "float";
+  if (t.isF64())
+    return "double";
+  if (t.isInteger(64))
+    return "int64_t";
+  if (t.isInteger(32))
+    return "int32_t";
+  if (t.isInteger(1))
+    return "bool";
+  return "";
+}
+
 /// A dim as generated code sees it: a literal for a dim known at build time,
 /// else an expression over the input shapes (`in[i][d]`) or the graph's
 /// resolved values (`p[k]`).
@@ -189,6 +204,7 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Value, DimList> dims;
   llvm::DenseSet<Value> inOutput; // values computed into an output buffer
+  llvm::DenseSet<Value> scalarArgs; // 0-d non-f32 arguments read as f32
   unsigned next = 0;
 };
 
@@ -269,7 +285,10 @@ double FuncEmitter::scalarAttr(Operation *op, StringRef n, double dflt) {
 }
 
 LogicalResult FuncEmitter::checkTypes(Operation *op) {
-  SmallVector<Type> types(op->getOperandTypes());
+  SmallVector<Type> types;
+  for (Value v : op->getOperands())
+    if (!scalarArgs.count(v))
+      types.push_back(v.getType());
   llvm::append_range(types, op->getResultTypes());
   for (Type t : types) {
     auto rt = t.dyn_cast<RankedTensorType>();
@@ -555,13 +574,25 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
   for (BlockArgument arg : body.getArguments()) {
     unsigned i = arg.getArgNumber();
     auto rt = arg.getType().dyn_cast<RankedTensorType>();
+    std::string n = "a" + std::to_string(i);
+    names[arg] = n;
+    // A 0-d int or double argument is a Python number the program used with
+    // f32 tensors (a wrapped scalar): it takes part as an f32 value.
+    std::string scalarType =
+        rt && rt.getRank() == 0 ? cScalarType(rt.getElementType()) : "";
+    if (!scalarType.empty() && !rt.getElementType().isF32()) {
+      scalarArgs.insert(arg);
+      dims[arg] = {};
+      decls += llvm::formatv("  float {0}_value = float(*static_cast<const {1} "
+                             "*>(args[{2}]));\n  float *{0} = &{0}_value;\n",
+                             n, scalarType, i);
+      continue;
+    }
     if (!rt || !rt.getElementType().isF32())
       return func.emitError()
              << "dynoc build (cpu): argument " << i << " has type "
              << arg.getType()
              << "; the CPU backend supports f32 tensors only so far";
-    std::string n = "a" + std::to_string(i);
-    names[arg] = n;
     DimList d;
     for (auto [k, size] : llvm::enumerate(rt.getShape()))
       d.push_back(ShapedType::isDynamic(size)

@@ -34,9 +34,11 @@ std::string buildModel(const std::string &graph, const std::string &out,
   if (it != built.end())
     return it->second;
   std::string so = tempPath(out + ".so");
+  const char *bin = std::getenv("DYNOC_BIN");
+  std::string dynoc = bin ? bin : runfile("tools/dynoc/dynoc");
   // The compiler is not what these tests check: keep sanitizers out of it.
   std::string cmd = "ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=report_bugs=0 " +
-                    runfile("tools/dynoc/dynoc") + " build " +
+                    dynoc + " build " +
                     runfile("test/models/" + graph + ".mlir") + " " + flags +
                     " -o " + so + " 2>" + tempPath(out + ".log");
   INFO(cmd);

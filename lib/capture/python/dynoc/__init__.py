@@ -6,8 +6,10 @@ scripts written for them run unmodified.
 import functools
 
 from . import _region, _session
+from ._runtime import Error, GuardError, LoadedModel, load
 
-__all__ = ["compile", "optimize", "is_compiling", "list_backends", "reset", "config"]
+__all__ = ["compile", "optimize", "is_compiling", "list_backends", "reset", "config",
+           "load", "LoadedModel", "Error", "GuardError"]
 
 _BACKENDS = {"eager": ("debug",), "inductor": ()}
 

@@ -1,0 +1,70 @@
+"""dynoc.load: run a model .so built by `dynoc build` through libdynrt.
+
+Inputs and outputs cross as DLPack tensors without copies; the GIL is released
+while the model runs. A failed guard raises GuardError with the guard's words.
+"""
+import json
+
+import torch
+from torch.utils import dlpack
+
+try:
+    import _dynrt
+except ImportError as e:  # the extension is built by `bazel build //...`
+    _dynrt = None
+    _import_error = e
+
+Error = _dynrt.Error if _dynrt else RuntimeError
+GuardError = _dynrt.GuardError if _dynrt else RuntimeError
+
+
+def _rebuild(structure, outputs):
+    """The model's outputs in the structure its manifest records."""
+    kind = structure.get("type")
+    if kind == "tensor":
+        return outputs[structure["index"]]
+    if kind == "dict":
+        return {k: _rebuild(v, outputs) for k, v in structure["items"].items()}
+    if kind == "constant":
+        return structure["value"]
+    if "items" in structure:
+        items = [_rebuild(v, outputs) for v in structure["items"]]
+        return items if kind == "list" else tuple(items)
+    raise Error(f"dynoc.load: output structure of type '{kind}' cannot be rebuilt "
+                "from the model's outputs")
+
+
+class LoadedModel:
+    """A callable model: `m(*tensors)` returns outputs as the manifest says."""
+
+    def __init__(self, path):
+        if _dynrt is None:
+            raise ImportError(f"dynoc.load needs the _dynrt extension; run "
+                              f"`bazel build //...` ({_import_error})")
+        self._model = _dynrt.Model(str(path))
+        self.path = str(path)
+        self.manifest = json.loads(self._model.manifest)
+        graph = self.manifest["graphs"][0]
+        self._num_inputs = sum(1 for i in graph["inputs"] if i["kind"] == "user")
+        self._structure = graph.get("output_structure")
+
+    def __call__(self, *tensors):
+        if len(tensors) != self._num_inputs:
+            raise TypeError(f"{self.path} takes {self._num_inputs} tensors, got {len(tensors)}")
+        capsules = []
+        for i, t in enumerate(tensors):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"input {i}: expected a torch.Tensor, got {type(t).__name__}")
+            capsules.append(dlpack.to_dlpack(t.detach().contiguous()))  # no copy if contiguous
+        outputs = [dlpack.from_dlpack(c) for c in self._model.run(capsules)]
+        if not self._structure:
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return _rebuild(self._structure, outputs)
+
+    def __repr__(self):
+        return f"dynoc.LoadedModel({self.path!r})"
+
+
+def load(path):
+    """Loads a model .so (and its weights) for calling from Python."""
+    return LoadedModel(path)

@@ -1,0 +1,126 @@
+"""libdynrt from Python (dynoc.load) and from the C++ serving example."""
+import os
+import threading
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from conftest import ROOT, run
+
+MODELS = os.path.join(ROOT, "test", "models")
+SERVING = os.path.join(ROOT, "bazel-bin", "examples", "serving", "serving")
+LIBDYNRT = os.path.join(ROOT, "bazel-bin", "lib", "runtime", "libdynrt.so")
+
+
+@pytest.fixture(scope="module")
+def dyn_mlp(tmp_path_factory):
+    out = tmp_path_factory.mktemp("models") / "dyn_mlp.so"
+    run(os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc"), "build",
+        os.path.join(MODELS, "dyn_mlp.mlir"), "-o", out, check=True)
+    return out
+
+
+def reference(x, y):
+    w = load_file(os.path.join(MODELS, "dyn_mlp.safetensors"))
+    return torch.relu(x @ w["fc.weight"].T + w["fc.bias"]) + y
+
+
+def test_import_dynoc_from_the_project_environment(python):
+    # The README's set-up makes `import dynoc` work in .venv, with the runtime.
+    p = python("-c", "import dynoc; print(dynoc.load.__module__, dynoc._runtime._dynrt.__name__)",
+               cwd="/")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["dynoc._runtime", "_dynrt"]
+
+
+def test_load_runs_with_dynamic_batch_and_zero_copy_inputs(dyn_mlp):
+    import dynoc
+    m = dynoc.load(dyn_mlp)
+    for batch in (1, 7, 32):
+        x, y = torch.randn(batch, 16), torch.randn(batch, 8)
+        out = m(x, y)
+        assert isinstance(out, torch.Tensor) and out.shape == (batch, 8)
+        torch.testing.assert_close(out, reference(x, y), rtol=1e-5, atol=1e-5)
+    # A non-contiguous input is made contiguous rather than refused.
+    xt = torch.randn(16, 5).T
+    torch.testing.assert_close(m(xt, torch.zeros(5, 8)), reference(xt, torch.zeros(5, 8)),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_guard_failure_raises_with_the_guards_words(dyn_mlp):
+    import dynoc
+    m = dynoc.load(dyn_mlp)
+    with pytest.raises(dynoc.GuardError) as e:
+        m(torch.randn(3, 12), torch.randn(3, 8))
+    assert str(e.value) == (
+        "guard failed: input 'x': size()[1] == 16, got 12 (guard: check_tensor(L['x'], "
+        "torch.float32, device='cpu', requires_grad=False, size=[None, 16], stride=[16, 1]))")
+    with pytest.raises(dynoc.GuardError, match=r"dtype == float32, got float64"):
+        m(torch.randn(3, 16, dtype=torch.float64), torch.randn(3, 8))
+    with pytest.raises(TypeError, match="takes 2 tensors, got 1"):
+        m(torch.randn(3, 16))
+
+
+def test_load_errors_are_python_exceptions(tmp_path):
+    import dynoc
+    with pytest.raises(dynoc.Error, match=r"model '/no/such.so' does not exist"):
+        dynoc.load("/no/such.so")
+    bad = tmp_path / "bad.so"
+    bad.write_bytes(b"\x7fELF garbage")
+    with pytest.raises(dynoc.Error, match=r"cannot load model .*bad.so'"):
+        dynoc.load(bad)
+
+
+def test_python_threads_share_one_model(dyn_mlp):
+    import dynoc
+    m = dynoc.load(dyn_mlp)
+    errors = []
+
+    def work(seed):
+        g = torch.Generator().manual_seed(seed)
+        for i in range(200):
+            b = 1 + (seed + i) % 9
+            x, y = torch.randn(b, 16, generator=g), torch.randn(b, 8, generator=g)
+            if not torch.allclose(m(x, y), reference(x, y), rtol=1e-5, atol=1e-5):
+                errors.append((seed, i))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_output_structure_is_rebuilt(dynoc, tmp_path):
+    import dynoc as dynoc_py
+    script = tmp_path / "structured.py"
+    script.write_text(
+        "import torch\n"
+        "def f(x):\n"
+        "    return {'double': x * 2, 'pair': (torch.relu(x), x.neg())}\n"
+        "print(torch.compile(f)(torch.ones(2, 3)).keys())\n")
+    dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "s.so", check=True)
+    x = torch.randn(2, 3)
+    out = dynoc_py.load(tmp_path / "s.so")(x)
+    assert set(out) == {"double", "pair"} and isinstance(out["pair"], tuple)
+    torch.testing.assert_close(out["double"], x * 2)
+    torch.testing.assert_close(out["pair"][0], torch.relu(x))
+    torch.testing.assert_close(out["pair"][1], -x)
+
+
+def test_serving_example_reports_latency_percentiles(dyn_mlp):
+    p = run(SERVING, dyn_mlp, "--threads", "4", "--requests", "400", "--batch", "1,8")
+    assert p.returncode == 0, p.stderr
+    assert "run latency (us):     p50 " in p.stdout and " p99 " in p.stdout
+    assert "failed: 0" in p.stdout
+    bad = run(SERVING, dyn_mlp, "--threads")
+    assert bad.returncode == 2 and bad.stderr.startswith("usage: ")
+
+
+def test_libdynrt_depends_on_no_python_torch_or_mlir():
+    deps = run("ldd", LIBDYNRT, check=True).stdout
+    for lib in ("python", "torch", "MLIR", "LLVM", "dnnl", "gomp"):
+        assert lib not in deps, deps
