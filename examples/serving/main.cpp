@@ -1,8 +1,11 @@
 //===- main.cpp - a C++ serving loop over one dynoc model -----------------===//
 //
 //   serving MODEL.so [--threads N] [--requests R] [--batch B[,B...]]
+//                    [--rate QPS]
 //
 // Loads the model once and serves R requests from a pool of N worker threads.
+// Requests arrive at QPS per second (open loop), or all at once without
+// --rate.
 // Each worker owns a dynrt::Context (its workspace); all share the model.
 // Request inputs are random float32 tensors shaped from the manifest, with
 // every dynamic dim set to a batch size from --batch (round-robin). Prints
@@ -92,7 +95,7 @@ std::vector<long> parseList(const std::string &s) {
 int usage(const char *argv0) {
   std::fprintf(stderr,
                "usage: %s MODEL.so [--threads N] [--requests R] "
-               "[--batch B[,B...]]\n",
+               "[--batch B[,B...]] [--rate QPS]\n",
                argv0);
   return 2;
 }
@@ -103,6 +106,7 @@ int main(int argc, char **argv) {
     return usage(argv[0]);
   std::string modelPath = argv[1];
   long threads = 4, requests = 2000;
+  double rate = 0;
   std::vector<long> batches = {1};
   try {
     for (int i = 2; i < argc; ++i) {
@@ -115,13 +119,15 @@ int main(int argc, char **argv) {
         requests = std::stol(argv[++i]);
       else if (a == "--batch")
         batches = parseList(argv[++i]);
+      else if (a == "--rate")
+        rate = std::stod(argv[++i]);
       else
         return usage(argv[0]);
     }
   } catch (const std::exception &) {
     return usage(argv[0]);
   }
-  if (threads < 1 || requests < 1 || batches.empty())
+  if (threads < 1 || requests < 1 || batches.empty() || rate < 0)
     return usage(argv[0]);
 
   try {
@@ -187,7 +193,16 @@ int main(int argc, char **argv) {
       pool.emplace_back(worker);
     auto start = Clock::now();
     for (long r = 0; r < requests; ++r) {
-      reqs[r].enqueued = Clock::now();
+      if (rate > 0) {
+        // Latency counts from the scheduled arrival, so a late producer
+        // does not hide queueing.
+        reqs[r].enqueued =
+            start + std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(r / rate));
+        std::this_thread::sleep_until(reqs[r].enqueued);
+      } else {
+        reqs[r].enqueued = Clock::now();
+      }
       queue.push(r);
     }
     for (long t = 0; t < threads; ++t)
@@ -203,8 +218,11 @@ int main(int argc, char **argv) {
       total.push_back(r.totalUs);
       run.push_back(r.runUs);
     }
-    std::printf("model: %s\nthreads: %ld, requests: %ld, batch sizes:",
-                modelPath.c_str(), threads, requests);
+    std::printf("model: %s\nthreads: %ld, requests: %ld, arrival: %s, batch "
+                "sizes:",
+                modelPath.c_str(), threads, requests,
+                rate > 0 ? (std::to_string(long(rate)) + "/s").c_str()
+                         : "all at once");
     for (long b : batches)
       std::printf(" %ld", b);
     std::printf("\nrun latency (us):     p50 %.1f  p99 %.1f\n",

@@ -3,10 +3,12 @@
 // RUN: dynoc build %s -o %t.cpp --emit=cpp && FileCheck %s < %t.cpp
 
 func.func @graph_0(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['x']"}, {kind = "parameter", name = "w"}, {kind = "parameter", name = "b"}], dynoc.weights = "weights.safetensors"} {
-  // CHECK: extern "C" DYNOC_EXPORT int dynoc_graph_0_run(void *const *args, void *const *outs)
+  // CHECK: extern "C" DYNOC_EXPORT int dynoc_graph_0_run(const int64_t *const *in, void *const *args, void *const *outs, void *workspace)
   // CHECK-NOT: dynoc_k::permute
+  // CHECK: float *v1 = reinterpret_cast<float *>(ws + o[0]);
   // CHECK: dynoc_k::expand(v1, a2,
   // CHECK: dynoc_k::gemm(false, true, 4, 8, 16
+  // CHECK: float *v2 = static_cast<float *>(outs[0]);
   // CHECK: dynoc_k::unary(v2, v1, 32, [](float x) { return x > 0.f ? x : 0.f; });
   %0 = aten.t %w : (tensor<8x16xf32>) -> tensor<16x8xf32>
   %1 = aten.addmm %b, %x, %0 : (tensor<8xf32>, tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>

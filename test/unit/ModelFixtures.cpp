@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <unistd.h>
 #include <map>
 #include <mutex>
 
@@ -36,6 +37,10 @@ std::string buildModel(const std::string &graph, const std::string &out,
   std::string so = tempPath(out + ".so");
   const char *bin = std::getenv("DYNOC_BIN");
   std::string dynoc = bin ? bin : runfile("tools/dynoc/dynoc");
+  if (access(dynoc.c_str(), X_OK) != 0)
+    FAIL("no dynoc binary at '" + dynoc +
+         "'; under --config=asan|tsan pass "
+         "--test_env=DYNOC_BIN=$PWD/bazel-bin/tools/dynoc/dynoc");
   // The compiler is not what these tests check: keep sanitizers out of it.
   std::string cmd = "ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=report_bugs=0 " +
                     dynoc + " build " +

@@ -6,6 +6,7 @@ silently.
 """
 import json
 import math
+import struct
 
 import torch
 
@@ -39,11 +40,21 @@ def attr_name(name):
     return name + "_" if name in RESERVED or name[:1].isupper() else name
 
 
+def float_literal(v):
+    """A float as MLIR spells it: the mantissa needs a '.' (1e-05 -> 1.0e-05);
+    inf/nan as their bit pattern."""
+    v = float(v)
+    if v != v or v in (float("inf"), float("-inf")):
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
+    text = repr(v)
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + ("e" + exponent if exponent else "")
+
+
 def float_attr(v):
-    if math.isnan(v) or math.isinf(v):
-        import struct
-        return "0x%016X : f64" % struct.unpack("<Q", struct.pack("<d", v))[0]
-    return f"{v!r} : f64" if ("." in repr(v) or "e" in repr(v)) else f"{v!r}.0 : f64"
+    return float_literal(v) + " : f64"
 
 
 def scalar_attr(v):
@@ -81,7 +92,7 @@ def encode_attr(type_str, v):
         vals = [int(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
         return "array<i64" + (": " + ", ".join(map(str, vals)) if vals else "") + ">"
     if t.startswith("float["):
-        return "array<f64" + (": " + ", ".join(repr(float(x)) for x in v) if v else "") + ">"
+        return "array<f64" + (": " + ", ".join(float_literal(x) for x in v) if v else "") + ">"
     if t.startswith("bool["):
         return "array<i1" + (": " + ", ".join("true" if x else "false" for x in v) if v else "") + ">"
     raise Unencodable(f"argument type {type_str}")
