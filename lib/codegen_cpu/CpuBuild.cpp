@@ -157,7 +157,8 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
                                    cpp,
                                    "-o",
                                    tmpSo,
-                                   "-ldnnl"};
+                                   "-ldnnl",
+                                   "-lsleef"};
   std::string cmdline;
   for (auto &a : argv)
     cmdline += (cmdline.empty() ? "" : " ") + a;

@@ -141,6 +141,21 @@ bool isFoldedTranspose(Operation *op) {
   });
 }
 
+/// An expand to the operand's own shape (matmul's decomposition makes them).
+bool isIdentityExpand(Operation *op) {
+  auto ex = dyn_cast<aten::AtenExpandOp>(op);
+  if (!ex)
+    return false;
+  auto in = ex.getSelf().getType().cast<RankedTensorType>().getShape();
+  ArrayRef<int64_t> size = ex.getSize();
+  if (in.size() != size.size())
+    return false;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (size[d] != -1 && (ShapedType::isDynamic(in[d]) || size[d] != in[d]))
+      return false;
+  return true;
+}
+
 class FuncEmitter {
 public:
   FuncEmitter(func::FuncOp func, std::string &os) : func(func), os(os) {}
@@ -193,6 +208,28 @@ private:
   LogicalResult emitMatmul(Operation *op);
   LogicalResult emitTranspose(Operation *op);
   LogicalResult emitCopy(Operation *op);
+  LogicalResult emitExpand(Operation *op);
+  LogicalResult emitBmm(Operation *op);
+  LogicalResult emitConvolution(Operation *op);
+  LogicalResult emitBatchNorm(Operation *op);
+  LogicalResult emitMaxPool(Operation *op);
+  LogicalResult emitLayerNorm(Operation *op);
+  LogicalResult emitSoftmax(Operation *op);
+  LogicalResult emitSplit(Operation *op);
+
+  /// Whether `v` must be computed: it is used or returned.
+  bool needed(Value v) { return !v.use_empty() || inOutput.count(v); }
+  /// Fails `op` if a result the CPU backend does not compute is needed.
+  LogicalResult onlyFirstResult(Operation *op, StringRef what);
+  /// Scratch memory for the op being emitted, freed after it; returns the
+  /// name of a float pointer to it.
+  std::string scratch(const std::string &bytes) {
+    std::string n = "s" + std::to_string(scratchRequests.size() + next);
+    scratchRequests.push_back({n, bytes});
+    return n;
+  }
+  /// Normalizes a possibly negative dim of a rank-`rank` tensor.
+  FailureOr<int64_t> normDim(Operation *op, int64_t dim, int64_t rank);
 
   static const llvm::StringMap<EmitFn> &table();
 
@@ -200,6 +237,7 @@ private:
   std::string &os;
   std::string resolve; // body of the graph's resolve function
   std::string code;    // kernel calls of the op being emitted
+  std::vector<std::pair<std::string, std::string>> scratchRequests;
   unsigned numPlan = 0;
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Value, DimList> dims;
@@ -232,6 +270,17 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
           "aten.flatten.using_ints", "aten.unsqueeze", "aten.squeeze.dim",
           "aten.dropout", "aten.lift_fresh_copy", "aten._to_copy"})
       m[n] = &FuncEmitter::emitCopy;
+    m["aten.expand"] = &FuncEmitter::emitExpand;
+    m["aten.bmm"] = &FuncEmitter::emitBmm;
+    m["aten.convolution"] = &FuncEmitter::emitConvolution;
+    m["aten.native_batch_norm"] = &FuncEmitter::emitBatchNorm;
+    m["aten._native_batch_norm_legit_no_training"] =
+        &FuncEmitter::emitBatchNorm;
+    m["aten.max_pool2d_with_indices"] = &FuncEmitter::emitMaxPool;
+    m["aten.native_layer_norm"] = &FuncEmitter::emitLayerNorm;
+    m["aten._softmax"] = &FuncEmitter::emitSoftmax;
+    m["aten._log_softmax"] = &FuncEmitter::emitSoftmax;
+    m["aten.split.Tensor"] = &FuncEmitter::emitSplit;
     return m;
   }();
   return t;
@@ -289,7 +338,9 @@ LogicalResult FuncEmitter::checkTypes(Operation *op) {
   for (Value v : op->getOperands())
     if (!scalarArgs.count(v))
       types.push_back(v.getType());
-  llvm::append_range(types, op->getResultTypes());
+  for (Value r : op->getResults())
+    if (needed(r))
+      types.push_back(r.getType());
   for (Type t : types) {
     auto rt = t.dyn_cast<RankedTensorType>();
     if (!rt)
@@ -334,11 +385,31 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
     f = approx && approx.getValue() == "tanh" ? "dynoc_k::gelu_tanh(x)"
                                               : "dynoc_k::gelu(x)";
   }
+  // Transcendental ops run on whole vectors through Sleef.
+  std::string vec;
+  if (n == "aten.exp")
+    vec = "dynoc_k::vexp(x)";
+  else if (n == "aten.tanh")
+    vec = "dynoc_k::vtanh(x)";
+  else if (n == "aten.sigmoid")
+    vec = "1.f / (1.f + dynoc_k::vexp(-x))";
+  else if (n == "aten.silu")
+    vec = "x / (1.f + dynoc_k::vexp(-x))";
+  else if (n == "aten.gelu")
+    vec = f == "dynoc_k::gelu(x)"
+              ? "0.5f * x * (1.f + dynoc_k::verf(x * 0.70710678118654752f))"
+              : "0.5f * x * (1.f + dynoc_k::vtanh(0.79788456080286536f * (x + "
+                "0.044715f * x * x * x)))";
   Value out = op->getResult(0);
   setDims(out, op, dimsOf(op->getOperand(0)));
-  code += llvm::formatv(
-      "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
-      name(out), name(op->getOperand(0)), numelOf(out), f);
+  if (!vec.empty())
+    code += llvm::formatv("  dynoc_k::vunary({0}, {1}, {2}, [](dynoc_k::vf x) "
+                          "{{ return {3}; });\n",
+                          name(out), name(op->getOperand(0)), numelOf(out), vec);
+  else
+    code += llvm::formatv(
+        "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
+        name(out), name(op->getOperand(0)), numelOf(out), f);
   return success();
 }
 
@@ -567,6 +638,266 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
   return success();
 }
 
+LogicalResult FuncEmitter::onlyFirstResult(Operation *op, StringRef what) {
+  for (Value r : op->getResults().drop_front())
+    if (needed(r))
+      return op->emitError() << "dynoc build (cpu): '" << op->getName()
+                             << "': its " << what
+                             << " result is not supported yet";
+  return success();
+}
+
+FailureOr<int64_t> FuncEmitter::normDim(Operation *op, int64_t dim,
+                                        int64_t rank) {
+  int64_t d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= std::max<int64_t>(rank, 1))
+    return op->emitError() << "dynoc build (cpu): dim " << dim
+                           << " is out of range for rank " << rank;
+  return d;
+}
+
+LogicalResult FuncEmitter::emitExpand(Operation *op) {
+  auto ex = cast<aten::AtenExpandOp>(op);
+  const DimList &in = dimsOf(ex.getSelf());
+  ArrayRef<int64_t> size = ex.getSize();
+  if (size.size() < in.size())
+    return op->emitError() << "dynoc build (cpu): expand to fewer dims";
+  DimList computed;
+  size_t lead = size.size() - in.size();
+  for (size_t d = 0; d < size.size(); ++d) {
+    if (d >= lead && (size[d] == -1 || std::to_string(size[d]) == in[d - lead]))
+      computed.push_back(in[d - lead]);
+    else if (size[d] < 0)
+      return op->emitError() << "dynoc build (cpu): expand with -1 in a new dim";
+    else
+      computed.push_back(std::to_string(size[d]));
+  }
+  Value out = op->getResult(0);
+  setDims(out, op, computed);
+  if (isIdentityExpand(op) && !inOutput.count(out))
+    return success(); // shares the operand's buffer
+  const DimList &outDims = dimsOf(out);
+  code += llvm::formatv(
+      "  {{ const int64_t s[] = {0}, shape[] = {1};\n"
+      "    dynoc_k::expand({2}, {3}, s, shape, {4}, 1.f); }\n",
+      broadcastStrides(ex.getSelf(), outDims), braceList(outDims), name(out),
+      name(ex.getSelf()), outDims.size());
+  return success();
+}
+
+LogicalResult FuncEmitter::emitBmm(Operation *op) {
+  Value a = op->getOperand(0), b = op->getOperand(1), out = op->getResult(0);
+  const DimList &ad = dimsOf(a), &bd = dimsOf(b);
+  if (ad.size() != 3 || bd.size() != 3)
+    return op->emitError() << "dynoc build (cpu): bmm expects 3-D operands";
+  if (!(isLiteral(ad[2]) && isLiteral(bd[1])))
+    require(ad[2] + " == " + bd[1], op, "inner dims of the GEMM differ");
+  setDims(out, op, {ad[0], ad[1], bd[2]});
+  code += llvm::formatv(
+      "  if (int rc = dynoc_k::bmm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+      "{8})) return rc;\n",
+      ad[0], ad[1], bd[2], ad[2], name(a), product({ad[1], ad[2]}), name(b),
+      product({bd[1], bd[2]}), name(out));
+  return success();
+}
+
+LogicalResult FuncEmitter::emitConvolution(Operation *op) {
+  auto conv = cast<aten::AtenConvolutionOp>(op);
+  if (conv.getTransposed())
+    return op->emitError()
+           << "dynoc build (cpu): transposed convolution is not supported yet";
+  const DimList &in = dimsOf(conv.getInput()), &w = dimsOf(conv.getWeight());
+  if (in.size() != 4 || w.size() != 4)
+    return op->emitError() << "dynoc build (cpu): only 2-D convolution (NCHW) "
+                              "is supported so far";
+  auto pair = [&](ArrayRef<int64_t> v, int64_t dflt, int i) {
+    return v.empty() ? dflt : v[v.size() == 1 ? 0 : i];
+  };
+  int64_t sh = pair(conv.getStride(), 1, 0), sw = pair(conv.getStride(), 1, 1);
+  int64_t ph = pair(conv.getPadding(), 0, 0),
+          pw = pair(conv.getPadding(), 0, 1);
+  int64_t dh = pair(conv.getDilation(), 1, 0),
+          dw = pair(conv.getDilation(), 1, 1);
+  int64_t groups = conv.getGroups();
+  if (!isLiteral(w[2]) || !isLiteral(w[3]) || groups < 1)
+    return op->emitError() << "dynoc build (cpu): convolution needs a static "
+                              "kernel size and groups >= 1";
+  int64_t R = std::stoll(w[2]), S = std::stoll(w[3]);
+  auto outDim = [&](const std::string &x, int64_t p, int64_t d, int64_t k,
+                    int64_t s) {
+    std::string e = "(" + x + " + " + std::to_string(2 * p - d * (k - 1) - 1) +
+                    ") / " + std::to_string(s) + " + 1";
+    return isLiteral(x) ? std::to_string((std::stoll(x) + 2 * p - d * (k - 1) -
+                                          1) / s + 1)
+                        : resolved(e);
+  };
+  std::string OH = outDim(in[2], ph, dh, R, sh), OW = outDim(in[3], pw, dw, S, sw);
+  require(product({w[1], std::to_string(groups)}) + " == " + in[1], op,
+          "input channels do not match the weight");
+  Value out = op->getResult(0);
+  setDims(out, op, {in[0], w[0], OH, OW});
+  // Scratch for the columns (and, with one group, the GEMM's result).
+  std::string col =
+      groups == 1
+          ? scratch(product({isLiteral(w[1]) && isLiteral(w[0])
+                                 ? std::to_string(std::stoll(w[1]) * R * S +
+                                                  std::stoll(w[0]))
+                                 : "(" + w[1] + " * " +
+                                       std::to_string(R * S) + " + " + w[0] +
+                                       ")",
+                             in[0], OH, OW, "4"}))
+          : scratch(product({w[1], std::to_string(R * S), OH, OW, "4"}));
+  Value bias = conv.getBias();
+  code += llvm::formatv(
+      "  if (int rc = dynoc_k::conv2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+      "{8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, "
+      "{20})) return rc;\n",
+      name(out), name(conv.getInput()), name(conv.getWeight()),
+      bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
+      dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw, dh, dw, groups, col);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitBatchNorm(Operation *op) {
+  Value input = op->getOperand(0), weight, bias, mean, var;
+  double eps;
+  if (auto bn = dyn_cast<aten::AtenNativeBatchNormOp>(op)) {
+    if (bn.getTraining())
+      return op->emitError() << "dynoc build (cpu): batch norm in training "
+                                "mode is not supported (call model.eval())";
+    weight = bn.getWeight(), bias = bn.getBias(), mean = bn.getRunningMean(),
+    var = bn.getRunningVar(), eps = bn.getEps().convertToDouble();
+  } else {
+    auto legit = cast<aten::NativeBatchNormLegitNoTrainingOp>(op);
+    weight = legit.getWeight(), bias = legit.getBias(),
+    mean = legit.getRunningMean(), var = legit.getRunningVar(),
+    eps = legit.getEps().convertToDouble();
+  }
+  if (!mean || !var)
+    return op->emitError()
+           << "dynoc build (cpu): batch norm without running statistics";
+  if (failed(onlyFirstResult(op, "saved mean/invstd")))
+    return failure();
+  const DimList &in = dimsOf(input);
+  if (in.size() < 2)
+    return op->emitError() << "dynoc build (cpu): batch norm needs rank >= 2";
+  Value out = op->getResult(0);
+  setDims(out, op, in);
+  code += llvm::formatv("  dynoc_k::batch_norm({0}, {1}, {2}, {3}, {4}, {5}, "
+                        "{6}, {7}, {8}, {9});\n",
+                        name(out), name(input), name(mean), name(var),
+                        weight ? name(weight) : "nullptr",
+                        bias ? name(bias) : "nullptr", in[0], in[1],
+                        product(ArrayRef(in).drop_front(2)),
+                        llvm::formatv("{0:e17}", eps).str());
+  return success();
+}
+
+LogicalResult FuncEmitter::emitMaxPool(Operation *op) {
+  auto mp = cast<aten::AtenMaxPool2dWithIndicesOp>(op);
+  if (failed(onlyFirstResult(op, "indices")))
+    return failure();
+  if (mp.getCeilMode() && *mp.getCeilMode())
+    return op->emitError() << "dynoc build (cpu): max_pool2d with ceil_mode "
+                              "is not supported yet";
+  const DimList &in = dimsOf(mp.getSelf());
+  if (in.size() != 4)
+    return op->emitError() << "dynoc build (cpu): max_pool2d expects NCHW";
+  auto pair = [&](std::optional<ArrayRef<int64_t>> v, int64_t dflt, int i) {
+    return !v || v->empty() ? dflt : (*v)[v->size() == 1 ? 0 : i];
+  };
+  ArrayRef<int64_t> k = mp.getKernelSize();
+  int64_t kh = k[0], kw = k.size() > 1 ? k[1] : k[0];
+  int64_t sh = pair(mp.getStride(), kh, 0), sw = pair(mp.getStride(), kw, 1);
+  int64_t ph = pair(mp.getPadding(), 0, 0), pw = pair(mp.getPadding(), 0, 1);
+  int64_t dh = pair(mp.getDilation(), 1, 0), dw = pair(mp.getDilation(), 1, 1);
+  auto outDim = [&](const std::string &x, int64_t p, int64_t d, int64_t kk,
+                    int64_t s) {
+    if (isLiteral(x))
+      return std::to_string((std::stoll(x) + 2 * p - d * (kk - 1) - 1) / s + 1);
+    return resolved("(" + x + " + " + std::to_string(2 * p - d * (kk - 1) - 1) +
+                    ") / " + std::to_string(s) + " + 1");
+  };
+  Value out = op->getResult(0);
+  setDims(out, op, {in[0], in[1], outDim(in[2], ph, dh, kh, sh),
+                    outDim(in[3], pw, dw, kw, sw)});
+  const DimList &o = dimsOf(out);
+  code += llvm::formatv(
+      "  dynoc_k::max_pool2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
+      "{10}, {11}, {12}, {13}, {14});\n",
+      name(out), name(mp.getSelf()), product({in[0], in[1]}), in[2], in[3],
+      o[2], o[3], kh, kw, sh, sw, ph, pw, dh, dw);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitLayerNorm(Operation *op) {
+  auto ln = cast<aten::AtenNativeLayerNormOp>(op);
+  if (failed(onlyFirstResult(op, "mean/rstd")))
+    return failure();
+  const DimList &in = dimsOf(ln.getInput());
+  size_t k = ln.getNormalizedShape().size();
+  if (k == 0 || k > in.size())
+    return op->emitError() << "dynoc build (cpu): bad normalized_shape";
+  Value out = op->getResult(0);
+  setDims(out, op, in);
+  code += llvm::formatv(
+      "  dynoc_k::layer_norm({0}, {1}, {2}, {3}, {4}, {5}, {6});\n", name(out),
+      name(ln.getInput()), ln.getWeight() ? name(ln.getWeight()) : "nullptr",
+      ln.getBias() ? name(ln.getBias()) : "nullptr",
+      product(ArrayRef(in).drop_back(k)), product(ArrayRef(in).take_back(k)),
+      llvm::formatv("{0:e17}", ln.getEps().convertToDouble()).str());
+  return success();
+}
+
+LogicalResult FuncEmitter::emitSoftmax(Operation *op) {
+  Value in = op->getOperand(0), out = op->getResult(0);
+  if (op->getAttrOfType<BoolAttr>("half_to_float") &&
+      op->getAttrOfType<BoolAttr>("half_to_float").getValue())
+    return op->emitError() << "dynoc build (cpu): half_to_float softmax";
+  const DimList &d = dimsOf(in);
+  auto dim = normDim(op, op->getAttrOfType<IntegerAttr>("dim").getInt(),
+                     d.size());
+  if (failed(dim))
+    return failure();
+  setDims(out, op, d);
+  ArrayRef<std::string> all(d);
+  code += llvm::formatv(
+      "  dynoc_k::softmax({0}, {1}, {2}, {3}, {4}, {5});\n", name(out), name(in),
+      product(all.take_front(*dim)), d.empty() ? "1" : d[*dim],
+      d.empty() ? "1" : product(all.drop_front(*dim + 1)),
+      op->getName().getStringRef() == "aten._log_softmax" ? "true" : "false");
+  return success();
+}
+
+LogicalResult FuncEmitter::emitSplit(Operation *op) {
+  auto split = cast<aten::AtenSplitTensorOp>(op);
+  const DimList &d = dimsOf(split.getSelf());
+  auto dim = normDim(op, split.getDim() ? *split.getDim() : 0, d.size());
+  if (failed(dim))
+    return failure();
+  int64_t size = split.getSplitSize();
+  ArrayRef<std::string> all(d);
+  std::string outer = product(all.take_front(*dim)),
+              inner = product(all.drop_front(*dim + 1));
+  for (auto [i, r] : llvm::enumerate(op->getResults())) {
+    auto rt = typeShape(r);
+    std::string len = ShapedType::isDynamic(rt[*dim])
+                          ? resolved("std::min<int64_t>(" + std::to_string(size) +
+                                     ", " + d[*dim] + " - " +
+                                     std::to_string(i * size) + ")")
+                          : std::to_string(rt[*dim]);
+    DimList rd = d;
+    rd[*dim] = len;
+    setDims(r, op, rd);
+    if (!needed(r))
+      continue;
+    code += llvm::formatv("  dynoc_k::slice({0}, {1}, {2}, {3}, {4}, {5}, {6});\n",
+                          name(r), name(split.getSelf()), outer, d[*dim], inner,
+                          i * size, len);
+  }
+  return success();
+}
+
 LogicalResult FuncEmitter::emit(const std::string &base) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -616,9 +947,12 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
     StringRef n = op->getName().getStringRef();
     if (isFoldedTranspose(op))
       return op->getOperand(0);
+    if (inOutput.count(op->getResult(0)))
+      return {};
     auto it = table().find(n);
-    if (it != table().end() && it->second == &FuncEmitter::emitCopy &&
-        !inOutput.count(op->getResult(0)))
+    if (it != table().end() && it->second == &FuncEmitter::emitCopy)
+      return op->getOperand(0);
+    if (isIdentityExpand(op))
       return op->getOperand(0);
     return {};
   };
@@ -659,22 +993,24 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
       } else {
         ++k;
       }
+    // Dead ops (every aten op here is pure) are not computed.
+    if (llvm::none_of(op.getResults(), [&](Value r) { return needed(r); })) {
+      ++index;
+      continue;
+    }
     code.clear();
-    Value result = op.getResult(0);
-    std::string n = "v" + std::to_string(next++);
-    names[result] = n;
+    scratchRequests.clear();
     Value alias = aliasOf(&op);
+    for (Value r : op.getResults())
+      names[r] = needed(r) ? "v" + std::to_string(next++) : "nullptr";
+    std::string firstName = names[op.getResult(0)];
     if (alias)
-      names[result] = name(alias);
+      names[op.getResult(0)] = name(alias);
     if (failed((this->*(it->second))(&op)))
       return failure();
     std::string loc = locOf(&op);
     kernels += "  // " + op.getName().getStringRef().str() + " " + loc + "\n";
-    auto slot = outSlot.find(result);
-    if (slot != outSlot.end()) {
-      kernels += llvm::formatv(
-          "  float *{0} = static_cast<float *>(outs[{1}]);\n", n, slot->second);
-    } else if (!alias) {
+    auto takeSlot = [&](const std::string &bytes, unsigned lastUseIndex) {
       unsigned s;
       if (!freeSlots.empty()) {
         s = freeSlots.back();
@@ -683,12 +1019,33 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
         s = slotBytes.size();
         slotBytes.emplace_back();
       }
-      slotBytes[s].push_back(product({numelOf(result), "4"}));
-      auto lu = lastUse.find(result);
-      liveSlots.push_back({lu == lastUse.end() ? index : lu->second, s});
+      slotBytes[s].push_back(bytes);
+      liveSlots.push_back({lastUseIndex, s});
+      return s;
+    };
+    for (Value r : op.getResults()) {
+      if (!needed(r) || (alias && r == op.getResult(0)))
+        continue;
+      std::string n = r == op.getResult(0) ? firstName : name(r);
+      auto slot = outSlot.find(r);
+      if (slot != outSlot.end()) {
+        kernels +=
+            llvm::formatv("  float *{0} = static_cast<float *>(outs[{1}]);\n",
+                          n, slot->second);
+        continue;
+      }
+      auto lu = lastUse.find(r);
+      unsigned s = takeSlot(product({numelOf(r), "4"}),
+                            lu == lastUse.end() ? index : lu->second);
       kernels += llvm::formatv(
           "  float *{0} = reinterpret_cast<float *>(ws + o[{1}]);\n", n, s);
     }
+    // Scratch lives for this op only: its slot is free again at the next.
+    for (auto &[n, bytes] : scratchRequests)
+      kernels += llvm::formatv(
+          "  float *{0} = reinterpret_cast<float *>(ws + o[{1}]);\n", n,
+          takeSlot(bytes, index));
+    next += scratchRequests.size();
     kernels += code;
     ++index;
   }

@@ -10,6 +10,10 @@
 #include <initializer_list>
 #include <algorithm>
 #include <dnnl.h>
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#include <sleef.h>
+#endif
 
 namespace dynoc_k {
 
@@ -22,6 +26,51 @@ inline int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 // The broadcast of two dims, or -1 when they do not broadcast.
 inline int64_t broadcast(int64_t a, int64_t b) {
   return a == b || b == 1 ? a : a == 1 ? b : -1;
+}
+
+// Vectors for the transcendental kernels (exp, erf, tanh through Sleef): a
+// GCC vector of kLanes floats, the widest the target has.
+#if defined(__AVX512F__)
+constexpr int kLanes = 16;
+typedef float vf __attribute__((vector_size(64)));
+inline vf vexp(vf x) { return (vf)Sleef_expf16_u10avx512f((__m512)x); }
+inline vf verf(vf x) { return (vf)Sleef_erff16_u10avx512f((__m512)x); }
+inline vf vtanh(vf x) { return (vf)Sleef_tanhf16_u10avx512f((__m512)x); }
+#elif defined(__AVX2__)
+constexpr int kLanes = 8;
+typedef float vf __attribute__((vector_size(32)));
+inline vf vexp(vf x) { return (vf)Sleef_expf8_u10avx2((__m256)x); }
+inline vf verf(vf x) { return (vf)Sleef_erff8_u10avx2((__m256)x); }
+inline vf vtanh(vf x) { return (vf)Sleef_tanhf8_u10avx2((__m256)x); }
+#else
+constexpr int kLanes = 1;
+typedef float vf;
+inline vf vexp(vf x) { return std::exp(x); }
+inline vf verf(vf x) { return std::erf(x); }
+inline vf vtanh(vf x) { return std::tanh(x); }
+#endif
+
+inline vf vload(const float *p) {
+  vf v;
+  std::memcpy(&v, p, sizeof(vf));
+  return v;
+}
+inline void vstore(float *p, vf v) { std::memcpy(p, &v, sizeof(vf)); }
+
+// out[i] = f(in[i]) with f on whole vectors; the tail goes through a padded
+// vector so that it gets the same numerics.
+template <class F>
+inline void vunary(float *out, const float *in, int64_t n, F f) {
+  int64_t body = n - n % kLanes;
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < body; i += kLanes)
+    vstore(out + i, f(vload(in + i)));
+  if (int64_t tail = n - body) {
+    float buf[kLanes] = {};
+    std::memcpy(buf, in + body, size_t(tail) * sizeof(float));
+    vstore(buf, f(vload(buf)));
+    std::memcpy(out + body, buf, size_t(tail) * sizeof(float));
+  }
 }
 
 template <class F>
@@ -76,26 +125,38 @@ inline void expand(float *out, const float *in, const int64_t *s,
          [scale](float x, float) { return x * scale; });
 }
 
-// out = in permuted: out dim d is in dim perm[d].
+// out = in permuted: out dim d is in dim perm[d]. Walks the output in order,
+// carrying the input offset along (no division per element).
 inline void permute(float *out, const float *in, const int64_t *inShape,
                     const int64_t *perm, int rank) {
-  int64_t inStrides[8], outShape[8], n = 1;
+  int64_t inStrides[8], outShape[8], stride[8], n = 1;
   for (int d = rank - 1, s = 1; d >= 0; --d) {
     inStrides[d] = s;
     s *= inShape[d];
   }
   for (int d = 0; d < rank; ++d) {
     outShape[d] = inShape[perm[d]];
+    stride[d] = inStrides[perm[d]];
     n *= outShape[d];
   }
+  if (rank == 0 || n == 0) {
+    if (n)
+      out[0] = in[0];
+    return;
+  }
+  int64_t inner = outShape[rank - 1], innerStride = stride[rank - 1];
+  int64_t rows = n / inner;
 #pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rem = i, off = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-      off += (rem % outShape[d]) * inStrides[perm[d]];
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rem = r, off = 0;
+    for (int d = rank - 2; d >= 0; --d) {
+      off += (rem % outShape[d]) * stride[d];
       rem /= outShape[d];
     }
-    out[i] = in[off];
+    float *dst = out + r * inner;
+    const float *src = in + off;
+    for (int64_t i = 0; i < inner; ++i)
+      dst[i] = src[i * innerStride];
   }
 }
 
@@ -109,6 +170,248 @@ inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
       dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', M, N, K, alpha, A,
                  transA ? M : K, B, transB ? K : N, beta, C, N);
   return s == dnnl_success ? 0 : 100 + int(s);
+}
+
+// Batched row-major GEMM: C[b] = A[b] @ B[b] (no transposes); sb* are element
+// strides between batch entries (0 broadcasts one operand).
+// Many small GEMMs run one per thread (oneDNN runs single-threaded inside a
+// parallel region); few large ones let oneDNN use the threads.
+inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
+               int64_t sa, const float *B, int64_t sb, float *C) {
+  int rc = 0;
+#pragma omp parallel for if (batch > 1 && M * N * K < (int64_t(1) << 21)) reduction(max : rc)
+  for (int64_t b = 0; b < batch; ++b)
+    rc = std::max(rc, gemm(false, false, M, N, K, 1.f, A + b * sa, B + b * sb,
+                           0.f, C + b * M * N));
+  return rc;
+}
+
+// 2-D convolution, NCHW, as im2col + GEMM. With one group, the columns of
+// all N images go into one GEMM (a wide one keeps oneDNN efficient), whose
+// [K, N*P] result is then laid out as NCHW with the bias; `col` is scratch of
+// (C*R*S + K) * N * OH * OW floats. With several groups, one GEMM per image and
+// group; `col` is C/groups * R * S * OH * OW floats. bias may be null.
+inline int conv2d(float *out, const float *in, const float *w,
+                  const float *bias, int64_t N, int64_t C, int64_t H,
+                  int64_t W, int64_t K, int64_t R, int64_t S, int64_t OH,
+                  int64_t OW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                  int64_t dh, int64_t dw, int64_t groups, float *col) {
+  int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S, P = OH * OW;
+  // col[crs][n * P + p] for images [n0, n0 + count) of group g.
+  auto im2col = [&](int64_t n0, int64_t count, int64_t g, float *dst0) {
+    int64_t width = count * P;
+#pragma omp parallel for collapse(2) if (CRS * width > kParallelGrain)
+    for (int64_t crs = 0; crs < CRS; ++crs)
+      for (int64_t n = 0; n < count; ++n) {
+        int64_t c = crs / (R * S), r = (crs / S) % R, s = crs % S;
+        const float *img = in + ((n0 + n) * C + g * Cg + c) * H * W;
+        float *dst = dst0 + crs * width + n * P;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          int64_t ih = oh * sh - ph + r * dh;
+          if (ih < 0 || ih >= H) {
+            std::memset(dst + oh * OW, 0, size_t(OW) * sizeof(float));
+            continue;
+          }
+          const float *row = img + ih * W;
+          if (sw == 1) {
+            // A contiguous run of the input row, zeros on either side.
+            int64_t shift = s * dw - pw;
+            int64_t lo = std::min(OW, std::max<int64_t>(0, -shift));
+            int64_t hi = std::max(lo, std::min(OW, W - shift));
+            float *d = dst + oh * OW;
+            std::memset(d, 0, size_t(lo) * sizeof(float));
+            std::memcpy(d + lo, row + lo + shift, size_t(hi - lo) * sizeof(float));
+            std::memset(d + hi, 0, size_t(OW - hi) * sizeof(float));
+            continue;
+          }
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            int64_t iw = ow * sw - pw + s * dw;
+            dst[oh * OW + ow] = iw >= 0 && iw < W ? row[iw] : 0.f;
+          }
+        }
+      }
+  };
+  if (groups == 1) {
+    float *cols = col, *tmp = col + CRS * N * P;
+    im2col(0, N, 0, cols);
+    if (int rc = gemm(false, false, K, N * P, CRS, 1.f, w, cols, 0.f, tmp))
+      return rc;
+#pragma omp parallel for collapse(2) if (N * K * P > kParallelGrain)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) {
+        const float *src = tmp + k * N * P + n * P;
+        float *dst = out + (n * K + k) * P;
+        float b = bias ? bias[k] : 0.f;
+#pragma omp simd
+        for (int64_t p = 0; p < P; ++p)
+          dst[p] = src[p] + b;
+      }
+    return 0;
+  }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      im2col(n, 1, g, col);
+      float *dst = out + (n * K + g * Kg) * P;
+      if (bias)
+        for (int64_t k = 0; k < Kg; ++k)
+          for (int64_t p = 0; p < P; ++p)
+            dst[k * P + p] = bias[g * Kg + k];
+      if (int rc = gemm(false, false, Kg, P, CRS, 1.f, w + g * Kg * CRS, col,
+                        bias ? 1.f : 0.f, dst))
+        return rc;
+    }
+  return 0;
+}
+
+// Eval-mode batch norm over dim 1 of an (N, C, inner) tensor; weight, bias
+// may be null.
+inline void batch_norm(float *out, const float *in, const float *mean,
+                       const float *var, const float *weight,
+                       const float *bias, int64_t N, int64_t C, int64_t inner,
+                       double eps) {
+#pragma omp parallel for collapse(2) if (N * C * inner > kParallelGrain)
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      float scale = float((weight ? weight[c] : 1.0) / std::sqrt(double(var[c]) + eps));
+      float shift = (bias ? bias[c] : 0.f) - mean[c] * scale;
+      const float *src = in + (n * C + c) * inner;
+      float *dst = out + (n * C + c) * inner;
+#pragma omp simd
+      for (int64_t i = 0; i < inner; ++i)
+        dst[i] = src[i] * scale + shift;
+    }
+}
+
+// 2-D max pooling, NCHW (planes = N * C). Padding counts as -inf.
+inline void max_pool2d(float *out, const float *in, int64_t planes, int64_t H,
+                       int64_t W, int64_t OH, int64_t OW, int64_t kh,
+                       int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                       int64_t pw, int64_t dh, int64_t dw) {
+  // Without padding every window lies inside the input: no bounds checks.
+  bool inside = ph == 0 && pw == 0 && (OH - 1) * sh + (kh - 1) * dh < H &&
+                (OW - 1) * sw + (kw - 1) * dw < W;
+#pragma omp parallel for if (planes * OH * OW * kh * kw > kParallelGrain)
+  for (int64_t p = 0; p < planes; ++p) {
+    const float *plane = in + p * H * W;
+    float *dst = out + p * OH * OW;
+    if (inside) {
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const float *win = plane + oh * sh * W + ow * sw;
+          // Branch-free max (data-dependent branches mispredict); a NaN in
+          // the window makes the result NaN, as in PyTorch.
+          float m = win[0];
+          bool nan = false;
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j) {
+              float v = win[i * dh * W + j * dw];
+              m = std::max(m, v);
+              nan |= v != v;
+            }
+          dst[oh * OW + ow] = nan ? NAN : m;
+        }
+      continue;
+    }
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float m = -INFINITY;
+        for (int64_t i = 0; i < kh; ++i) {
+          int64_t ih = oh * sh - ph + i * dh;
+          if (ih < 0 || ih >= H)
+            continue;
+          for (int64_t j = 0; j < kw; ++j) {
+            int64_t iw = ow * sw - pw + j * dw;
+            if (iw < 0 || iw >= W)
+              continue;
+            float v = plane[ih * W + iw];
+            m = (v > m || v != v) ? v : m;
+          }
+        }
+        dst[oh * OW + ow] = m;
+      }
+  }
+}
+
+// Layer norm over the last `n` elements of each of `rows` rows (two passes,
+// double accumulators); weight, bias may be null.
+inline void layer_norm(float *out, const float *in, const float *weight,
+                       const float *bias, int64_t rows, int64_t n,
+                       double eps) {
+#pragma omp parallel for if (rows * n > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *x = in + r * n;
+    float *y = out + r * n;
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sum += x[i];
+    double mean = n ? sum / n : 0, sq = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sq += (x[i] - mean) * (x[i] - mean);
+    float rstd = float(1.0 / std::sqrt((n ? sq / n : 0) + eps)),
+          m = float(mean);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
+      float v = (x[i] - m) * rstd;
+      y[i] = v * (weight ? weight[i] : 1.f) + (bias ? bias[i] : 0.f);
+    }
+  }
+}
+
+// Softmax (or log-softmax) along the middle dim of an (outer, n, inner)
+// tensor.
+inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
+                    int64_t inner, bool log) {
+  if (inner == 1 && !log) {
+    // Rows are contiguous: vectorized exp.
+#pragma omp parallel for if (outer * n > kParallelGrain)
+    for (int64_t o = 0; o < outer; ++o) {
+      const float *x = in + o * n;
+      float *y = out + o * n;
+      float m = -INFINITY;
+      for (int64_t k = 0; k < n; ++k)
+        m = x[k] > m || x[k] != x[k] ? x[k] : m;
+      vunary(y, x, n, [m](vf v) { return vexp(v - m); });
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k)
+        sum += y[k];
+      float inv = float(1.0 / sum);
+#pragma omp simd
+      for (int64_t k = 0; k < n; ++k)
+        y[k] *= inv;
+    }
+    return;
+  }
+#pragma omp parallel for collapse(2) if (outer * n * inner > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *x = in + o * n * inner + i;
+      float *y = out + o * n * inner + i;
+      float m = -INFINITY;
+      for (int64_t k = 0; k < n; ++k)
+        m = std::max(m, x[k * inner]);
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k)
+        sum += std::exp(double(x[k * inner] - m));
+      if (log) {
+        float lse = m + float(std::log(sum));
+        for (int64_t k = 0; k < n; ++k)
+          y[k * inner] = x[k * inner] - lse;
+      } else {
+        float inv = float(1.0 / sum);
+        for (int64_t k = 0; k < n; ++k)
+          y[k * inner] = std::exp(x[k * inner] - m) * inv;
+      }
+    }
+}
+
+// Copies elements [start, start + len) of the middle dim of an
+// (outer, n, inner) tensor into a dense (outer, len, inner) one.
+inline void slice(float *out, const float *in, int64_t outer, int64_t n,
+                  int64_t inner, int64_t start, int64_t len) {
+#pragma omp parallel for if (outer * len * inner > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out + o * len * inner, in + (o * n + start) * inner,
+                size_t(len * inner) * sizeof(float));
 }
 
 inline float gelu(float x) {

@@ -1,0 +1,73 @@
+"""The model suite of the CPU benchmark: deterministic weights (seeded), eval mode.
+
+make(name, batch) -> (module, example input). BERT and GPT-2 from transformers
+configs belong here too once capture covers them (issue #3).
+"""
+import math
+
+import torch
+import torch.nn as nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(256, 512), nn.Linear(512, 512), nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16)
+        self.conv2, self.bn2 = nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(32 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.bn1(self.conv1(x))))
+        x = self.pool(torch.relu(self.bn2(self.conv2(x))))
+        return self.fc(torch.flatten(x, 1))
+
+
+class EncoderBlock(nn.Module):
+    """A pre-norm transformer encoder block (attention + GELU MLP)."""
+
+    def __init__(self, d=128, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ff1, self.ff2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.heads
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q = q.view(b, t, h, d // h).transpose(1, 2)
+        k = k.view(b, t, h, d // h).transpose(1, 2)
+        v = v.view(b, t, h, d // h).transpose(1, 2)
+        att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // h), dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.ff2(torch.nn.functional.gelu(self.ff1(self.ln2(x))))
+
+
+def make(name, batch):
+    torch.manual_seed(0)
+    if name == "mlp":
+        return MLP().eval(), torch.randn(batch, 256)
+    if name == "cnn":
+        m = CNN()
+        for bn in (m.bn1, m.bn2):  # non-trivial running statistics
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+        return m.eval(), torch.randn(batch, 3, 32, 32)
+    if name == "encoder_block":
+        return EncoderBlock().eval(), torch.randn(batch, 32, 128)
+    raise ValueError(f"unknown model '{name}'")
+
+
+NAMES = ["mlp", "cnn", "encoder_block"]
