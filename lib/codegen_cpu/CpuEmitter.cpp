@@ -397,7 +397,7 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
     vec = "x / (1.f + dynoc_k::vexp(-x))";
   else if (n == "aten.gelu")
     vec = f == "dynoc_k::gelu(x)"
-              ? "0.5f * x * (1.f + dynoc_k::verf(x * 0.70710678118654752f))"
+              ? "0.5f * x * (1.f + dynoc_k::verf_fast(x * 0.70710678118654752f))"
               : "0.5f * x * (1.f + dynoc_k::vtanh(0.79788456080286536f * (x + "
                 "0.044715f * x * x * x)))";
   Value out = op->getResult(0);

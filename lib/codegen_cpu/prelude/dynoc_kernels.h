@@ -57,8 +57,35 @@ inline vf vload(const float *p) {
 }
 inline void vstore(float *p, vf v) { std::memcpy(p, &v, sizeof(vf)); }
 
-// out[i] = f(in[i]) with f on whole vectors; the tail goes through a padded
-// vector so that it gets the same numerics.
+// erf through Abramowitz & Stegun 7.1.26 on exp (|error| < 1.5e-7): several
+// times faster than Sleef's erf at the accuracy float32 models need.
+inline vf verf_fast(vf x) {
+  vf ax = x < 0 ? -x : x;
+  vf t = 1.f / (1.f + 0.3275911f * ax);
+  vf poly =
+      t * (0.254829592f +
+           t * (-0.284496736f +
+                t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  vf y = 1.f - poly * vexp(-ax * ax);
+  return x < 0 ? -y : y;
+}
+
+// out[i] = f(in[i]) with f on whole vectors, on the calling thread; the tail
+// goes through a padded vector so that it gets the same numerics.
+template <class F>
+inline void vmap(float *out, const float *in, int64_t n, F f) {
+  int64_t body = n - n % kLanes;
+  for (int64_t i = 0; i < body; i += kLanes)
+    vstore(out + i, f(vload(in + i)));
+  if (int64_t tail = n - body) {
+    float buf[kLanes] = {};
+    std::memcpy(buf, in + body, size_t(tail) * sizeof(float));
+    vstore(buf, f(vload(buf)));
+    std::memcpy(out + body, buf, size_t(tail) * sizeof(float));
+  }
+}
+
+// vmap over threads when the work pays for it.
 template <class F>
 inline void vunary(float *out, const float *in, int64_t n, F f) {
   int64_t body = n - n % kLanes;
@@ -370,7 +397,7 @@ inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
       float m = -INFINITY;
       for (int64_t k = 0; k < n; ++k)
         m = x[k] > m || x[k] != x[k] ? x[k] : m;
-      vunary(y, x, n, [m](vf v) { return vexp(v - m); });
+      vmap(y, x, n, [m](vf v) { return vexp(v - m); });
       double sum = 0;
       for (int64_t k = 0; k < n; ++k)
         sum += y[k];
