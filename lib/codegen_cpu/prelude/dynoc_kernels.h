@@ -321,6 +321,31 @@ inline void max_pool2d(float *out, const float *in, int64_t planes, int64_t H,
   for (int64_t p = 0; p < planes; ++p) {
     const float *plane = in + p * H * W;
     float *dst = out + p * OH * OW;
+    if (inside && kh == 2 && kw == 2 && sh == 2 && sw == 2 && dh == 1 &&
+        dw == 1) {
+      // The common 2x2/2 window: two input rows per output row, vectorizable.
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const float *r0 = plane + 2 * oh * W, *r1 = r0 + W;
+        float *d = dst + oh * OW;
+        bool nan = false;
+#pragma omp simd reduction(| : nan)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow],
+                e = r1[2 * ow + 1];
+          d[ow] = std::max(std::max(a, b), std::max(c, e));
+          nan |= (a != a) | (b != b) | (c != c) | (e != e);
+        }
+        if (nan) // rare: redo the row with NaN propagation
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            float w4[4] = {r0[2 * ow], r0[2 * ow + 1], r1[2 * ow],
+                           r1[2 * ow + 1]};
+            for (float v : w4)
+              if (v != v)
+                d[ow] = v;
+          }
+      }
+      continue;
+    }
     if (inside) {
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
