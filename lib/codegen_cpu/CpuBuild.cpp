@@ -1,9 +1,12 @@
 //===- CpuBuild.cpp - compile generated C++ into a model .so --------------===//
 #include "dynoc/CodegenCPU/CpuCodegen.h"
 #include "dynoc/IR/GraphAttrs.h"
+#include "dynoc/Passes/Passes.h"
 #include "dynrt/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -97,8 +100,31 @@ std::string embeddedWeightsSource(const std::string &path) {
 
 const char *cpuKernelPrelude() { return kPrelude; }
 
+LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
+  if (optLevel < 1)
+    return success();
+  PassManager pm(module.getContext());
+  auto &graph = pm.nest<func::FuncOp>();
+  graph.addPass(createDecomposePass());
+  graph.addPass(createCSEPass());
+  graph.addPass(createFusionPass());
+  return pm.run(module);
+}
+
 LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
   auto start = std::chrono::steady_clock::now();
+  if (failed(runBuildPasses(module, opts.optLevel)))
+    return failure();
+  if (opts.emitMlirOnly) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(opts.outputPath, ec);
+    if (ec)
+      return module.emitError()
+             << "cannot write '" << opts.outputPath << "': " << ec.message();
+    module.print(os);
+    progress("wrote " + opts.outputPath + " (the graph after the passes)");
+    return success();
+  }
   std::string out = opts.outputPath;
   llvm::StringRef stem = llvm::sys::path::stem(out);
   std::string sidecarName = stem.str() + ".weights.safetensors";

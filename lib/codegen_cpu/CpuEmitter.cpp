@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -125,6 +126,28 @@ bool isGemm(StringRef n) {
   return n == "aten.mm" || n == "aten.addmm" || n == "aten.linear";
 }
 
+/// The value `v` stands for: a fusion group's block argument stands for the
+/// group's input.
+Value sourceOf(Value v) {
+  if (auto arg = v.dyn_cast<BlockArgument>())
+    if (auto group = dyn_cast<dynoc::FusionGroupOp>(arg.getOwner()->getParentOp()))
+      return group.getInputs()[arg.getArgNumber()];
+  return v;
+}
+
+/// Whether every use of `v` is as the B operand of a GEMM, looking through
+/// fusion groups.
+bool onlyGemmB(Value v) {
+  return llvm::all_of(v.getUses(), [&](OpOperand &use) {
+    Operation *u = use.getOwner();
+    if (auto group = dyn_cast<dynoc::FusionGroupOp>(u))
+      return onlyGemmB(group.getBody().front().getArgument(
+          use.getOperandNumber()));
+    StringRef un = u->getName().getStringRef();
+    return isGemm(un) && use.getOperandNumber() == (un == "aten.addmm" ? 2u : 1u);
+  });
+}
+
 /// A 2-D transpose whose only users are GEMMs that read it as their B operand
 /// (the GEMM flips transB instead).
 bool isFoldedTranspose(Operation *op) {
@@ -134,11 +157,7 @@ bool isFoldedTranspose(Operation *op) {
   if (op->getOperand(0).getType().cast<RankedTensorType>().getRank() != 2 ||
       op->getResult(0).use_empty())
     return false;
-  return llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
-    StringRef un = u->getName().getStringRef();
-    return isGemm(un) &&
-           u->getOperand(un == "aten.addmm" ? 2 : 1) == op->getResult(0);
-  });
+  return onlyGemmB(op->getResult(0));
 }
 
 /// An expand to the operand's own shape (matmul's decomposition makes them).
@@ -216,6 +235,7 @@ private:
   LogicalResult emitLayerNorm(Operation *op);
   LogicalResult emitSoftmax(Operation *op);
   LogicalResult emitSplit(Operation *op);
+  LogicalResult emitFusionGroup(Operation *op);
 
   /// Whether `v` must be computed: it is used or returned.
   bool needed(Value v) { return !v.use_empty() || inOutput.count(v); }
@@ -281,6 +301,7 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     m["aten._softmax"] = &FuncEmitter::emitSoftmax;
     m["aten._log_softmax"] = &FuncEmitter::emitSoftmax;
     m["aten.split.Tensor"] = &FuncEmitter::emitSplit;
+    m["dynoc.fusion_group"] = &FuncEmitter::emitFusionGroup;
     return m;
   }();
   return t;
@@ -502,7 +523,7 @@ LogicalResult FuncEmitter::emitMatmul(Operation *op) {
     if (op->getNumOperands() > 2)
       bias = op->getOperand(2);
   }
-  if (Operation *def = b.getDefiningOp())
+  if (Operation *def = sourceOf(b).getDefiningOp())
     if (isFoldedTranspose(def)) {
       b = def->getOperand(0);
       transB = !transB;
@@ -895,6 +916,247 @@ LogicalResult FuncEmitter::emitSplit(Operation *op) {
                           name(r), name(split.getSelf()), outer, d[*dim], inner,
                           i * size, len);
   }
+  return success();
+}
+
+LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
+  auto group = cast<dynoc::FusionGroupOp>(op);
+  Block &body = group.getBody().front();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), group.getInputs())) {
+    names[arg] = name(in);
+    dims[arg] = dimsOf(in);
+    if (scalarArgs.count(in))
+      scalarArgs.insert(arg);
+  }
+  Value out = group.getResult();
+  auto ops = llvm::make_pointer_range(body.without_terminator());
+  SmallVector<Operation *> chain(ops.begin(), ops.end());
+  for (Operation *inner : chain)
+    if (failed(checkTypes(inner)))
+      return failure();
+  Value current; // the chain's value entering the loop, if an anchor made it
+  if (group.getKind() == "epilogue") {
+    Operation *anchor = chain.front();
+    auto it = table().find(anchor->getName().getStringRef());
+    if (it == table().end())
+      return anchor->emitError() << "dynoc build (cpu): op '"
+                                 << anchor->getName()
+                                 << "' is not supported by the CPU backend yet";
+    names[anchor->getResult(0)] = name(out);
+    if (failed((this->*(it->second))(anchor)))
+      return failure();
+    current = anchor->getResult(0);
+    setDims(out, op, dimsOf(current));
+    chain.erase(chain.begin());
+  } else {
+    // The group's shape is that of an input of its result type, or static.
+    Value like;
+    for (Value in : group.getInputs())
+      if (in.getType() == out.getType())
+        like = in;
+    if (like)
+      setDims(out, op, dimsOf(like));
+    else if (out.getType().cast<RankedTensorType>().hasStaticShape())
+      setDims(out, op, DimList(typeShape(out).size(), "0"));
+    else
+      return op->emitError() << "dynoc build (cpu): cannot size this fusion "
+                                "group (no input has its dynamic shape)";
+  }
+  const DimList &outDims = dimsOf(out);
+  size_t rank = outDims.size();
+  // Loop inputs: pointers and their strides over the group's shape.
+  std::vector<std::string> ptrs, strides;
+  llvm::DenseMap<Value, std::string> expr;
+  auto input = [&](Value v, std::string s) {
+    ptrs.push_back(name(v));
+    strides.push_back(std::move(s));
+    return "v[" + std::to_string(ptrs.size() - 1) + "]";
+  };
+  // An input must broadcast to the group's shape; what the types leave open
+  // is checked at run time.
+  auto checkBroadcast = [&](Value v, Operation *user) -> LogicalResult {
+    const DimList &d = dimsOf(v);
+    if (d.size() > rank)
+      return op->emitError() << "dynoc build (cpu): a fused input has more "
+                                "dims than the group's result";
+    for (size_t i = 0; i < d.size(); ++i) {
+      const std::string &in = d[i], &o = outDims[rank - d.size() + i];
+      if (in == o || in == "1")
+        continue;
+      if (isLiteral(in) && isLiteral(o))
+        return op->emitError() << "dynoc build (cpu): a fused input of dim "
+                               << in << " does not broadcast to " << o;
+      require(in + " == " + o + " || " + in + " == 1", user,
+              "the operands do not broadcast in dim " +
+                  std::to_string(rank - d.size() + i));
+    }
+    return success();
+  };
+  bool broadcastError = false;
+  Operation *user = nullptr; // the op whose operands are being read
+  auto operand = [&](Value v) {
+    auto it = expr.find(v);
+    if (it != expr.end())
+      return it->second;
+    if (failed(checkBroadcast(v, user)))
+      broadcastError = true;
+    return expr[v] = input(v, broadcastStrides(v, outDims));
+  };
+  if (current)
+    expr[current] = input(current, broadcastStrides(current, outDims));
+  std::string stmts;
+  std::string prologue;
+  unsigned t = 0;
+  for (Operation *inner : chain) {
+    StringRef n = inner->getName().getStringRef();
+    std::string e;
+    user = inner;
+    if (inner->getNumResults() == 3) { // eval-mode batch norm
+      Value mean, var, w, b;
+      if (auto bn = dyn_cast<aten::AtenNativeBatchNormOp>(inner)) {
+        w = bn.getWeight(), b = bn.getBias(), mean = bn.getRunningMean(),
+        var = bn.getRunningVar();
+      } else {
+        auto legit = cast<aten::NativeBatchNormLegitNoTrainingOp>(inner);
+        w = legit.getWeight(), b = legit.getBias(),
+        mean = legit.getRunningMean(), var = legit.getRunningVar();
+      }
+      double eps = inner->getAttrOfType<FloatAttr>("eps").getValueAsDouble();
+      if (rank < 2 || !mean || !var)
+        return inner->emitError() << "dynoc build (cpu): batch norm needs "
+                                     "rank >= 2 and running statistics";
+      std::string C = outDims[1];
+      std::string scale = scratch(product({C, "4"})),
+                  shift = scratch(product({C, "4"}));
+      prologue += llvm::formatv(
+          "  dynoc_k::bn_scale_shift({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+          "{7});\n",
+          scale, shift, name(mean), name(var), w ? name(w) : "nullptr",
+          b ? name(b) : "nullptr", C, llvm::formatv("{0:e17}", eps).str());
+      DimList channel(rank, "0");
+      channel[1] = "1";
+      ptrs.push_back(scale);
+      strides.push_back(braceList(channel));
+      std::string s = "v[" + std::to_string(ptrs.size() - 1) + "]";
+      ptrs.push_back(shift);
+      strides.push_back(braceList(channel));
+      std::string h = "v[" + std::to_string(ptrs.size() - 1) + "]";
+      e = operand(inner->getOperand(0)) + " * " + s + " + " + h;
+    } else if (inner->getNumOperands() == 1) {
+      std::string a = operand(inner->getOperand(0));
+      double alpha = scalarAttr(inner, "alpha", 1.0);
+      std::string c = fmtFloat(scalarAttr(inner, "other", 0.0));
+      if (n == "aten.relu")
+        e = a + " > 0.f ? " + a + " : 0.f";
+      else if (n == "aten.neg")
+        e = "-" + a;
+      else if (n == "aten.abs")
+        e = "std::fabs(" + a + ")";
+      else if (n == "aten.sqrt")
+        e = "std::sqrt(" + a + ")";
+      else if (n == "aten.rsqrt")
+        e = "1.f / std::sqrt(" + a + ")";
+      else if (n == "aten.add.Scalar")
+        e = a + " + " + fmtFloat(alpha) + " * " + c;
+      else if (n == "aten.sub.Scalar")
+        e = a + " - " + fmtFloat(alpha) + " * " + c;
+      else if (n == "aten.mul.Scalar")
+        e = a + " * " + c;
+      else if (n == "aten.div.Scalar")
+        e = a + " / " + c;
+    } else if (inner->getNumOperands() == 2) {
+      std::string a = operand(inner->getOperand(0)),
+                  b = operand(inner->getOperand(1));
+      double alpha = scalarAttr(inner, "alpha", 1.0);
+      std::string sb = alpha == 1.0 ? b : fmtFloat(alpha) + " * " + b;
+      if (n == "aten.add.Tensor")
+        e = a + " + " + sb;
+      else if (n == "aten.sub.Tensor")
+        e = a + " - " + sb;
+      else if (n == "aten.mul.Tensor")
+        e = a + " * " + b;
+      else if (n == "aten.div.Tensor")
+        e = a + " / " + b;
+      else if (n == "aten.maximum")
+        e = a + " > " + b + " || " + a + " != " + a + " ? " + a + " : " + b;
+      else if (n == "aten.minimum")
+        e = a + " < " + b + " || " + a + " != " + a + " ? " + a + " : " + b;
+    }
+    if (e.empty())
+      return inner->emitError() << "dynoc build (cpu): '" << n
+                                << "' cannot be part of a fused loop";
+    std::string tn = "t" + std::to_string(t++);
+    stmts += "        const float " + tn + " = " + e + ";\n";
+    expr[inner->getResult(0)] = tn;
+  }
+  if (broadcastError)
+    return failure();
+  if (chain.empty())
+    return success(); // an epilogue group with nothing after the anchor
+  std::string result = expr[body.getTerminator()->getOperand(0)];
+  // The loop is written out here rather than in a template so that the inner
+  // loop reads each operand as it is (dense, or one value per row) and
+  // vectorizes.
+  code += prologue;
+  std::string loop = "  {\n";
+  for (auto [k, st] : llvm::enumerate(strides))
+    loop += llvm::formatv("    const int64_t st{0}[] = {1};\n", k, st).str();
+  loop += "    const int64_t shape[] = " + braceList(outDims) + ";\n";
+  if (rank == 0) {
+    std::string body = stmts;
+    for (size_t k = 0; k < ptrs.size(); ++k)
+      body = "      const float x" + std::to_string(k) + " = " + ptrs[k] +
+             "[0];\n" + body;
+    loop += "    {\n" + body + "      " + name(out) + "[0] = " + result +
+            ";\n    }\n  }\n";
+  } else {
+    std::string inner = outDims.back(), n = product(outDims);
+    loop += llvm::formatv("    const int64_t inner = {0};\n"
+                          "    const int64_t outer = inner ? {1} / inner : 0;\n"
+                          "#pragma omp parallel for if ({1} > "
+                          "dynoc_k::kParallelGrain)\n"
+                          "    for (int64_t row = 0; row < outer; ++row) {{\n",
+                          inner, n)
+                .str();
+    for (size_t k = 0; k < ptrs.size(); ++k)
+      loop += llvm::formatv("      int64_t off{0} = 0;\n", k).str();
+    loop += "      for (int64_t d = " + std::to_string(rank) +
+            " - 2, rem = row; d >= 0; --d) {\n"
+            "        int64_t idx = rem % shape[d];\n        rem /= shape[d];\n";
+    for (size_t k = 0; k < ptrs.size(); ++k)
+      loop += llvm::formatv("        off{0} += idx * st{0}[d];\n", k).str();
+    loop += "      }\n";
+    std::string reads;
+    for (auto [k, ptr] : llvm::enumerate(ptrs)) {
+      loop += llvm::formatv("      const float *p{0} = {1} + off{0};\n", k, ptr)
+                  .str();
+      // The inner stride: 0 reads one value per row, 1 a dense row.
+      std::string last = strides[k].substr(strides[k].rfind(", ") == std::string::npos
+                                               ? 1
+                                               : strides[k].rfind(", ") + 2);
+      last.pop_back(); // the closing brace
+      if (last == "0")
+        reads += llvm::formatv("        const float x{0} = p{0}[0];\n", k).str();
+      else if (last == "1")
+        reads += llvm::formatv("        const float x{0} = p{0}[i];\n", k).str();
+      else
+        reads += llvm::formatv("        const float x{0} = p{0}[i * st{0}[{1}]];\n",
+                               k, rank - 1)
+                     .str();
+    }
+    loop += "      float *dst = " + name(out) +
+            " + row * inner;\n#pragma omp simd\n"
+            "      for (int64_t i = 0; i < inner; ++i) {\n" +
+            reads + stmts + "        dst[i] = " + result + ";\n      }\n    }\n  }\n";
+  }
+  // Operand references in the statements are x0, x1, ... rather than v[k].
+  for (size_t k = ptrs.size(); k-- > 0;) {
+    std::string from = "v[" + std::to_string(k) + "]",
+                to = "x" + std::to_string(k);
+    for (size_t pos; (pos = loop.find(from)) != std::string::npos;)
+      loop.replace(pos, from.size(), to);
+  }
+  code += loop;
   return success();
 }
 

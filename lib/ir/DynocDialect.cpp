@@ -10,7 +10,39 @@ using namespace mlir;
 
 #include "dynoc/IR/DynocDialect.cpp.inc"
 
-void dynoc::DynocDialect::initialize() {}
+#define GET_OP_CLASSES
+#include "dynoc/IR/DynocOps.cpp.inc"
+
+void dynoc::DynocDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dynoc/IR/DynocOps.cpp.inc"
+      >();
+}
+
+LogicalResult dynoc::FusionGroupOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "has " << getInputs().size()
+                         << " inputs but its body takes "
+                         << body.getNumArguments() << " arguments";
+  for (auto [i, in] : llvm::enumerate(getInputs()))
+    if (body.getArgument(i).getType() != in.getType())
+      return emitOpError() << "body argument " << i << " has type "
+                           << body.getArgument(i).getType() << ", input has "
+                           << in.getType();
+  auto yield = dyn_cast<dynoc::YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end in dynoc.yield";
+  if (yield.getValue().getType() != getResult().getType())
+    return emitOpError() << "yields " << yield.getValue().getType()
+                         << " but the group's result is "
+                         << getResult().getType();
+  if (getKind() != "elementwise" && getKind() != "epilogue")
+    return emitOpError() << "has unknown kind '" << getKind()
+                         << "' (expected elementwise or epilogue)";
+  return success();
+}
 
 namespace {
 LogicalResult verifyInputs(func::FuncOp func, Attribute attr) {

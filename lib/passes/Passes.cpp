@@ -1,6 +1,16 @@
 //===- Passes.cpp - pass registration -------------------------------------===//
 #include "dynoc/Passes/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/Passes.h"
 
-void dynoc::registerPasses() { mlir::registerTransformsPasses(); }
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "dynoc/Passes/Passes.h.inc"
+} // namespace
+
+void dynoc::registerPasses() {
+  mlir::registerTransformsPasses();
+  registerDecompose();
+  registerFusion();
+}

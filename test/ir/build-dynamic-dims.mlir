@@ -2,7 +2,7 @@
 // checks at run time what the types cannot promise; the memory plan gives a
 // dead intermediate's slot to a later value and sizes each slot for the
 // largest value it holds.
-// RUN: dynoc build %s -o %t.cpp --emit=cpp 2>%t.log && FileCheck %s < %t.cpp
+// RUN: dynoc build -O0 %s -o %t.cpp --emit=cpp 2>%t.log && FileCheck %s < %t.cpp
 // RUN: FileCheck %s --check-prefix=LOG < %t.log
 
 // LOG: graph 0: peak intermediate bytes depend on dynamic dims

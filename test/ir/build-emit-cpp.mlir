@@ -1,6 +1,6 @@
 // `dynoc build --emit=cpp` writes the generated kernels; a transpose feeding a
 // GEMM folds into its transB flag.
-// RUN: dynoc build %s -o %t.cpp --emit=cpp && FileCheck %s < %t.cpp
+// RUN: dynoc build -O0 %s -o %t.cpp --emit=cpp && FileCheck %s < %t.cpp
 
 func.func @graph_0(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['x']"}, {kind = "parameter", name = "w"}, {kind = "parameter", name = "b"}], dynoc.weights = "weights.safetensors"} {
   // CHECK: extern "C" DYNOC_EXPORT int dynoc_graph_0_run(const int64_t *const *in, void *const *args, void *const *outs, void *workspace)

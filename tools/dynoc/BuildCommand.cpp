@@ -10,7 +10,7 @@
 namespace dynoc::cli {
 
 int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
-                   int optLevel, bool emitCpp, bool embedWeights) {
+                   int optLevel, const std::string &emit, bool embedWeights) {
   mlir::DialectRegistry registry;
   registerGraphDialects(registry);
   mlir::MLIRContext context(registry);
@@ -23,7 +23,8 @@ int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
   options.mlirPath = mlirPath;
   options.outputPath = outPath;
   options.optLevel = optLevel;
-  options.emitCppOnly = emitCpp;
+  options.emitCppOnly = emit == "cpp";
+  options.emitMlirOnly = emit == "mlir";
   options.embedWeights = embedWeights;
   return mlir::failed(buildCpuModel(*module, options)) ? 1 : 0;
 }
@@ -46,19 +47,23 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--target", opts->target, "code generator: cpu")
       ->check(CLI::IsMember({"cpu"}))
       ->capture_default_str();
-  cmd->add_option("-O", opts->optLevel, "C++ optimization level (0-3)")
+  cmd->add_option("-O", opts->optLevel,
+                  "optimization level (0-3): -O0 runs no graph passes; from "
+                  "-O1 decomposition and fusion run; also the C++ compiler's "
+                  "level")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   cmd->add_option("--emit", opts->emit,
-                  "so: the model; cpp: only the generated C++ source")
-      ->check(CLI::IsMember({"so", "cpp"}))
+                  "so: the model; cpp: only the generated C++ source; mlir: "
+                  "only the graph after the passes")
+      ->check(CLI::IsMember({"so", "cpp", "mlir"}))
       ->capture_default_str();
   cmd->add_flag("--embed-weights", opts->embedWeights,
                "link the weights into the .so instead of writing the "
                "<MODEL>.weights.safetensors sidecar");
   cmd->callback([opts, &exitCode] {
     exitCode = buildGraphFile(opts->input, opts->output, opts->optLevel,
-                              opts->emit == "cpp", opts->embedWeights);
+                              opts->emit, opts->embedWeights);
   });
 }
 

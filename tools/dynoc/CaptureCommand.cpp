@@ -73,7 +73,7 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
     }
     if (backend.builds) {
       std::string so = mlir.substr(0, mlir.size() - 5) + ".so";
-      if (buildGraphFile(mlir, so, 2, false, false) != 0) {
+      if (buildGraphFile(mlir, so, 2, "so", false) != 0) {
         ok = false;
         return fail("capture", "building '" + mlir + "' failed (see above)");
       }

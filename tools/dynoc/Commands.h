@@ -24,7 +24,7 @@ void addRunCommand(CLI::App &app, int &exitCode);
 /// Builds a graph file into a model .so (shared by `build` and `capture
 /// --backend=inductor`). Returns 0 or prints the diagnostics and returns 1.
 int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
-                   int optLevel, bool emitCpp, bool embedWeights);
+                   int optLevel, const std::string &emit, bool embedWeights);
 
 } // namespace dynoc::cli
 

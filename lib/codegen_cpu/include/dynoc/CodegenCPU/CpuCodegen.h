@@ -37,9 +37,14 @@ struct CpuBuildOptions {
   std::string outputPath; // model .so
   int optLevel = 2;
   bool emitCppOnly = false; // write the source to outputPath and stop
+  bool emitMlirOnly = false; // write the graph after the passes and stop
   bool embedWeights = false; // link the weights into the .so, no sidecar
   std::string compiler;     // default: $CXX, else c++
 };
+
+/// Runs the graph passes `dynoc build` applies at `optLevel` (none at -O0;
+/// decomposition and fusion from -O1) on `module`.
+mlir::LogicalResult runBuildPasses(mlir::ModuleOp module, int optLevel);
 
 /// Builds `module` into a model .so (plus its weights sidecar), reporting
 /// progress on stderr. Errors go to the module's diagnostic handler.

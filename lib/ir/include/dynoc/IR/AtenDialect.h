@@ -11,7 +11,12 @@
 #include "dynoc/IR/AtenDialect.h.inc"
 #include "dynoc/IR/DynocDialect.h.inc"
 
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+
 #define GET_OP_CLASSES
 #include "dynoc/IR/AtenOps.h.inc"
+
+#define GET_OP_CLASSES
+#include "dynoc/IR/DynocOps.h.inc"
 
 #endif // DYNOC_IR_ATENDIALECT_H

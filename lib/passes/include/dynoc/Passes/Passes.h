@@ -2,11 +2,19 @@
 #ifndef DYNOC_PASSES_PASSES_H
 #define DYNOC_PASSES_PASSES_H
 
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
 namespace dynoc {
-/// Registers every pass `dynoc opt --pass=` accepts: MLIR's generic cleanups
-/// (canonicalize, cse, symbol-dce, ...) for now; dynoc's own passes
-/// (decomposition, fusion, memory planning) arrive with the CPU compiler (issue
-/// #4).
+std::unique_ptr<mlir::Pass> createDecomposePass();
+std::unique_ptr<mlir::Pass> createFusionPass();
+
+#define GEN_PASS_DECL
+#include "dynoc/Passes/Passes.h.inc"
+
+/// Registers every pass `dynoc opt --pass=` accepts: dynoc's own (see
+/// Passes.td) and MLIR's generic cleanups (canonicalize, cse, symbol-dce, ...).
 void registerPasses();
 } // namespace dynoc
 

@@ -1,0 +1,38 @@
+//===- Decompose.cpp - composite aten ops -> core ops ---------------------===//
+//
+// The rules are the table in Decompositions.td; this file only applies them.
+//
+//===----------------------------------------------------------------------===//
+#include "dynoc/IR/AtenDialect.h"
+#include "dynoc/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace dynoc {
+#define GEN_PASS_DEF_DECOMPOSE
+#include "dynoc/Passes/Passes.h.inc"
+} // namespace dynoc
+
+using namespace mlir;
+using namespace dynoc::aten;
+
+namespace {
+#include "lib/passes/Decompositions.inc"
+
+struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateWithGenerated(patterns);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> dynoc::createDecomposePass() {
+  return std::make_unique<DecomposePass>();
+}

@@ -1,0 +1,117 @@
+//===- Fusion.cpp - grouping ops into dynoc.fusion_group ------------------===//
+//
+// Walks each graph in order and grows a chain from every unfused GEMM,
+// convolution or elementwise op through its single-use elementwise consumers
+// of the same result type. A chain of two or more ops becomes one
+// dynoc.fusion_group, placed where the chain's last op was: every value the
+// chain reads from outside is defined before that point, and the chain's
+// inner values have no other users.
+//
+//===----------------------------------------------------------------------===//
+#include "dynoc/IR/AtenDialect.h"
+#include "dynoc/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace dynoc {
+#define GEN_PASS_DEF_FUSION
+#include "dynoc/Passes/Passes.h.inc"
+} // namespace dynoc
+
+using namespace mlir;
+
+namespace {
+bool isAnchor(Operation *op) {
+  static const llvm::StringSet<> names = {"aten.convolution", "aten.addmm",
+                                          "aten.mm", "aten.linear",
+                                          "aten.bmm"};
+  return names.contains(op->getName().getStringRef());
+}
+
+bool isElementwise(Operation *op) {
+  static const llvm::StringSet<> names = {
+      "aten.relu",       "aten.neg",        "aten.abs",
+      "aten.sqrt",       "aten.rsqrt",      "aten.add.Tensor",
+      "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor",
+      "aten.maximum",    "aten.minimum",    "aten.add.Scalar",
+      "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar"};
+  StringRef n = op->getName().getStringRef();
+  if (names.contains(n))
+    return !(n == "aten.div.Tensor" && op->getAttr("rounding_mode"));
+  // Eval-mode batch norm whose statistics outputs are unused.
+  bool bn = isa<dynoc::aten::AtenNativeBatchNormOp>(op)
+                ? !cast<dynoc::aten::AtenNativeBatchNormOp>(op).getTraining()
+                : isa<dynoc::aten::NativeBatchNormLegitNoTrainingOp>(op);
+  return bn && op->getResult(1).use_empty() && op->getResult(2).use_empty();
+}
+
+/// The next op of a chain ending in `op`: its value's only user, if that is an
+/// elementwise op with the same result type in the same block.
+Operation *nextInChain(Operation *op) {
+  Value v = op->getResult(0);
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *user = *v.getUsers().begin();
+  if (user->getBlock() != op->getBlock() || !isElementwise(user) ||
+      user->getResult(0).getType() != v.getType())
+    return nullptr;
+  // Only batch norm's data operand may be the chained value.
+  if (user->getNumResults() > 1 && user->getOperand(0) != v)
+    return nullptr;
+  return user;
+}
+
+void fuse(ArrayRef<Operation *> chain) {
+  llvm::SmallPtrSet<Operation *, 8> inChain(chain.begin(), chain.end());
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : chain)
+    for (Value v : op->getOperands())
+      if (!inChain.contains(v.getDefiningOp()))
+        inputs.insert(v);
+  Operation *last = chain.back();
+  OpBuilder b(last);
+  auto group = b.create<dynoc::FusionGroupOp>(
+      last->getLoc(), last->getResult(0).getType(), inputs.getArrayRef(),
+      b.getStringAttr(isAnchor(chain.front()) ? "epilogue" : "elementwise"));
+  Block *body = b.createBlock(&group.getBody());
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  for (Operation *op : chain)
+    b.clone(*op, map);
+  b.create<dynoc::YieldOp>(last->getLoc(), map.lookup(last->getResult(0)));
+  last->getResult(0).replaceAllUsesWith(group.getResult());
+  for (Operation *op : llvm::reverse(chain))
+    op->erase();
+}
+
+struct FusionPass : dynoc::impl::FusionBase<FusionPass> {
+  void runOnOperation() override {
+    std::vector<std::vector<Operation *>> chains;
+    llvm::SmallPtrSet<Operation *, 32> taken;
+    getOperation().walk([&](Operation *op) {
+      if (taken.contains(op) || !(isAnchor(op) || isElementwise(op)) ||
+          op->getParentOfType<dynoc::FusionGroupOp>())
+        return;
+      std::vector<Operation *> chain = {op};
+      while (Operation *next = nextInChain(chain.back()))
+        chain.push_back(next);
+      if (chain.size() < 2)
+        return;
+      taken.insert(chain.begin(), chain.end());
+      chains.push_back(std::move(chain));
+    });
+    for (auto &chain : chains)
+      fuse(chain);
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> dynoc::createFusionPass() {
+  return std::make_unique<FusionPass>();
+}

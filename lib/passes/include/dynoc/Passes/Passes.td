@@ -1,0 +1,39 @@
+//===- Passes.td - dynoc's graph passes --------------------*- tablegen -*-===//
+//
+// Each pass runs alone through `dynoc opt --pass=<name>` and has lit tests
+// under test/passes/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNOC_PASSES_TD
+#define DYNOC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Decompose : Pass<"dynoc-decompose", "mlir::func::FuncOp"> {
+  let summary = "Rewrites composite aten ops into the core set";
+  let description = [{
+    Applies the decomposition table (lib/passes/Decompositions.td, MLIR
+    declarative rewrite rules): for example `aten.silu(x)` becomes
+    `aten.mul.Tensor(x, aten.sigmoid(x))` and `aten.square(x)` becomes
+    `aten.mul.Tensor(x, x)`. Ops not in the table are left alone.
+  }];
+  let constructor = "dynoc::createDecomposePass()";
+}
+
+def Fusion : Pass<"dynoc-fuse", "mlir::func::FuncOp"> {
+  let summary = "Groups ops the code generator emits as one kernel";
+  let description = [{
+    Wraps each chain of single-use elementwise ops of one result shape into a
+    `dynoc.fusion_group` of kind `elementwise`, and a GEMM or convolution with
+    the elementwise chain that consumes it into one of kind `epilogue`.
+    Elementwise here: relu, neg, abs, sqrt, rsqrt, add/sub/mul/div with a
+    tensor (broadcast) or a scalar, maximum, minimum, and eval-mode batch norm
+    (a per-channel affine). Exp, tanh, sigmoid, silu and gelu stay alone: their
+    standalone kernels are vectorized.
+  }];
+  let constructor = "dynoc::createFusionPass()";
+  let dependentDialects = ["dynoc::DynocDialect"];
+}
+
+#endif // DYNOC_PASSES_TD

@@ -1,0 +1,12 @@
+// The verifier of dynoc.fusion_group: the yield matches the result.
+// RUN: dynoc opt %s --verify-diagnostics
+
+func.func @bad_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{yields 'tensor<2x2xf32>' but the group's result is 'tensor<4xf32>'}}
+  %0 = dynoc.fusion_group "elementwise"(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = aten.view %a {size = array<i64: 2, 2>} : (tensor<4xf32>) -> tensor<2x2xf32>
+    dynoc.yield %1 : tensor<2x2xf32>
+  }
+  return %0 : tensor<4xf32>
+}
