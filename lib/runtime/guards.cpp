@@ -53,6 +53,10 @@ std::string onInput(const std::string &name, const std::string &what) {
 bool isContiguous(const DLTensor &t) {
   if (!t.strides)
     return true;
+  for (int d = 0; d < t.ndim; ++d)
+    if (t.shape[d] == 0)
+      return true; // no elements: any strides describe them
+
   int64_t expect = 1;
   for (int d = t.ndim - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expect)
