@@ -257,6 +257,7 @@ private:
   std::string &os;
   std::string resolve; // body of the graph's resolve function
   std::string code;    // kernel calls of the op being emitted
+  std::string globals; // file-scope state of the graph (oneDNN call sites)
   std::vector<std::pair<std::string, std::string>> scratchRequests;
   unsigned numPlan = 0;
   llvm::DenseMap<Value, std::string> names;
@@ -769,6 +770,19 @@ LogicalResult FuncEmitter::emitConvolution(Operation *op) {
                              in[0], OH, OW, "4"}))
           : scratch(product({w[1], std::to_string(R * S), OH, OW, "4"}));
   Value bias = conv.getBias();
+  // Ungrouped, undilated convolutions go to oneDNN's primitive (cached per
+  // call site); the rest, and any shape oneDNN refuses, to im2col + GEMM.
+  if (groups == 1 && dh == 1 && dw == 1) {
+    std::string site = "conv_site_" + std::to_string(next++);
+    globals += "static dynoc_k::ConvSite " + site + ";\n";
+    code += llvm::formatv(
+        "  if (int rc = dynoc_k::conv2d_dnnl({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+        "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}); rc > 0) "
+        "return rc;\n  else if (rc < 0)\n",
+        site, name(out), name(conv.getInput()), name(conv.getWeight()),
+        bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
+        dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw);
+  }
   code += llvm::formatv(
       "  if (int rc = dynoc_k::conv2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
       "{8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, "
@@ -1342,6 +1356,7 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
   std::string arrays = llvm::formatv("  int64_t p[{0}], o[{1}];\n",
                                      std::max(numPlan, 1u), numSlots + 1);
 
+  os += globals;
   os += "static const char *" + base +
         "_resolve(const int64_t *const *in, int64_t *p, int64_t *o) {\n"
         "  (void)in;\n  (void)p;\n" +
