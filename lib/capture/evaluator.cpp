@@ -96,6 +96,8 @@ const char *unsupportedReason(PyCodeObject *co, int &badOpcode) {
     case BUILD_MAP:
     case BUILD_CONST_KEY_MAP:
     case BUILD_SLICE:
+    case FORMAT_VALUE:
+    case BUILD_STRING:
     case RETURN_VALUE:
     case POP_JUMP_FORWARD_IF_FALSE:
     case POP_JUMP_FORWARD_IF_TRUE:
@@ -586,6 +588,52 @@ PyObject *Evaluator::run() {
         return nullptr;
       r = t ? Py_False : Py_True;
       Py_INCREF(r);
+      push(r);
+      break;
+    }
+    case FORMAT_VALUE: {
+      // An f-string's {value!conv:spec}, as CPython's ceval does it.
+      PyObject *spec = (oparg & 0x4) ? pop().value : nullptr;
+      PyObject *v = pop().value;
+      PyObject *conv = v;
+      switch (oparg & 0x3) {
+      case 1:
+        conv = PyObject_Str(v);
+        break;
+      case 2:
+        conv = PyObject_Repr(v);
+        break;
+      case 3:
+        conv = PyObject_ASCII(v);
+        break;
+      }
+      if (conv != v)
+        Py_DECREF(v);
+      if (!conv) {
+        Py_XDECREF(spec);
+        return nullptr;
+      }
+      if (PyUnicode_CheckExact(conv) && !spec) {
+        r = conv;
+      } else {
+        r = PyObject_Format(conv, spec);
+        Py_DECREF(conv);
+      }
+      Py_XDECREF(spec);
+      FAIL_IF_NULL(r);
+      push(r);
+      break;
+    }
+    case BUILD_STRING: {
+      PyObject *parts = PyTuple_New(oparg);
+      FAIL_IF_NULL(parts);
+      for (int i = oparg - 1; i >= 0; --i)
+        PyTuple_SET_ITEM(parts, i, pop().value);
+      PyObject *empty = PyUnicode_FromString("");
+      r = empty ? PyUnicode_Join(empty, parts) : nullptr;
+      Py_XDECREF(empty);
+      Py_DECREF(parts);
+      FAIL_IF_NULL(r);
       push(r);
       break;
     }

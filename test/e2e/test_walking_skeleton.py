@@ -220,3 +220,29 @@ def test_value_guards_loops_and_recompiles(dynoc, python, tmp_path):
     assert g["ops"]["aten.addmm"] == 2 and g["ops"]["aten.relu"] == 1
     names = [i["name"] for i in g["inputs"]]
     assert names[0] == "L['x']" and "layers.0.weight" in names and "layers.1.bias" in names
+
+
+def test_fstrings_in_followed_code_are_evaluated(dynoc, python, tmp_path):
+    # BatchNorm's input check formats its message with an f-string; the
+    # evaluator runs FORMAT_VALUE/BUILD_STRING itself, so no frame is skipped.
+    script = write(tmp_path, "fstr.py", """
+        import torch
+
+        def label(x, scale):
+            return f"{x.dim()}d:{scale!r:>6}|{'ok'}"
+
+        def f(x):
+            tag = label(x, 2.5)
+            return torch.relu(x) * len(tag)
+
+        if __name__ == "__main__":
+            print(torch.compile(f, backend="eager")(torch.ones(2, 3)).tolist())
+            bn = torch.nn.BatchNorm2d(3).eval()
+            with torch.no_grad():
+                print(torch.compile(bn)(torch.ones(1, 3, 2, 2)).shape)
+    """)
+    cap = dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    assert cap.stdout == python(script, check=True).stdout
+    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert m["breaks"] == []
+    assert len(m["graphs"]) == 2
