@@ -15,6 +15,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <nlohmann/json.hpp>
@@ -83,6 +84,31 @@ std::string cScalarType(Type t) {
   if (t.isInteger(1))
     return "bool";
   return "";
+}
+
+/// The C type the CPU backend computes a tensor value's elements in: float for
+/// f32, int64_t for i64 (indices and the data movement around them).
+std::string elemCType(Value v) {
+  Type t = v.getType().cast<RankedTensorType>().getElementType();
+  return t.isF32() ? "float" : t.isInteger(64) ? "int64_t" : "";
+}
+std::string elemBytes(Value v) {
+  return elemCType(v) == "int64_t" ? "8" : "4";
+}
+
+/// Ops the CPU backend runs on int64 values as well as float32 ones.
+bool supportsInt64(Operation *op) {
+  static const llvm::StringSet<> names = {
+      "aten.view",        "aten._unsafe_view", "aten.reshape",
+      "aten.clone",       "aten.contiguous",   "aten.alias",
+      "aten.detach",      "aten.flatten.using_ints",
+      "aten.unsqueeze",   "aten.squeeze.dim",  "aten.lift_fresh_copy",
+      "aten.lift_fresh",  "aten._to_copy",     "aten.expand",
+      "aten.slice.Tensor", "aten.select.int",  "aten.cat",
+      "aten.arange",      "aten.embedding",    "aten.gather",
+      "aten.add.Tensor",  "aten.sub.Tensor",   "aten.mul.Tensor",
+      "aten.div.Tensor",  "aten.maximum",      "aten.minimum"};
+  return names.contains(op->getName().getStringRef());
 }
 
 /// A dim as generated code sees it: a literal for a dim known at build time,
@@ -236,6 +262,13 @@ private:
   LogicalResult emitSoftmax(Operation *op);
   LogicalResult emitSplit(Operation *op);
   LogicalResult emitFusionGroup(Operation *op);
+  LogicalResult emitEmbedding(Operation *op);
+  LogicalResult emitArange(Operation *op);
+  LogicalResult emitSliceSelect(Operation *op);
+  LogicalResult emitCat(Operation *op);
+  LogicalResult emitGather(Operation *op);
+  LogicalResult emitPow(Operation *op);
+  LogicalResult emitAttention(Operation *op);
 
   /// Whether `v` must be computed: it is used or returned.
   bool needed(Value v) { return !v.use_empty() || inOutput.count(v); }
@@ -289,7 +322,8 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
          {"aten.view", "aten._unsafe_view", "aten.reshape", "aten.clone",
           "aten.contiguous", "aten.alias", "aten.detach",
           "aten.flatten.using_ints", "aten.unsqueeze", "aten.squeeze.dim",
-          "aten.dropout", "aten.lift_fresh_copy", "aten._to_copy"})
+          "aten.dropout", "aten.lift_fresh_copy", "aten.lift_fresh",
+          "aten._to_copy"})
       m[n] = &FuncEmitter::emitCopy;
     m["aten.expand"] = &FuncEmitter::emitExpand;
     m["aten.bmm"] = &FuncEmitter::emitBmm;
@@ -303,6 +337,15 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     m["aten._log_softmax"] = &FuncEmitter::emitSoftmax;
     m["aten.split.Tensor"] = &FuncEmitter::emitSplit;
     m["dynoc.fusion_group"] = &FuncEmitter::emitFusionGroup;
+    m["aten.embedding"] = &FuncEmitter::emitEmbedding;
+    m["aten.arange"] = &FuncEmitter::emitArange;
+    m["aten.slice.Tensor"] = &FuncEmitter::emitSliceSelect;
+    m["aten.select.int"] = &FuncEmitter::emitSliceSelect;
+    m["aten.cat"] = &FuncEmitter::emitCat;
+    m["aten.gather"] = &FuncEmitter::emitGather;
+    m["aten.pow.Tensor_Scalar"] = &FuncEmitter::emitPow;
+    m["aten._scaled_dot_product_flash_attention_for_cpu"] =
+        &FuncEmitter::emitAttention;
     return m;
   }();
   return t;
@@ -369,10 +412,13 @@ LogicalResult FuncEmitter::checkTypes(Operation *op) {
       return op->emitError() << "dynoc build (cpu): '" << op->getName()
                              << "' has a non-tensor value of type " << t
                              << ", which the CPU backend does not support yet";
-    if (!rt.getElementType().isF32())
-      return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                             << "' uses dtype " << rt.getElementType()
-                             << "; the CPU backend supports f32 only so far";
+    if (rt.getElementType().isF32() ||
+        (rt.getElementType().isInteger(64) && supportsInt64(op)))
+      continue;
+    return op->emitError() << "dynoc build (cpu): '" << op->getName()
+                           << "' uses dtype " << rt.getElementType()
+                           << "; the CPU backend supports f32 (and i64 for "
+                              "indexing and data movement) only so far";
   }
   return success();
 }
@@ -479,9 +525,10 @@ LogicalResult FuncEmitter::emitBinary(Operation *op) {
   code += llvm::formatv(
       "  {{ const int64_t as[] = {0}, bs[] = {1}, shape[] = {2};\n"
       "    dynoc_k::binary({3}, {4}, as, {5}, bs, shape, {6}, "
-      "[](float a, float b) {{ return {7}; }); }\n",
+      "[]({8} a, {8} b) {{ return {7}; }); }\n",
       broadcastStrides(lhs, outDims), broadcastStrides(rhs, outDims),
-      braceList(outDims), name(out), name(lhs), name(rhs), rank, f);
+      braceList(outDims), name(out), name(lhs), name(rhs), rank, f,
+      elemCType(out));
   return success();
 }
 
@@ -654,9 +701,13 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
     }
     setDims(out, op, computed);
   }
-  if (inOutput.count(out))
-    code += llvm::formatv("  std::memcpy({0}, {1}, {2} * sizeof(float));\n",
-                          name(out), name(in), numelOf(out));
+  if (elemCType(in) != elemCType(out))
+    code += llvm::formatv("  for (int64_t i = 0; i < {2}; ++i)\n"
+                          "    {0}[i] = {3}({1}[i]);\n",
+                          name(out), name(in), numelOf(out), elemCType(out));
+  else if (inOutput.count(out))
+    code += llvm::formatv("  std::memcpy({0}, {1}, {2} * sizeof({3}));\n",
+                          name(out), name(in), numelOf(out), elemCType(out));
   return success();
 }
 
@@ -701,7 +752,7 @@ LogicalResult FuncEmitter::emitExpand(Operation *op) {
   const DimList &outDims = dimsOf(out);
   code += llvm::formatv(
       "  {{ const int64_t s[] = {0}, shape[] = {1};\n"
-      "    dynoc_k::expand({2}, {3}, s, shape, {4}, 1.f); }\n",
+      "    dynoc_k::broadcast_copy({2}, {3}, s, shape, {4}); }\n",
       broadcastStrides(ex.getSelf(), outDims), braceList(outDims), name(out),
       name(ex.getSelf()), outDims.size());
   return success();
@@ -1119,8 +1170,8 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
   if (rank == 0) {
     std::string body = stmts;
     for (size_t k = 0; k < ptrs.size(); ++k)
-      body = "      const float x" + std::to_string(k) + " = " + ptrs[k] +
-             "[0];\n" + body;
+      body = "      const float x" + std::to_string(k) + " = float(" + ptrs[k] +
+             "[0]);\n" + body;
     loop += "    {\n" + body + "      " + name(out) + "[0] = " + result +
             ";\n    }\n  }\n";
   } else {
@@ -1142,7 +1193,7 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
     loop += "      }\n";
     std::string reads;
     for (auto [k, ptr] : llvm::enumerate(ptrs)) {
-      loop += llvm::formatv("      const float *p{0} = {1} + off{0};\n", k, ptr)
+      loop += llvm::formatv("      const auto *p{0} = {1} + off{0};\n", k, ptr)
                   .str();
       // The inner stride: 0 reads one value per row, 1 a dense row.
       std::string last = strides[k].substr(strides[k].rfind(", ") == std::string::npos
@@ -1150,11 +1201,11 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
                                                : strides[k].rfind(", ") + 2);
       last.pop_back(); // the closing brace
       if (last == "0")
-        reads += llvm::formatv("        const float x{0} = p{0}[0];\n", k).str();
+        reads += llvm::formatv("        const float x{0} = float(p{0}[0]);\n", k).str();
       else if (last == "1")
-        reads += llvm::formatv("        const float x{0} = p{0}[i];\n", k).str();
+        reads += llvm::formatv("        const float x{0} = float(p{0}[i]);\n", k).str();
       else
-        reads += llvm::formatv("        const float x{0} = p{0}[i * st{0}[{1}]];\n",
+        reads += llvm::formatv("        const float x{0} = float(p{0}[i * st{0}[{1}]]);\n",
                                k, rank - 1)
                      .str();
     }
@@ -1174,6 +1225,205 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
   return success();
 }
 
+LogicalResult FuncEmitter::emitEmbedding(Operation *op) {
+  auto emb = cast<aten::AtenEmbeddingOp>(op);
+  const DimList &w = dimsOf(emb.getWeight()), &idx = dimsOf(emb.getIndices());
+  auto it = emb.getIndices().getType().cast<RankedTensorType>().getElementType();
+  if (w.size() != 2 || !it.isInteger(64))
+    return op->emitError() << "dynoc build (cpu): embedding needs a 2-D table "
+                              "and int64 indices";
+  DimList computed = idx;
+  computed.push_back(w[1]);
+  Value out = op->getResult(0);
+  setDims(out, op, computed);
+  code += llvm::formatv("  if (int rc = dynoc_k::embedding({0}, {1}, {2}, {3}, "
+                        "{4}, {5})) return rc;\n",
+                        name(out), name(emb.getWeight()), name(emb.getIndices()),
+                        product(idx), w[0], w[1]);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitArange(Operation *op) {
+  Value out = op->getResult(0);
+  auto num = [&](StringRef n, double dflt) { return scalarAttr(op, n, dflt); };
+  double start = num("start", 0), end = num("end", 0), step = num("step", 1);
+  if (step == 0)
+    return op->emitError() << "dynoc build (cpu): arange with step 0";
+  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
+  setDims(out, op, {std::to_string(n)});
+  code += llvm::formatv("  dynoc_k::arange({0}, {1}, {2:e17}, {3:e17});\n",
+                        name(out), dimsOf(out)[0], start, step);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitSliceSelect(Operation *op) {
+  Value in = op->getOperand(0), out = op->getResult(0);
+  const DimList &d = dimsOf(in);
+  bool select = op->getName().getStringRef() == "aten.select.int";
+  auto dimAttr = op->getAttrOfType<IntegerAttr>("dim");
+  auto dim = normDim(op, dimAttr ? dimAttr.getInt() : 0, d.size());
+  if (failed(dim))
+    return failure();
+  if (!isLiteral(d[*dim]))
+    return op->emitError() << "dynoc build (cpu): '" << op->getName()
+                           << "' along a dynamic dim is not supported yet";
+  int64_t size = std::stoll(d[*dim]);
+  int64_t start, step = 1, len;
+  if (select) {
+    start = op->getAttrOfType<IntegerAttr>("index").getInt();
+    if (start < 0)
+      start += size;
+    if (start < 0 || start >= size)
+      return op->emitError() << "dynoc build (cpu): select index out of range";
+    len = 1;
+  } else {
+    auto get = [&](StringRef n, int64_t dflt) {
+      auto a = op->getAttrOfType<IntegerAttr>(n);
+      return a ? a.getInt() : dflt;
+    };
+    start = get("start", 0);
+    int64_t end = get("end", size);
+    step = get("step", 1);
+    if (step < 1)
+      return op->emitError() << "dynoc build (cpu): slice step must be >= 1";
+    if (start < 0)
+      start += size;
+    if (end < 0)
+      end += size;
+    start = std::clamp<int64_t>(start, 0, size);
+    end = std::clamp<int64_t>(end, start, size);
+    len = (end - start + step - 1) / step;
+  }
+  DimList computed = d;
+  if (select)
+    computed.erase(computed.begin() + *dim);
+  else
+    computed[*dim] = std::to_string(len);
+  setDims(out, op, computed);
+  ArrayRef<std::string> all(d);
+  code += llvm::formatv(
+      "  dynoc_k::slice_copy({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7});\n",
+      name(out), name(in), product(all.take_front(*dim)), d[*dim],
+      product(all.drop_front(*dim + 1)), start, step, len);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitCat(Operation *op) {
+  auto cat = cast<aten::AtenCatOp>(op);
+  Value out = op->getResult(0);
+  // Zero-size 1-D operands are legacy "empty" tensors that cat skips.
+  SmallVector<Value> parts;
+  for (Value t : cat.getTensors())
+    if (!(dimsOf(t).size() == 1 && dimsOf(t)[0] == "0"))
+      parts.push_back(t);
+  if (parts.empty())
+    return op->emitError() << "dynoc build (cpu): cat of nothing";
+  const DimList &first = dimsOf(parts.front());
+  auto dim = normDim(op, cat.getDim() ? *cat.getDim() : 0, first.size());
+  if (failed(dim))
+    return failure();
+  SmallVector<std::string> lens;
+  for (Value t : parts) {
+    if (dimsOf(t).size() != first.size())
+      return op->emitError() << "dynoc build (cpu): cat of different ranks";
+    lens.push_back(dimsOf(t)[*dim]);
+  }
+  DimList computed = first;
+  std::string total;
+  bool literal = llvm::all_of(lens, isLiteral);
+  int64_t sum = 0;
+  for (auto &l : lens) {
+    total += (total.empty() ? "" : " + ") + l;
+    sum += literal ? std::stoll(l) : 0;
+  }
+  computed[*dim] = literal ? std::to_string(sum) : "(" + total + ")";
+  setDims(out, op, computed);
+  ArrayRef<std::string> all(dimsOf(out));
+  std::string outer = product(all.take_front(*dim)),
+              inner = product(all.drop_front(*dim + 1)), offset = "0";
+  for (auto [t, l] : llvm::zip(parts, lens)) {
+    code += llvm::formatv("  dynoc_k::place({0}, {1}, {2}, {3}, {4}, {5}, {6});\n",
+                          name(out), name(t), outer, all[*dim], inner, offset, l);
+    offset = offset == "0" ? l : offset + " + " + l;
+  }
+  return success();
+}
+
+LogicalResult FuncEmitter::emitGather(Operation *op) {
+  auto g = cast<aten::AtenGatherOp>(op);
+  const DimList &in = dimsOf(g.getSelf()), &idx = dimsOf(g.getIndex());
+  if (in.size() != idx.size() || in.empty())
+    return op->emitError() << "dynoc build (cpu): gather needs index of the "
+                              "input's rank";
+  auto dim = normDim(op, g.getDim(), in.size());
+  if (failed(dim))
+    return failure();
+  Value out = op->getResult(0);
+  setDims(out, op, idx);
+  code += llvm::formatv(
+      "  {{ const int64_t os[] = {0}, is[] = {1};\n"
+      "    if (int rc = dynoc_k::gather({2}, {3}, {4}, os, is, {5}, {6})) "
+      "return rc; }\n",
+      braceList(idx), braceList(in), name(out), name(g.getSelf()),
+      name(g.getIndex()), in.size(), *dim);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitPow(Operation *op) {
+  Value in = op->getOperand(0), out = op->getResult(0);
+  double e = scalarAttr(op, "exponent", 1.0);
+  std::string f;
+  if (e == 2.0)
+    f = "x * x";
+  else if (e == 3.0)
+    f = "x * x * x";
+  else if (e == 0.5)
+    f = "std::sqrt(x)";
+  else if (e == 1.0)
+    f = "x";
+  else
+    f = "std::pow(x, " + fmtFloat(e) + ")";
+  setDims(out, op, dimsOf(in));
+  code += llvm::formatv(
+      "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
+      name(out), name(in), numelOf(out), f);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitAttention(Operation *op) {
+  auto sdpa = cast<aten::ScaledDotProductFlashAttentionForCpuOp>(op);
+  if (sdpa.getAttnMask())
+    return op->emitError() << "dynoc build (cpu): attention with an attn_mask "
+                              "is not supported yet";
+  if (sdpa.getDropoutP() && *sdpa.getDropoutP() != APFloat(0.0))
+    return op->emitError() << "dynoc build (cpu): attention with dropout";
+  if (failed(onlyFirstResult(op, "logsumexp")))
+    return failure();
+  const DimList &q = dimsOf(sdpa.getQuery()), &k = dimsOf(sdpa.getKey()),
+                &v = dimsOf(sdpa.getValue());
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4)
+    return op->emitError() << "dynoc build (cpu): attention expects "
+                              "(batch, heads, length, dim) operands";
+  double scale = sdpa.getScale() ? sdpa.getScale()->convertToDouble()
+                 : isLiteral(q[3]) ? 1.0 / std::sqrt(double(std::stoll(q[3])))
+                                   : 0.0;
+  if (scale == 0.0)
+    return op->emitError() << "dynoc build (cpu): attention needs a static "
+                              "head dim or a scale";
+  Value out = op->getResult(0);
+  setDims(out, op, {q[0], q[1], q[2], v[3]});
+  std::string bh = product({q[0], q[1]});
+  std::string scores = scratch(product({bh, q[2], k[2], "4"}));
+  bool causal = sdpa.getIsCausal() && *sdpa.getIsCausal();
+  code += llvm::formatv(
+      "  if (int rc = dynoc_k::attention({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+      "{8}, {9}, {10}, {11})) return rc;\n",
+      name(out), name(sdpa.getQuery()), name(sdpa.getKey()),
+      name(sdpa.getValue()), bh, q[2], k[2], q[3], v[3],
+      llvm::formatv("{0:e17}", scale).str(), causal ? "true" : "false", scores);
+  return success();
+}
+
 LogicalResult FuncEmitter::emit(const std::string &base) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -1187,7 +1437,7 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
     // f32 tensors (a wrapped scalar): it takes part as an f32 value.
     std::string scalarType =
         rt && rt.getRank() == 0 ? cScalarType(rt.getElementType()) : "";
-    if (!scalarType.empty() && !rt.getElementType().isF32()) {
+    if (!scalarType.empty() && elemCType(arg).empty()) {
       scalarArgs.insert(arg);
       dims[arg] = {};
       decls += llvm::formatv("  float {0}_value = float(*static_cast<const {1} "
@@ -1195,19 +1445,19 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
                              n, scalarType, i);
       continue;
     }
-    if (!rt || !rt.getElementType().isF32())
+    if (!rt || elemCType(arg).empty())
       return func.emitError()
              << "dynoc build (cpu): argument " << i << " has type "
              << arg.getType()
-             << "; the CPU backend supports f32 tensors only so far";
+             << "; the CPU backend supports f32 and i64 tensors only so far";
     DimList d;
     for (auto [k, size] : llvm::enumerate(rt.getShape()))
       d.push_back(ShapedType::isDynamic(size)
                       ? llvm::formatv("in[{0}][{1}]", i, k).str()
                       : std::to_string(size));
     dims[arg] = d;
-    decls += llvm::formatv("  float *{0} = static_cast<float *>(args[{1}]);\n",
-                           n, i);
+    decls += llvm::formatv("  {2} *{0} = static_cast<{2} *>(args[{1}]);\n", n,
+                           i, elemCType(arg));
   }
   // A result computed by an op is written straight into its output buffer.
   llvm::DenseMap<Value, unsigned> outSlot;
@@ -1226,7 +1476,8 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
     if (inOutput.count(op->getResult(0)))
       return {};
     auto it = table().find(n);
-    if (it != table().end() && it->second == &FuncEmitter::emitCopy)
+    if (it != table().end() && it->second == &FuncEmitter::emitCopy &&
+        elemCType(op->getOperand(0)) == elemCType(op->getResult(0)))
       return op->getOperand(0);
     if (isIdentityExpand(op))
       return op->getOperand(0);
@@ -1305,16 +1556,16 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
       std::string n = r == op.getResult(0) ? firstName : name(r);
       auto slot = outSlot.find(r);
       if (slot != outSlot.end()) {
-        kernels +=
-            llvm::formatv("  float *{0} = static_cast<float *>(outs[{1}]);\n",
-                          n, slot->second);
+        kernels += llvm::formatv("  {2} *{0} = static_cast<{2} *>(outs[{1}]);\n",
+                                 n, slot->second, elemCType(r));
         continue;
       }
       auto lu = lastUse.find(r);
-      unsigned s = takeSlot(product({numelOf(r), "4"}),
+      unsigned s = takeSlot(product({numelOf(r), elemBytes(r)}),
                             lu == lastUse.end() ? index : lu->second);
       kernels += llvm::formatv(
-          "  float *{0} = reinterpret_cast<float *>(ws + o[{1}]);\n", n, s);
+          "  {2} *{0} = reinterpret_cast<{2} *>(ws + o[{1}]);\n", n, s,
+          elemCType(r));
     }
     // Scratch lives for this op only: its slot is free again at the next.
     for (auto &[n, bytes] : scratchRequests)
@@ -1328,9 +1579,9 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto slot = outSlot.find(v);
     if (slot == outSlot.end() || slot->second != i)
-      kernels +=
-          llvm::formatv("  std::memcpy(outs[{0}], {1}, {2} * sizeof(float));\n",
-                        i, name(v), numelOf(v));
+      kernels += llvm::formatv(
+          "  std::memcpy(outs[{0}], {1}, {2} * sizeof({3}));\n", i, name(v),
+          numelOf(v), elemCType(v));
   }
 
   // Slot offsets: o[k] is where slot k starts, o[numSlots] the total.

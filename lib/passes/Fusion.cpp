@@ -40,6 +40,12 @@ bool isElementwise(Operation *op) {
       "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor",
       "aten.maximum",    "aten.minimum",    "aten.add.Scalar",
       "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar"};
+  // Fused loops compute in float: an int64 result stays alone.
+  if (op->getNumResults() == 0)
+    return false;
+  auto rt = op->getResult(0).getType().dyn_cast<RankedTensorType>();
+  if (!rt || !rt.getElementType().isF32())
+    return false;
   StringRef n = op->getName().getStringRef();
   if (names.contains(n))
     return !(n == "aten.div.Tensor" && op->getAttr("rounding_mode"));
@@ -98,9 +104,13 @@ struct FusionPass : dynoc::impl::FusionBase<FusionPass> {
       if (taken.contains(op) || !(isAnchor(op) || isElementwise(op)) ||
           op->getParentOfType<dynoc::FusionGroupOp>())
         return;
+      // An op joins one chain only: the first (in program order) to reach it.
       std::vector<Operation *> chain = {op};
-      while (Operation *next = nextInChain(chain.back()))
+      while (Operation *next = nextInChain(chain.back())) {
+        if (taken.contains(next))
+          break;
         chain.push_back(next);
+      }
       if (chain.size() < 2)
         return;
       taken.insert(chain.begin(), chain.end());

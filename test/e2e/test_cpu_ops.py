@@ -15,8 +15,8 @@ RNG = np.random.default_rng(1234)
 aten = torch.ops.aten
 
 
-def ty(shape):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+def ty(shape, dtype="f32"):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
 
 
 def case(op, inputs, attrs, ref, segments=None):
@@ -40,8 +40,9 @@ def attr_text(attrs):
     return "{" + ", ".join(out) + "}" if out else ""
 
 
-def write_graph(path, c, out_shape):
-    args = ", ".join(f"%a{i}: {ty(s)}" for i, s in enumerate(c["inputs"]))
+def write_graph(path, c, out_shape, out_dtype="f32"):
+    dtypes = c.get("dtypes", ["f32"] * len(c["inputs"]))
+    args = ", ".join(f"%a{i}: {ty(s, dtypes[i])}" for i, s in enumerate(c["inputs"]))
     names = ", ".join(f'{{kind = "user", name = "x{i}"}}' for i in range(len(c["inputs"])))
     attrs = dict(c["attrs"])
     if c["segments"]:
@@ -52,13 +53,15 @@ def write_graph(path, c, out_shape):
         text = "{" + (text[1:-1] + ", " if text else "") + seg + "}"
     operands = ", ".join(f"%a{i}" for i in range(len(c["inputs"])))
     results = c.get("results", 1)
-    res_types = [ty(out_shape)] + [ty([0])] * (results - 1)
+    res_types = [ty(out_shape, out_dtype)] + [ty([0])] * (results - 1)
     lhs = "%r" if results == 1 else ", ".join(["%r"] + [f"%u{i}" for i in range(results - 1)])
     path.write_text(
-        f"func.func @g({args}) -> {ty(out_shape)} attributes {{dynoc.inputs = [{names}]}} {{\n"
+        f"func.func @g({args}) -> {ty(out_shape, out_dtype)} attributes "
+        f"{{dynoc.inputs = [{names}]}} {{\n"
         f"  {lhs} = \"{c['op']}\"({operands}) {text} : "
-        f"({', '.join(ty(s) for s in c['inputs'])}) -> ({', '.join(res_types)})\n"
-        f"  return %r : {ty(out_shape)}\n}}\n")
+        f"({', '.join(ty(s, dtypes[i]) for i, s in enumerate(c['inputs']))}) -> "
+        f"({', '.join(res_types)})\n"
+        f"  return %r : {ty(out_shape, out_dtype)}\n}}\n")
 
 
 def rand(shape, positive=False):
@@ -132,7 +135,36 @@ CASES["batch_norm"] = dict(case(
     results=3, positive=[4])
 CASES["expand"] = case("aten.expand", [[3, 1]], {"size": [2, 3, 4]},
                        lambda x: aten.expand(x, [2, 3, 4]).contiguous())
+CASES["embedding"] = dict(case("aten.embedding", [[10, 4], [2, 3]], {},
+                               lambda w, i: aten.embedding(w, i)),
+                          dtypes=["f32", "i64"], ints={1: 10})
+CASES["gather"] = dict(case("aten.gather", [[3, 5], [3, 4]], {"dim": 1},
+                            lambda x, i: aten.gather(x, 1, i)),
+                       dtypes=["f32", "i64"], ints={1: 5})
+CASES["cat"] = case("aten.cat", [[2, 3, 4], [2, 1, 4], [2, 0, 4]], {"dim": -2},
+                    lambda a, b, c: aten.cat([a, b, c], -2))
+CASES["slice"] = case("aten.slice.Tensor", [[4, 10, 3]],
+                      {"dim": 1, "start": -8, "end": 9, "step": 3},
+                      lambda x: aten.slice.Tensor(x, 1, -8, 9, 3).contiguous())
+CASES["select"] = case("aten.select.int", [[4, 5, 3]], {"dim": -2, "index": -1},
+                       lambda x: aten.select.int(x, -2, -1).contiguous())
+CASES["pow3"] = case("aten.pow.Tensor_Scalar", [[4, 7]], {"exponent": 3.0},
+                     lambda x: aten.pow.Tensor_Scalar(x, 3.0))
+CASES["pow_frac"] = dict(case("aten.pow.Tensor_Scalar", [[4, 7]], {"exponent": 1.7},
+                              lambda x: aten.pow.Tensor_Scalar(x, 1.7)), positive=[0])
+CASES["add_int64"] = dict(case("aten.add.Tensor", [[6], []], {},
+                               lambda a, b: aten.add.Tensor(a, b)),
+                          dtypes=["i64", "i64"], ints={0: 100, 1: 100})
+for causal in (False, True):
+    CASES[f"attention_causal{causal}"] = dict(case(
+        "aten._scaled_dot_product_flash_attention_for_cpu", [[2, 3, 5, 8], [2, 3, 7, 8],
+                                                             [2, 3, 7, 8]],
+        {"dropout_p": 0.0, "is_causal": causal},
+        lambda q, k, v, c=causal: aten._scaled_dot_product_flash_attention_for_cpu(
+            q, k, v, 0.0, c)[0].contiguous()), results=2)
 CASES["view"] = case("aten.view", [[4, 6]], {"size": [2, 12]}, lambda x: aten.view(x, [2, 12]))
+CASES["arange"] = case("aten.arange", [], {"end": 7},
+                       lambda: aten.arange(7))
 
 
 @pytest.fixture(scope="module")
@@ -148,14 +180,16 @@ def test_op_matches_aten(name, opt, tmp_path, load):
     positive = set(c.get("positive", []))
     if c["op"] in ("aten.sqrt", "aten.rsqrt"):
         positive.add(0)
-    inputs = [rand(s, i in positive) for i, s in enumerate(c["inputs"])]
+    ints = c.get("ints", {})
+    inputs = [torch.from_numpy(RNG.integers(0, ints[i], s)) if i in ints else
+              rand(s, i in positive) for i, s in enumerate(c["inputs"])]
     if name == "batch_norm":  # the reference sees the variance it was given
         inputs[4] = inputs[4].abs() + 0.5
         ref = c["ref"](*inputs[:4], inputs[4] - 0.5)
     else:
         ref = c["ref"](*inputs)
     graph = tmp_path / "g.mlir"
-    write_graph(graph, c, list(ref.shape))
+    write_graph(graph, c, list(ref.shape), "i64" if ref.dtype == torch.int64 else "f32")
     so = tmp_path / "g.so"
     p = subprocess.run([DYNOC, "build", opt, graph, "-o", so], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr + graph.read_text()

@@ -113,16 +113,17 @@ inline void unary(float *out, const float *in, int64_t n, F f) {
 }
 
 // out[idx] = f(a[idx . as], b[idx . bs]) over `shape`; as/bs are element
-// strides with 0 on broadcast dims.
-template <class F>
-inline void binary(float *out, const float *a, const int64_t *as,
-                   const float *b, const int64_t *bs, const int64_t *shape,
-                   int rank, F f) {
+// strides with 0 on broadcast dims. Operands are converted to the result's
+// type first (a wrapped Python number, an int64 index), as ATen computes in
+// the result dtype.
+template <class TO, class TA, class TB, class F>
+inline void binary(TO *out, const TA *a, const int64_t *as, const TB *b,
+                   const int64_t *bs, const int64_t *shape, int rank, F f) {
   int64_t n = 1;
   for (int d = 0; d < rank; ++d)
     n *= shape[d];
   if (rank == 0) {
-    out[0] = f(a[0], b[0]);
+    out[0] = f(TO(a[0]), TO(b[0]));
     return;
   }
   int64_t inner = shape[rank - 1];
@@ -137,26 +138,17 @@ inline void binary(float *out, const float *a, const int64_t *as,
       aoff += idx * as[d];
       boff += idx * bs[d];
     }
-    float *dst = out + o * inner;
-    const float *pa = a + aoff, *pb = b + boff;
+    TO *dst = out + o * inner;
+    const TA *pa = a + aoff;
+    const TB *pb = b + boff;
     if (ai == 1 && bi == 1) {
 #pragma omp simd
       for (int64_t i = 0; i < inner; ++i)
-        dst[i] = f(pa[i], pb[i]);
+        dst[i] = f(TO(pa[i]), TO(pb[i]));
     } else {
       for (int64_t i = 0; i < inner; ++i)
-        dst[i] = f(pa[i * ai], pb[i * bi]);
+        dst[i] = f(TO(pa[i * ai]), TO(pb[i * bi]));
     }
-  }
-}
-
-// Eval-mode batch norm as a per-channel affine: y = x * scale + shift.
-inline void bn_scale_shift(float *scale, float *shift, const float *mean,
-                           const float *var, const float *weight,
-                           const float *bias, int64_t C, double eps) {
-  for (int64_t c = 0; c < C; ++c) {
-    scale[c] = float((weight ? weight[c] : 1.0) / std::sqrt(double(var[c]) + eps));
-    shift[c] = (bias ? bias[c] : 0.f) - mean[c] * scale[c];
   }
 }
 
@@ -523,6 +515,135 @@ inline int conv2d_dnnl(ConvSite &site, float *out, const float *in, const float 
                                   {DNNL_ARG_TO, &plan->userDst, out}}))
     return 1;
   return 0;
+}
+
+// out[idx] = in[idx . s]: materializes a broadcast (s has 0 on broadcast dims).
+template <class T>
+inline void broadcast_copy(T *out, const T *in, const int64_t *s,
+                           const int64_t *shape, int rank) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      off += (rem % shape[d]) * s[d];
+      rem /= shape[d];
+    }
+    out[i] = in[off];
+  }
+}
+
+// Elements start, start + step, ... (len of them) of the middle dim of an
+// (outer, n, inner) tensor, into a dense (outer, len, inner) one.
+template <class T>
+inline void slice_copy(T *out, const T *in, int64_t outer, int64_t n,
+                       int64_t inner, int64_t start, int64_t step,
+                       int64_t len) {
+#pragma omp parallel for if (outer * len * inner > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < len; ++j)
+      std::memcpy(out + (o * len + j) * inner,
+                  in + (o * n + start + j * step) * inner,
+                  size_t(inner) * sizeof(T));
+}
+
+// Writes a dense (outer, len, inner) tensor at [start, start + len) of the
+// middle dim of an (outer, n, inner) one: one operand of a cat.
+template <class T>
+inline void place(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
+                  int64_t start, int64_t len) {
+#pragma omp parallel for if (outer * len * inner > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out + (o * n + start) * inner, in + o * len * inner,
+                size_t(len * inner) * sizeof(T));
+}
+
+template <class T> inline void arange(T *out, int64_t n, double start,
+                                      double step) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = T(start + double(i) * step);
+}
+
+// Rows of `weight` ([rows, dim]) picked by `indices`; an index out of range
+// fails the call (code 3) rather than reading outside the table.
+inline int embedding(float *out, const float *weight, const int64_t *indices,
+                     int64_t n, int64_t rows, int64_t dim) {
+  for (int64_t i = 0; i < n; ++i)
+    if (indices[i] < 0 || indices[i] >= rows)
+      return 3;
+#pragma omp parallel for if (n * dim > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(out + i * dim, weight + indices[i] * dim,
+                size_t(dim) * sizeof(float));
+  return 0;
+}
+
+// out[idx] = in[idx with dim d replaced by index[idx]]; shapes are index's
+// (out) and in's. An index out of range fails the call (code 3).
+template <class T>
+inline int gather(T *out, const T *in, const int64_t *index,
+                  const int64_t *outShape, const int64_t *inShape, int rank,
+                  int dim) {
+  int64_t n = 1, inStrides[8];
+  for (int d = 0; d < rank; ++d)
+    n *= outShape[d];
+  for (int d = rank - 1, s = 1; d >= 0; --d) {
+    inStrides[d] = s;
+    s *= inShape[d];
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t idx = rem % outShape[d];
+      rem /= outShape[d];
+      if (d == dim) {
+        idx = index[i];
+        if (idx < 0 || idx >= inShape[d])
+          return 3;
+      }
+      off += idx * inStrides[d];
+    }
+    out[i] = in[off];
+  }
+  return 0;
+}
+
+// Scaled dot-product attention over (batch * heads) independent (L, E) x
+// (S, E) problems: softmax(q k^T * scale [+ causal mask]) v. `scores` is
+// scratch of batchHeads * L * S floats.
+inline int attention(float *out, const float *q, const float *k, const float *v,
+                     int64_t batchHeads, int64_t L, int64_t S, int64_t E,
+                     int64_t Ev, double scale, bool causal, float *scores) {
+  int rc = 0;
+#pragma omp parallel for if (batchHeads > 1) reduction(max : rc)
+  for (int64_t b = 0; b < batchHeads; ++b) {
+    float *sc = scores + b * L * S;
+    rc = std::max(rc, gemm(false, true, L, S, E, float(scale), q + b * L * E,
+                           k + b * S * E, 0.f, sc));
+    for (int64_t i = 0; i < L; ++i) {
+      float *row = sc + i * S;
+      // Causal as in torch's scaled_dot_product_attention: the mask is
+      // ones(L, S).tril(), so query i sees keys 0..i.
+      int64_t visible = causal ? std::min(S, i + 1) : S;
+      float m = -INFINITY;
+      for (int64_t j = 0; j < visible; ++j)
+        m = std::max(m, row[j]);
+      vmap(row, row, visible, [m](vf x) { return vexp(x - m); });
+      double sum = 0;
+      for (int64_t j = 0; j < visible; ++j)
+        sum += row[j];
+      float inv = sum > 0 ? float(1.0 / sum) : 0.f;
+      for (int64_t j = 0; j < visible; ++j)
+        row[j] *= inv;
+      for (int64_t j = visible; j < S; ++j)
+        row[j] = 0.f;
+    }
+    rc = std::max(rc, gemm(false, false, L, Ev, S, 1.f, sc, v + b * S * Ev, 0.f,
+                           out + b * L * Ev));
+  }
+  return rc;
 }
 
 // Eval-mode batch norm over dim 1 of an (N, C, inner) tensor; weight, bias

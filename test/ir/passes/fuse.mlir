@@ -55,3 +55,19 @@ func.func @not_fused(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, 
   %4 = "aten.sum.dim_IntList"(%1) {dim = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
   return %1, %2, %4 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x1xf32>
 }
+
+// CHECK-LABEL: func.func @two_chains_meet
+func.func @two_chains_meet(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // Both relus' only user is the add: it joins the first chain; the second
+  // relu's group is alone and so not made.
+  // CHECK: %[[B:.*]] = aten.relu %arg1
+  // CHECK: dynoc.fusion_group "elementwise"(%arg0, %[[B]])
+  // CHECK: aten.relu
+  // CHECK-NEXT: aten.add.Tensor
+  // CHECK-NEXT: aten.neg
+  %a = aten.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+  %b = aten.relu %y : (tensor<4xf32>) -> tensor<4xf32>
+  %c = aten.add.Tensor %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %d = aten.neg %c : (tensor<4xf32>) -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}
