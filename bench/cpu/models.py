@@ -1,7 +1,7 @@
 """The model suite of the CPU benchmark: deterministic weights (seeded), eval mode.
 
-make(name, batch) -> (module, example input). BERT and GPT-2 from transformers
-configs belong here too once capture covers them (issue #3).
+make(name, batch) -> (module, example input). BERT and GPT-2 are built by
+transformers from small configs with random weights (nothing is downloaded).
 """
 import math
 
@@ -55,6 +55,18 @@ class EncoderBlock(nn.Module):
         return x + self.ff2(torch.nn.functional.gelu(self.ff1(self.ln2(x))))
 
 
+class LastHiddenState(nn.Module):
+    """A transformers model's last hidden state: GPT-2's output also carries its
+    key/value cache object, which is not a tensor."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(ids).last_hidden_state
+
+
 def make(name, batch):
     torch.manual_seed(0)
     if name == "mlp":
@@ -67,7 +79,26 @@ def make(name, batch):
         return m.eval(), torch.randn(batch, 3, 32, 32)
     if name == "encoder_block":
         return EncoderBlock().eval(), torch.randn(batch, 32, 128)
+    if name == "bert":
+        from transformers import BertConfig, BertModel
+        cfg = BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=128,
+                         intermediate_size=512, vocab_size=1000, max_position_embeddings=64)
+        return BertModel(cfg).eval(), torch.randint(0, 1000, (batch, 32))
+    if name == "gpt2":
+        from transformers import GPT2Config, GPT2Model
+        cfg = GPT2Config(n_layer=2, n_head=4, n_embd=128, vocab_size=1000, n_positions=64,
+                         bos_token_id=0, eos_token_id=0)
+        return LastHiddenState(GPT2Model(cfg)).eval(), torch.randint(0, 1000, (batch, 32))
     raise ValueError(f"unknown model '{name}'")
 
 
-NAMES = ["mlp", "cnn", "encoder_block"]
+def main_output(out):
+    """The tensor to compare: the output itself, or a ModelOutput's last hidden state."""
+    if isinstance(out, torch.Tensor):
+        return out
+    if hasattr(out, "last_hidden_state"):
+        return out.last_hidden_state
+    return out["last_hidden_state"]
+
+
+NAMES = ["mlp", "cnn", "encoder_block", "bert", "gpt2"]

@@ -152,6 +152,16 @@ inline void binary(TO *out, const TA *a, const int64_t *as, const TB *b,
   }
 }
 
+// Eval-mode batch norm as a per-channel affine: y = x * scale + shift.
+inline void bn_scale_shift(float *scale, float *shift, const float *mean,
+                           const float *var, const float *weight,
+                           const float *bias, int64_t C, double eps) {
+  for (int64_t c = 0; c < C; ++c) {
+    scale[c] = float((weight ? weight[c] : 1.0) / std::sqrt(double(var[c]) + eps));
+    shift[c] = (bias ? bias[c] : 0.f) - mean[c] * scale[c];
+  }
+}
+
 // out[idx] = in[idx . s] * scale: broadcasts `in` over `shape`.
 inline void expand(float *out, const float *in, const int64_t *s,
                    const int64_t *shape, int rank, float scale) {

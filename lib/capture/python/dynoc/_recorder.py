@@ -6,6 +6,7 @@ dynoc's bytecode evaluator (lib/capture/evaluator.cpp), which tells it where
 tensors came from, which Python values steered control flow (guards) and where
 execution left the graph (graph breaks).
 """
+import dataclasses
 import opcode as _opcode
 import re
 
@@ -237,6 +238,12 @@ class Tracker(TorchDispatchMode):
                 return {"type": "dict", "items": {str(k): structure(x) for k, x in obj.items()}}
             if obj is None or isinstance(obj, (bool, int, float, str)):
                 return {"type": "constant", "value": obj}
+            if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+                # ModelOutput-style results: rebuilt by class and field names.
+                cls = type(obj)
+                return {"type": "dataclass", "python_type": f"{cls.__module__}.{cls.__qualname__}",
+                        "items": {f.name: structure(getattr(obj, f.name))
+                                  for f in dataclasses.fields(obj)}}
             return {"type": "opaque", "python_type": type(obj).__name__}
 
         s = structure(result)

@@ -52,6 +52,29 @@ def _ext():
     return _C
 
 
+def _positional(code, fargs):
+    """(name, source, value) of each positional argument of a call to `code`;
+    those beyond its parameters land in its *args tuple, `L['args'][i]`."""
+    names = code.co_varnames[:code.co_argcount]
+    out = [(n, f"L['{n}']", v) for n, v in zip(names, fargs)]
+    if code.co_flags & inspect.CO_VARARGS:
+        star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+        out += [(None, f"L['{star}'][{i}]", v)
+                for i, v in enumerate(fargs[code.co_argcount:])]
+    return out
+
+
+def _locals(code, fargs, kwargs):
+    """The call's arguments as the guards see them: L['x'], L['args'], ..."""
+    names = code.co_varnames[:code.co_argcount]
+    L = dict(zip(names, fargs))
+    if code.co_flags & inspect.CO_VARARGS:
+        L[code.co_varnames[code.co_argcount + code.co_kwonlyargcount]] = \
+            tuple(fargs[code.co_argcount:])
+    L.update(kwargs)
+    return L
+
+
 class Region:
     def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None):
         self.target = target
@@ -76,8 +99,7 @@ class Region:
             return self.target(*args, **kwargs)
         code = fn.__code__
         names = code.co_varnames[:code.co_argcount]
-        L = dict(zip(names, fargs))
-        L.update(kwargs)
+        L = _locals(code, fargs, kwargs)
         failure = None
         for guards in self.variants:
             failure = _guards.first_failure(guards, L, fn.__globals__)
@@ -101,16 +123,18 @@ class Region:
                 params[id(p)] = ("parameter", session.add_weight(name, p))
             for name, b in module.named_buffers():
                 params[id(b)] = ("buffer", session.add_weight(name, b))
-        sources = [f"L['{n}']" for n in names] + [f"L['{k}']" for k in kwargs]
-        user_inputs = [(f"L['{n}']", v) for n, v in zip(names, fargs) if isinstance(v, torch.Tensor)]
+        positional = _positional(fn.__code__, fargs)
+        sources = [src for _, src, _ in positional]
+        user_inputs = [(src, v) for _, src, v in positional if isinstance(v, torch.Tensor)]
         user_inputs += [(f"L['{k}']", v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
         tracker = Tracker(self, entry, params, user_inputs)
         # Python scalars passed in are specialized on, as Dynamo does.
-        for n, v in list(zip(names, fargs)) + list(kwargs.items()):
+        for src, v in [(s, v) for _, s, v in positional] + \
+                [(f"L['{k}']", v) for k, v in kwargs.items()]:
             if v is None or isinstance(v, (bool, int, float, str)):
-                tracker.on_guard(f"L['{n}']", v)
+                tracker.on_guard(src, v)
         with tracker:
-            result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources[:len(fargs)], tracker)
+            result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources, tracker)
         graphs = tracker.finish(result)
         if self.fullgraph and tracker.breaks:
             b = tracker.breaks[0]

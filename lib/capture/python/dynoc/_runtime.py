@@ -3,6 +3,7 @@
 Inputs and outputs cross as DLPack tensors without copies; the GIL is released
 while the model runs. A failed guard raises GuardError with the guard's words.
 """
+import importlib
 import json
 
 import torch
@@ -27,10 +28,18 @@ def _rebuild(structure, outputs):
         return {k: _rebuild(v, outputs) for k, v in structure["items"].items()}
     if kind == "constant":
         return structure["value"]
+    if kind == "dataclass":
+        fields = {k: _rebuild(v, outputs) for k, v in structure["items"].items()}
+        module, _, qualname = structure["python_type"].rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module), qualname)
+            return cls(**fields)
+        except Exception:  # the class is not importable here: its fields
+            return fields
     if "items" in structure:
         items = [_rebuild(v, outputs) for v in structure["items"]]
         return items if kind == "list" else tuple(items)
-    raise Error(f"dynoc.load: output structure of type '{kind}' cannot be rebuilt "
+    raise Error(f"dynoc.load: output structure of type '{kind}' ({structure.get('python_type', '')}) cannot be rebuilt "
                 "from the model's outputs")
 
 
