@@ -26,26 +26,14 @@
 #include <vector>
 
 namespace {
-struct Tensor {
+dynrt::HostTensor make(const nlohmann::json &spec) {
   std::vector<int64_t> shape;
-  std::vector<float> data;
-  DLTensor view() {
-    return DLTensor{data.data(), {kDLCPU, 0}, (int32_t)shape.size(),
-                    {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
-  }
-};
-
-Tensor make(const nlohmann::json &spec) {
-  Tensor t;
-  size_t n = 1;
   for (int64_t d : spec["shape"]) {
     if (d < 0)
       throw std::runtime_error("the overhead bench needs static shapes");
-    t.shape.push_back(d);
-    n *= d;
+    shape.push_back(d);
   }
-  t.data.assign(n, 0.5f);
-  return t;
+  return dynrt::HostTensor(shape, 0.5f);
 }
 
 double nsPerCall(long iters, const std::function<void()> &call) {
@@ -74,7 +62,7 @@ int main(int argc, char **argv) {
     dynrt::Context context(model);
     auto manifest = nlohmann::json::parse(model.manifest());
     const auto &graph = manifest["graphs"][0];
-    std::vector<Tensor> inputs, outputs;
+    std::vector<dynrt::HostTensor> inputs, outputs;
     for (const auto &in : graph["inputs"])
       if (in["kind"] == "user")
         inputs.push_back(make(in));

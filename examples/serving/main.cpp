@@ -31,17 +31,8 @@
 namespace {
 using Clock = std::chrono::steady_clock;
 
-struct Tensor {
-  std::vector<int64_t> shape;
-  std::vector<float> data;
-  DLTensor view() {
-    return DLTensor{data.data(), {kDLCPU, 0}, (int32_t)shape.size(),
-                    {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
-  }
-};
-
 struct Request {
-  std::vector<Tensor> inputs;
+  std::vector<dynrt::HostTensor> inputs;
   Clock::time_point enqueued;
   double totalUs = 0, runUs = 0;
   bool failed = false;
@@ -148,13 +139,10 @@ int main(int argc, char **argv) {
           throw std::runtime_error("input '" + in["name"].get<std::string>() +
                                    "' is not float32; this example makes "
                                    "float32 requests only");
-        Tensor t;
-        size_t n = 1;
-        for (int64_t d : in["shape"]) {
-          t.shape.push_back(d < 0 ? batch : d);
-          n *= t.shape.back();
-        }
-        t.data.resize(n);
+        std::vector<int64_t> shape;
+        for (int64_t d : in["shape"])
+          shape.push_back(d < 0 ? batch : d);
+        dynrt::HostTensor t(shape);
         for (float &v : t.data)
           v = dist(rng);
         reqs[r].inputs.push_back(std::move(t));

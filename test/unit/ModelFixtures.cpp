@@ -53,11 +53,7 @@ std::string buildModel(const std::string &graph, const std::string &out,
 }
 
 HostTensor makeTensor(std::vector<int64_t> shape, unsigned seed) {
-  HostTensor t{std::move(shape), {}};
-  size_t n = 1;
-  for (int64_t d : t.shape)
-    n *= d;
-  t.data.resize(n);
+  HostTensor t(std::move(shape));
   uint32_t s = seed * 2654435761u + 1;
   for (float &v : t.data) {
     s = s * 1664525u + 1013904223u;

@@ -7,7 +7,7 @@
 #ifndef DYNOC_TEST_MODELFIXTURES_H
 #define DYNOC_TEST_MODELFIXTURES_H
 
-#include <dlpack/dlpack.h>
+#include "dynrt/dynrt.hpp"
 
 #include <string>
 #include <vector>
@@ -22,15 +22,7 @@ std::string tempPath(const std::string &name);
 std::string buildModel(const std::string &graph, const std::string &out,
                        const std::string &flags = "");
 
-/// A host float32 tensor of `shape` owning its data.
-struct HostTensor {
-  std::vector<int64_t> shape;
-  std::vector<float> data;
-  DLTensor view() {
-    return DLTensor{data.data(), {kDLCPU, 0}, (int32_t)shape.size(),
-                    {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
-  }
-};
+using HostTensor = dynrt::HostTensor;
 
 /// `shape` filled with values from a small deterministic generator.
 HostTensor makeTensor(std::vector<int64_t> shape, unsigned seed);

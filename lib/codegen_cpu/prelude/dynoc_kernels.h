@@ -90,19 +90,14 @@ inline void vmap(float *out, const float *in, int64_t n, F f) {
   }
 }
 
-// vmap over threads when the work pays for it.
+// vmap over threads when the work pays for it, in chunks of whole vectors.
 template <class F>
 inline void vunary(float *out, const float *in, int64_t n, F f) {
-  int64_t body = n - n % kLanes;
+  constexpr int64_t kChunk = 256 * kLanes;
+  int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t i = 0; i < body; i += kLanes)
-    vstore(out + i, f(vload(in + i)));
-  if (int64_t tail = n - body) {
-    float buf[kLanes] = {};
-    std::memcpy(buf, in + body, size_t(tail) * sizeof(float));
-    vstore(buf, f(vload(buf)));
-    std::memcpy(out + body, buf, size_t(tail) * sizeof(float));
-  }
+  for (int64_t c = 0; c < chunks; ++c)
+    vmap(out + c * kChunk, in + c * kChunk, std::min(kChunk, n - c * kChunk), f);
 }
 
 template <class F>

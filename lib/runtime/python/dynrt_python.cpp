@@ -5,13 +5,14 @@
 // released while a model runs, so Python threads run models concurrently.
 //
 //===----------------------------------------------------------------------===//
-#include "dynrt/dynrt.h"
+#include "dynrt/dynrt.hpp"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,18 +23,12 @@ namespace {
 PyObject *errorType = nullptr;
 PyObject *guardErrorType = nullptr;
 
-[[noreturn]] void raise(dynrt_status_t *status) {
-  std::string msg = dynrt_status_message(status);
-  bool guard = dynrt_status_code(status) == DYNRT_INVALID_ARGUMENT &&
+[[noreturn]] void raise(const dynrt::Error &e) {
+  std::string msg = e.what();
+  bool guard = e.code() == DYNRT_INVALID_ARGUMENT &&
                msg.rfind("guard failed", 0) == 0;
-  dynrt_status_free(status);
   PyErr_SetString(guard ? guardErrorType : errorType, msg.c_str());
   throw py::error_already_set();
-}
-
-void check(dynrt_status_t *status) {
-  if (status)
-    raise(status);
 }
 
 // A capsule's destructor: frees the tensor unless a consumer (torch's
@@ -49,20 +44,20 @@ void deleteUnconsumed(PyObject *capsule) {
   }
 }
 
+dynrt::Model loadModel(const std::string &path) {
+  try {
+    return dynrt::Model(path);
+  } catch (const dynrt::Error &e) {
+    raise(e);
+  }
+}
+
 /// A loaded model with a pool of contexts, one per concurrent caller.
 class Model {
 public:
-  explicit Model(const std::string &path) {
-    dynrt_model_t *m = nullptr;
-    check(dynrt_model_load(path.c_str(), &m));
-    model_.reset(m);
-  }
-  ~Model() {
-    for (dynrt_context_t *c : pool_)
-      dynrt_context_release(c);
-  }
+  explicit Model(const std::string &path) : model_(loadModel(path)) {}
 
-  std::string manifest() const { return dynrt_model_manifest(model_.get()); }
+  std::string manifest() const { return model_.manifest(); }
 
   /// Runs on DLPack capsules (the producers keep ownership); returns one
   /// capsule per output.
@@ -73,53 +68,55 @@ public:
         throw py::value_error("expected DLPack capsules named 'dltensor'");
       in.push_back(&static_cast<DLManagedTensor *>(c.get_pointer())->dl_tensor);
     }
-    size_t n = dynrt_model_num_outputs(model_.get());
-    std::vector<DLManagedTensor *> out(n, nullptr);
-    dynrt_context_t *context = acquire();
-    dynrt_status_t *status;
+    std::unique_ptr<dynrt::Context> context = acquire();
+    std::vector<dynrt::Tensor> out;
+    std::optional<dynrt::Error> error;
     {
       py::gil_scoped_release noGil;
-      status = dynrt_context_run(context, in.data(), in.size(), out.data(), n);
-    }
-    release(context);
-    check(status);
-    py::list result;
-    for (DLManagedTensor *t : out) {
-      PyObject *cap = PyCapsule_New(t, "dltensor", deleteUnconsumed);
-      if (!cap) {
-        t->deleter(t);
-        throw py::error_already_set();
+      try {
+        out = context->run(in);
+      } catch (const dynrt::Error &e) {
+        error = e;
       }
+    }
+    release(std::move(context));
+    if (error)
+      raise(*error);
+    py::list result;
+    for (dynrt::Tensor &t : out) {
+      PyObject *cap = PyCapsule_New(t.get(), "dltensor", deleteUnconsumed);
+      if (!cap)
+        throw py::error_already_set();
+      t.release(); // the capsule owns it now
       result.append(py::reinterpret_steal<py::object>(cap));
     }
     return result;
   }
 
 private:
-  dynrt_context_t *acquire() {
+  std::unique_ptr<dynrt::Context> acquire() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!pool_.empty()) {
-        dynrt_context_t *c = pool_.back();
+        auto c = std::move(pool_.back());
         pool_.pop_back();
         return c;
       }
     }
-    dynrt_context_t *c = nullptr;
-    check(dynrt_context_create(model_.get(), {kDLCPU, 0}, nullptr, &c));
-    return c;
+    try {
+      return std::make_unique<dynrt::Context>(model_);
+    } catch (const dynrt::Error &e) {
+      raise(e);
+    }
   }
-  void release(dynrt_context_t *c) {
+  void release(std::unique_ptr<dynrt::Context> c) {
     std::lock_guard<std::mutex> lock(mu_);
-    pool_.push_back(c);
+    pool_.push_back(std::move(c));
   }
 
-  struct Release {
-    void operator()(dynrt_model_t *m) const { dynrt_model_release(m); }
-  };
-  std::unique_ptr<dynrt_model_t, Release> model_;
+  dynrt::Model model_;
   std::mutex mu_; // guards pool_ only; runs take no lock
-  std::vector<dynrt_context_t *> pool_;
+  std::vector<std::unique_ptr<dynrt::Context>> pool_;
 };
 } // namespace
 

@@ -33,6 +33,32 @@ inline void check(dynrt_status_t *status) {
 /// An output tensor owned by the caller.
 using Tensor = std::unique_ptr<DLManagedTensor, void (*)(DLManagedTensor *)>;
 
+/// Takes ownership of tensors the runtime allocated.
+inline std::vector<Tensor> own(const std::vector<DLManagedTensor *> &raw) {
+  std::vector<Tensor> out;
+  for (DLManagedTensor *t : raw)
+    out.emplace_back(t, [](DLManagedTensor *p) { p->deleter(p); });
+  return out;
+}
+
+/// A float32 CPU tensor that owns its data, for building inputs and
+/// caller-provided outputs. view() is valid while the HostTensor lives.
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+  HostTensor() = default;
+  HostTensor(std::vector<int64_t> s, float fill = 0.f) : shape(std::move(s)) {
+    size_t n = 1;
+    for (int64_t d : shape)
+      n *= static_cast<size_t>(d);
+    data.assign(n, fill);
+  }
+  DLTensor view() {
+    return DLTensor{data.data(), {kDLCPU, 0}, (int32_t)shape.size(),
+                    {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
+  }
+};
+
 /// A loaded model. Thread-safe: `run` may be called from many threads at once.
 class Model {
 public:
@@ -49,10 +75,7 @@ public:
     std::vector<DLManagedTensor *> raw(numOutputs(), nullptr);
     check(dynrt_model_run(model_.get(), inputs.data(), inputs.size(),
                           raw.data(), raw.size()));
-    std::vector<Tensor> out;
-    for (DLManagedTensor *t : raw)
-      out.emplace_back(t, [](DLManagedTensor *p) { p->deleter(p); });
-    return out;
+    return own(raw);
   }
 
   dynrt_model_t *get() const { return model_.get(); }
@@ -81,10 +104,7 @@ public:
     std::vector<DLManagedTensor *> raw(numOutputs_, nullptr);
     check(dynrt_context_run(context_.get(), inputs.data(), inputs.size(),
                             raw.data(), raw.size()));
-    std::vector<Tensor> out;
-    for (DLManagedTensor *t : raw)
-      out.emplace_back(t, [](DLManagedTensor *p) { p->deleter(p); });
-    return out;
+    return own(raw);
   }
 
   /// Runs into caller-provided output buffers.
