@@ -10,7 +10,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -96,6 +98,47 @@ std::string embeddedWeightsSource(const std::string &path) {
          "  return dynoc_weights_begin;\n}\n";
 }
 
+/// The kernel prelude, precompiled (a GCC/Clang .gch) once per compiler,
+/// flags and prelude text into ~/.cache/dynoc/pch/<hash>/: compiling it is most
+/// of a small model's build time. Returns the directory holding the header and
+/// its .gch, or "" if there is no cache (the build then compiles the prelude).
+std::string precompiledPrelude(const std::string &compiler,
+                               const std::vector<std::string> &flags) {
+  const char *base = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  if (!base && !home)
+    return "";
+  std::string key = compiler + '\n' + kPrelude;
+  for (const auto &f : flags)
+    key += '\n' + f;
+  llvm::SmallString<256> dir(base ? base : std::string(home) + "/.cache");
+  llvm::sys::path::append(dir, "dynoc", "pch",
+                          llvm::utohexstr(std::hash<std::string>()(key)));
+  std::string header = (dir + "/dynoc_kernels.h").str(),
+              gch = header + ".gch";
+  if (llvm::sys::fs::exists(gch))
+    return dir.str().str();
+  if (llvm::sys::fs::create_directories(dir) || !writeFile(header, kPrelude))
+    return "";
+  progress("precompiling the kernel prelude (once per compiler and flags) "
+           "into " + dir);
+  // Written under a unique name and renamed: concurrent builds never see a
+  // half-written .gch.
+  std::string tmp = gch + "." + std::to_string(llvm::sys::Process::getProcessId());
+  std::vector<std::string> argv = {compiler};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-x", "c++-header", header, "-o", tmp});
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  std::optional<llvm::StringRef> quiet[] = {std::nullopt, llvm::StringRef(""),
+                                            llvm::StringRef("")};
+  if (llvm::sys::ExecuteAndWait(compiler, args, std::nullopt, quiet) != 0 ||
+      llvm::sys::fs::rename(tmp, gch)) {
+    llvm::sys::fs::remove(tmp);
+    return "";
+  }
+  return dir.str().str();
+}
+
 } // namespace
 
 const char *cpuKernelPrelude() { return kPrelude; }
@@ -170,21 +213,21 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
   if (!exe)
     return module.emitError()
            << "C++ compiler '" << compiler << "' not found (set CXX)";
-  std::string olevel = "-O" + std::to_string(opts.optLevel);
-  std::vector<std::string> argv = {*exe,
-                                   olevel,
-                                   "-std=c++17",
-                                   "-march=native",
-                                   "-fPIC",
-                                   "-shared",
-                                   "-fopenmp",
-                                   "-fvisibility=hidden",
-                                   "-I" + dir.str().str(),
-                                   cpp,
-                                   "-o",
-                                   tmpSo,
-                                   "-ldnnl",
-                                   "-lsleef"};
+  std::vector<std::string> flags = {"-O" + std::to_string(opts.optLevel),
+                                    "-std=c++17", "-march=native", "-fPIC",
+                                    "-fopenmp", "-fvisibility=hidden"};
+  std::string includeDir = precompiledPrelude(*exe, flags);
+  // `#include "dynoc_kernels.h"` looks beside model.cpp first: with the
+  // precompiled prelude, the copy there must go.
+  if (!includeDir.empty())
+    llvm::sys::fs::remove(dir + "/dynoc_kernels.h");
+  std::vector<std::string> argv = {*exe};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  for (const char *a : {"-shared", "-Winvalid-pch"})
+    argv.push_back(a);
+  argv.insert(argv.end(),
+              {"-I" + (includeDir.empty() ? dir.str().str() : includeDir), cpp,
+               "-o", tmpSo, "-ldnnl", "-lsleef"});
   std::string cmdline;
   for (auto &a : argv)
     cmdline += (cmdline.empty() ? "" : " ") + a;
