@@ -12,7 +12,7 @@ func.func @graph_0(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>
   // CHECK: const int64_t st0[] = {8, 1};
   // CHECK: #pragma omp simd
   // CHECK-NEXT: for (int64_t i = 0; i < inner; ++i) {
-  // CHECK-NEXT: const float x0 = p0[i];
+  // CHECK-NEXT: const float x0 = float(p0[i]);
   // CHECK-NEXT: const float t0 = x0 > 0.f ? x0 : 0.f;
   // CHECK-NEXT: dst[i] = t0;
   %0 = aten.t %w : (tensor<8x16xf32>) -> tensor<16x8xf32>
@@ -21,9 +21,9 @@ func.func @graph_0(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>
   // CHECK: // dynoc.fusion_group
   // CHECK: dynoc_k::bn_scale_shift([[S:s[0-9]+]], [[H:s[0-9]+]], a4, a5, nullptr, nullptr, 4,
   // CHECK: const int64_t st0[] = {0, 1, 0, 0};
-  // CHECK: const float x0 = p0[0];
-  // CHECK-NEXT: const float x1 = p1[0];
-  // CHECK-NEXT: const float x2 = p2[i];
+  // CHECK: const float x0 = float(p0[0]);
+  // CHECK-NEXT: const float x1 = float(p1[0]);
+  // CHECK-NEXT: const float x2 = float(p2[i]);
   // CHECK-NEXT: const float t0 = x2 * x0 + x1;
   // CHECK-NEXT: const float t1 = t0 > 0.f ? t0 : 0.f;
   %3, %4, %5 = "aten.native_batch_norm"(%y, %m, %v) {training = false, momentum = 0.1 : f64, eps = 1.0e-05 : f64, operand_segment_sizes = array<i32: 1, 0, 0, 1, 1>} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<0xf32>, tensor<0xf32>)
