@@ -215,8 +215,9 @@ private:
   using EmitFn = LogicalResult (FuncEmitter::*)(Operation *);
 
   std::string name(Value v) { return names.lookup(v); }
-  const DimList &dimsOf(Value v) { return dims[v]; }
-  std::string numelOf(Value v) { return product(dims[v]); }
+  /// A copy: callers keep it across setDims, which may grow (rehash) `dims`.
+  DimList dimsOf(Value v) const { return dims.lookup(v); }
+  std::string numelOf(Value v) const { return product(dims.lookup(v)); }
   ArrayRef<int64_t> typeShape(Value v) {
     return v.getType().cast<RankedTensorType>().getShape();
   }
@@ -1338,7 +1339,8 @@ LogicalResult FuncEmitter::emitCat(Operation *op) {
   }
   computed[*dim] = literal ? std::to_string(sum) : "(" + total + ")";
   setDims(out, op, computed);
-  ArrayRef<std::string> all(dimsOf(out));
+  DimList outDims = dimsOf(out);
+  ArrayRef<std::string> all(outDims);
   std::string outer = product(all.take_front(*dim)),
               inner = product(all.drop_front(*dim + 1)), offset = "0";
   for (auto [t, l] : llvm::zip(parts, lens)) {
