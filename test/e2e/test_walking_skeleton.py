@@ -246,3 +246,54 @@ def test_fstrings_in_followed_code_are_evaluated(dynoc, python, tmp_path):
     m = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert m["breaks"] == []
     assert len(m["graphs"]) == 2
+
+
+BRK = """
+    import sys
+    import torch
+
+    def f(x):
+        y = torch.sin(x) * 2
+        if y.sum() > 0:
+            return torch.cos(y)
+        return y
+
+    cf = torch.compile(f)
+    print(cf(torch.ones(3)).tolist())
+    print(cf(torch.ones(4)).tolist())
+    sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+"""
+
+
+def test_explain_prints_only_the_report(dynoc, tmp_path):
+    script = write(tmp_path, "brk.py", BRK)
+    p = dynoc("explain", script)
+    assert p.returncode == 0
+    lines = p.stdout.splitlines()
+    assert lines[0] == "dynoc capture report"
+    assert "  graphs: 4" in lines and "  graph breaks: 2" in lines and "  recompiles: 1" in lines
+    assert "-0.11" not in p.stdout  # the script's own output is silenced
+    assert p.stderr == ""
+    # The script's exit code passes through.
+    assert dynoc("explain", script, "--", "3").returncode == 3
+
+
+def test_dynoc_logs_prints_events_as_they_happen(dynoc, tmp_path):
+    import subprocess
+    from conftest import DYNOC
+    script = write(tmp_path, "brk.py", BRK)
+    env = dict(os.environ, DYNOC_LOGS="graph_breaks,recompiles,guards,graph_code,nonsense")
+    p = subprocess.run([DYNOC, "capture", script, "-o", tmp_path / "out"], env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    err = p.stderr.splitlines()
+    assert err[0] == ("[dynoc] DYNOC_LOGS: unknown log(s) nonsense (known: graph_breaks, "
+                      "guards, recompiles, graph_code, all)")
+    assert f"[dynoc:graph_breaks] graph break at {script}:7: a tensor's value decides " \
+           "Python control flow" in err
+    assert any(l.startswith("[dynoc:recompiles] recompiling ") and
+               "guard failed: check_tensor(L['x'], torch.float32" in l for l in err)
+    assert "[dynoc:guards]   ___is_grad_enabled() == True" in err
+    assert any(l.startswith("[dynoc:graph_code]   func.func @graph_0(") for l in err)
+    # The script's stdout is untouched.
+    assert p.stdout.splitlines()[0].startswith("[-0.11")

@@ -82,9 +82,15 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
   return 0;
 }
 
+/// How `explain` runs a capture: the script's stdout silenced and the report
+/// left for the caller to print.
+struct CaptureMode {
+  bool explain = false;
+};
+
 int capture(const std::string &script, const std::string &outDir,
             const std::string &backendName,
-            const std::vector<std::string> &args) {
+            const std::vector<std::string> &args, CaptureMode mode = {}) {
   const Backend *backend = findBackend(backendName);
   if (!backend)
     return fail("capture", "unknown backend '" + backendName +
@@ -115,6 +121,11 @@ int capture(const std::string &script, const std::string &outDir,
     return fail("capture", "cannot start Python");
   if (pid == 0) {
     setenv("PYTHONPATH", newPath.c_str(), 1);
+    if (mode.explain) {
+      setenv("DYNOC_NO_REPORT", "1", 1);
+      if (FILE *null = fopen("/dev/null", "w"))
+        dup2(fileno(null), STDOUT_FILENO);
+    }
     std::vector<char *> cargv;
     for (auto &a : argv)
       cargv.push_back(const_cast<char *>(a.c_str()));
@@ -142,7 +153,37 @@ int capture(const std::string &script, const std::string &outDir,
     return 1;
   return scriptExit;
 }
+int explain(const std::string &script, const std::vector<std::string> &args) {
+  std::error_code ec;
+  auto tmp = std::filesystem::temp_directory_path(ec) /
+             ("dynoc-explain-" + std::to_string(getpid()));
+  if (ec)
+    return fail("explain", "no temporary directory: " + ec.message());
+  int rc = capture(script, tmp.string(), "eager", args, {/*explain=*/true});
+  std::ifstream report(tmp / "report.txt");
+  if (report)
+    fmt::print("{}", std::string(std::istreambuf_iterator<char>(report), {}));
+  std::filesystem::remove_all(tmp, ec);
+  return rc;
+}
 } // namespace
+
+void addExplainCommand(CLI::App &app, int &exitCode) {
+  auto *cmd = app.add_subcommand(
+      "explain",
+      "Run a PyTorch script under capture and print only the report (graph "
+      "and break counts, ops, break reasons with locations, recompiles), like "
+      "torch._dynamo.explain. The script's own stdout is silenced; nothing is "
+      "kept on disk.");
+  struct Opts {
+    std::string script;
+    std::vector<std::string> args;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("SCRIPT", o->script, "the Python script to run")->required();
+  cmd->add_option("ARGS", o->args, "arguments for the script (after --)");
+  cmd->callback([o, &exitCode] { exitCode = explain(o->script, o->args); });
+}
 
 void addCaptureCommand(CLI::App &app, int &exitCode) {
   auto *cmd = app.add_subcommand(

@@ -15,6 +15,7 @@ int fail(const std::string &command, const std::string &message);
 /// Each registers its subcommand on `app`; the callback it installs stores the
 /// subcommand's exit code in `exitCode`.
 void addCaptureCommand(CLI::App &app, int &exitCode);
+void addExplainCommand(CLI::App &app, int &exitCode);
 void addBuildCommand(CLI::App &app, int &exitCode);
 void addListBackendsCommand(CLI::App &app, int &exitCode);
 void addOptCommand(CLI::App &app, int &exitCode);

@@ -21,6 +21,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   int exitCode = 0;
   dynoc::cli::addCaptureCommand(app, exitCode);
+  dynoc::cli::addExplainCommand(app, exitCode);
   dynoc::cli::addBuildCommand(app, exitCode);
   dynoc::cli::addListBackendsCommand(app, exitCode);
   dynoc::cli::addOptCommand(app, exitCode);

@@ -13,6 +13,7 @@ import re
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import _logs
 from . import _mlir_writer as mw
 from ._graph import Graph, Node, Value
 
@@ -209,6 +210,7 @@ class Tracker(TorchDispatchMode):
         self._escape_reported = filename is not None
         where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
         self.breaks.append({"reason": reason, "location": where})
+        _logs.log("graph_breaks", f"graph break at {where}: {reason}")
         if self.current.nodes:
             self._new_graph()
 
@@ -220,6 +222,8 @@ class Tracker(TorchDispatchMode):
             "reason": f"frame '{code.co_name}' not interpreted ({what}); it ran natively and "
                       "its ATen calls were recorded without source information",
             "location": f"{code.co_filename}:{code.co_firstlineno}"})
+        _logs.log("graph_breaks", f"graph break at {self.breaks[-1]['location']}: "
+                                  f"{self.breaks[-1]['reason']}")
 
     # --- finishing ---------------------------------------------------------
     def finish(self, result):

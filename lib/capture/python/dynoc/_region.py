@@ -8,6 +8,7 @@ import warnings
 import opcode
 import torch
 
+from . import _logs, _mlir_writer as mw
 from . import _guards, _session
 from ._recorder import Tracker
 
@@ -117,6 +118,7 @@ class Region:
         entry = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}:{fn.__code__.co_name}"
         if failure is not None:
             session.recompiles.append({"entry": entry, "guard": failure})
+            _logs.log("recompiles", f"recompiling {entry}: guard failed: {failure}")
         params = {}
         if module is not None:
             for name, p in module.named_parameters():
@@ -142,6 +144,11 @@ class Region:
                                f"{b['location']}: {b['reason']}")
         session.graphs.extend(graphs)
         session.breaks.extend(tracker.breaks)
+        for g in graphs:
+            _logs.log("guards", f"guards of {g.name} ({entry}):\n" +
+                      "\n".join(f"  {gd['text']}" for gd in g.guards))
+            if _logs.enabled("graph_code"):
+                _logs.log("graph_code", mw.write_module([g], _session.WEIGHTS_FILE))
         guards = [g for g in (graphs[0].guards if graphs else [])]
         # Every region input's tensor guard, wherever a graph first used it.
         guards = [g for gr in graphs for g in gr.guards if g["kind"] == "tensor_match"] + \

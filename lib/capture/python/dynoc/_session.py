@@ -116,7 +116,8 @@ class Session:
         report = self.report()
         with open(os.path.join(self.out_dir, "report.txt"), "w") as f:
             f.write(report)
-        sys.stderr.write(report)
+        if not os.environ.get("DYNOC_NO_REPORT"):  # `dynoc explain` prints it
+            sys.stderr.write(report)
 
 
 _current = None
