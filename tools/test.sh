@@ -13,7 +13,9 @@ bazel build //...
 # dynoc binary just built (see .bazelrc), then the normal build is restored.
 for san in asan tsan; do
   echo "[test] runtime tests under --config=$san" >&2
-  bazel test --config=$san --test_env=DYNOC_BIN="$root/bazel-bin/tools/dynoc/dynoc" \
+  # The models come from a binary Bazel does not track: never reuse results.
+  bazel test --config=$san --nocache_test_results \
+    --test_env=DYNOC_BIN="$root/bazel-bin/tools/dynoc/dynoc" \
     //test/unit:runtime_test //test/unit:model_run_test //test/unit:threads_test
 done
 bazel build //...
