@@ -382,15 +382,25 @@ dynrt_status_t *runAllocating(const char *fn, dynrt_model_t *m,
   return nullptr;
 }
 
+/// What every context call starts with: argument checks, then the variant and
+/// shapes for these inputs. `outs` is the call's output array.
+dynrt_status_t *prepareContextCall(const char *fn, dynrt_context_t *c,
+                                   const DLTensor *const *inputs,
+                                   size_t numInputs, const void *outs,
+                                   size_t numOutputs, Prepared &call) {
+  if (!c || (!inputs && numInputs) || (!outs && numOutputs))
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      std::string(fn) + ": null argument");
+  return prepare(c->model, inputs, numInputs, numOutputs, call);
+}
+
 dynrt_status_t *runInto(dynrt_context_t *c, const DLTensor *const *inputs,
                         size_t numInputs, const DLTensor *const *outputs,
                         size_t numOutputs) {
-  if (!c || (!inputs && numInputs) || (!outputs && numOutputs))
-    return makeStatus(DYNRT_INVALID_ARGUMENT,
-                      "dynrt_context_run_into: null argument");
   Prepared call;
   if (dynrt_status_t *s =
-          prepare(c->model, inputs, numInputs, numOutputs, call))
+          prepareContextCall("dynrt_context_run_into", c, inputs, numInputs,
+                             outputs, numOutputs, call))
     return s;
   std::vector<void *> outPtrs(numOutputs);
   for (size_t i = 0; i < numOutputs; ++i) {
@@ -404,12 +414,10 @@ dynrt_status_t *runInto(dynrt_context_t *c, const DLTensor *const *inputs,
 dynrt_status_t *outputShapes(dynrt_context_t *c, const DLTensor *const *inputs,
                              size_t numInputs, int64_t *const *shapes,
                              size_t numOutputs) {
-  if (!c || (!inputs && numInputs) || (!shapes && numOutputs))
-    return makeStatus(DYNRT_INVALID_ARGUMENT,
-                      "dynrt_context_output_shapes: null argument");
   Prepared call;
   if (dynrt_status_t *s =
-          prepare(c->model, inputs, numInputs, numOutputs, call))
+          prepareContextCall("dynrt_context_output_shapes", c, inputs,
+                             numInputs, shapes, numOutputs, call))
     return s;
   for (size_t i = 0; i < numOutputs; ++i)
     std::copy_n(call.outShapes[i].data(),

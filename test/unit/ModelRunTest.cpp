@@ -249,4 +249,8 @@ TEST_CASE("a context is for the device the model was built for") {
   CHECK(c == nullptr);
   CHECK(errorOf(dynrt_context_run(nullptr, nullptr, 0, nullptr, 0)) ==
         "dynrt_context_run: null argument");
+  CHECK(errorOf(dynrt_context_run_into(nullptr, nullptr, 0, nullptr, 0)) ==
+        "dynrt_context_run_into: null argument");
+  CHECK(errorOf(dynrt_context_output_shapes(nullptr, nullptr, 0, nullptr, 0)) ==
+        "dynrt_context_output_shapes: null argument");
 }
