@@ -297,3 +297,28 @@ def test_dynoc_logs_prints_events_as_they_happen(dynoc, tmp_path):
     assert any(l.startswith("[dynoc:graph_code]   func.func @graph_0(") for l in err)
     # The script's stdout is untouched.
     assert p.stdout.splitlines()[0].startswith("[-0.11")
+
+
+def test_explain_api_matches_dynamo(python):
+    # dynoc.explain works in a plain Python process, like torch._dynamo.explain.
+    p = python("-c", textwrap.dedent("""
+        import torch, torch._dynamo, dynoc
+
+        def f(x):
+            y = torch.sin(x) * 2
+            if y.sum() > 0:
+                return torch.cos(y)
+            return torch.relu(y)
+
+        e = dynoc.explain(f)(torch.ones(3))
+        d = torch._dynamo.explain(f)(torch.ones(3))
+        print(e.graph_count, e.graph_break_count, d.graph_count, d.graph_break_count)
+        print(e.break_reasons[0]["reason"])
+        print(sorted(e.ops_per_graph[1]))
+        print(str(e).splitlines()[0])
+    """), check=True)
+    lines = p.stdout.splitlines()
+    assert lines[0] == "2 1 2 1"
+    assert lines[1] == "a tensor's value decides Python control flow"
+    assert lines[2] == "['aten.cos']"
+    assert lines[3] == "dynoc capture report"

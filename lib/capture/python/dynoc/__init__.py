@@ -6,10 +6,11 @@ scripts written for them run unmodified.
 import functools
 
 from . import _region, _session
+from ._explain import ExplainOutput, explain
 from ._runtime import Error, GuardError, LoadedModel, load
 
 __all__ = ["compile", "optimize", "is_compiling", "list_backends", "reset", "config",
-           "load", "LoadedModel", "Error", "GuardError"]
+           "load", "LoadedModel", "Error", "GuardError", "explain", "ExplainOutput"]
 
 _BACKENDS = {"eager": ("debug",), "inductor": ()}
 
