@@ -43,8 +43,8 @@ double nsPerCall(long iters, const std::function<void()> &call) {
     for (long i = 0; i < iters; ++i)
       call();
     auto end = std::chrono::steady_clock::now();
-    rounds.push_back(std::chrono::duration<double, std::nano>(end - start).count() /
-                     iters);
+    rounds.push_back(
+        std::chrono::duration<double, std::nano>(end - start).count() / iters);
   }
   std::sort(rounds.begin(), rounds.end());
   return rounds[rounds.size() / 2];

@@ -184,9 +184,8 @@ int main(int argc, char **argv) {
       if (rate > 0) {
         // Latency counts from the scheduled arrival, so a late producer
         // does not hide queueing.
-        reqs[r].enqueued =
-            start + std::chrono::duration_cast<Clock::duration>(
-                        std::chrono::duration<double>(r / rate));
+        reqs[r].enqueued = start + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(r / rate));
         std::this_thread::sleep_until(reqs[r].enqueued);
       } else {
         reqs[r].enqueued = Clock::now();

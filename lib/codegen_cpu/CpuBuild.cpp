@@ -7,12 +7,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -114,17 +114,18 @@ std::string precompiledPrelude(const std::string &compiler,
   llvm::SmallString<256> dir(base ? base : std::string(home) + "/.cache");
   llvm::sys::path::append(dir, "dynoc", "pch",
                           llvm::utohexstr(std::hash<std::string>()(key)));
-  std::string header = (dir + "/dynoc_kernels.h").str(),
-              gch = header + ".gch";
+  std::string header = (dir + "/dynoc_kernels.h").str(), gch = header + ".gch";
   if (llvm::sys::fs::exists(gch))
     return dir.str().str();
   if (llvm::sys::fs::create_directories(dir) || !writeFile(header, kPrelude))
     return "";
   progress("precompiling the kernel prelude (once per compiler and flags) "
-           "into " + dir);
+           "into " +
+           dir);
   // Written under a unique name and renamed: concurrent builds never see a
   // half-written .gch.
-  std::string tmp = gch + "." + std::to_string(llvm::sys::Process::getProcessId());
+  std::string tmp =
+      gch + "." + std::to_string(llvm::sys::Process::getProcessId());
   std::vector<std::string> argv = {compiler};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-x", "c++-header", header, "-o", tmp});
@@ -214,8 +215,11 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
     return module.emitError()
            << "C++ compiler '" << compiler << "' not found (set CXX)";
   std::vector<std::string> flags = {"-O" + std::to_string(opts.optLevel),
-                                    "-std=c++17", "-march=native", "-fPIC",
-                                    "-fopenmp", "-fvisibility=hidden"};
+                                    "-std=c++17",
+                                    "-march=native",
+                                    "-fPIC",
+                                    "-fopenmp",
+                                    "-fvisibility=hidden"};
   std::string includeDir = precompiledPrelude(*exe, flags);
   // `#include "dynoc_kernels.h"` looks beside model.cpp first: with the
   // precompiled prelude, the copy there must go.

@@ -92,22 +92,36 @@ std::string elemCType(Value v) {
   Type t = v.getType().cast<RankedTensorType>().getElementType();
   return t.isF32() ? "float" : t.isInteger(64) ? "int64_t" : "";
 }
-std::string elemBytes(Value v) {
-  return elemCType(v) == "int64_t" ? "8" : "4";
-}
+std::string elemBytes(Value v) { return elemCType(v) == "int64_t" ? "8" : "4"; }
 
 /// Ops the CPU backend runs on int64 values as well as float32 ones.
 bool supportsInt64(Operation *op) {
-  static const llvm::StringSet<> names = {
-      "aten.view",        "aten._unsafe_view", "aten.reshape",
-      "aten.clone",       "aten.contiguous",   "aten.alias",
-      "aten.detach",      "aten.flatten.using_ints",
-      "aten.unsqueeze",   "aten.squeeze.dim",  "aten.lift_fresh_copy",
-      "aten.lift_fresh",  "aten._to_copy",     "aten.expand",
-      "aten.slice.Tensor", "aten.select.int",  "aten.cat",
-      "aten.arange",      "aten.embedding",    "aten.gather",
-      "aten.add.Tensor",  "aten.sub.Tensor",   "aten.mul.Tensor",
-      "aten.div.Tensor",  "aten.maximum",      "aten.minimum"};
+  static const llvm::StringSet<> names = {"aten.view",
+                                          "aten._unsafe_view",
+                                          "aten.reshape",
+                                          "aten.clone",
+                                          "aten.contiguous",
+                                          "aten.alias",
+                                          "aten.detach",
+                                          "aten.flatten.using_ints",
+                                          "aten.unsqueeze",
+                                          "aten.squeeze.dim",
+                                          "aten.lift_fresh_copy",
+                                          "aten.lift_fresh",
+                                          "aten._to_copy",
+                                          "aten.expand",
+                                          "aten.slice.Tensor",
+                                          "aten.select.int",
+                                          "aten.cat",
+                                          "aten.arange",
+                                          "aten.embedding",
+                                          "aten.gather",
+                                          "aten.add.Tensor",
+                                          "aten.sub.Tensor",
+                                          "aten.mul.Tensor",
+                                          "aten.div.Tensor",
+                                          "aten.maximum",
+                                          "aten.minimum"};
   return names.contains(op->getName().getStringRef());
 }
 
@@ -132,7 +146,8 @@ std::string product(ArrayRef<std::string> dims) {
   }
   if (dyn.empty() || lit == 0)
     return std::to_string(lit);
-  return lit == 1 ? "(" + dyn + ")" : "(" + std::to_string(lit) + " * " + dyn + ")";
+  return lit == 1 ? "(" + dyn + ")"
+                  : "(" + std::to_string(lit) + " * " + dyn + ")";
 }
 
 std::string braceList(ArrayRef<std::string> v) {
@@ -156,7 +171,8 @@ bool isGemm(StringRef n) {
 /// group's input.
 Value sourceOf(Value v) {
   if (auto arg = v.dyn_cast<BlockArgument>())
-    if (auto group = dyn_cast<dynoc::FusionGroupOp>(arg.getOwner()->getParentOp()))
+    if (auto group =
+            dyn_cast<dynoc::FusionGroupOp>(arg.getOwner()->getParentOp()))
       return group.getInputs()[arg.getArgNumber()];
   return v;
 }
@@ -167,10 +183,11 @@ bool onlyGemmB(Value v) {
   return llvm::all_of(v.getUses(), [&](OpOperand &use) {
     Operation *u = use.getOwner();
     if (auto group = dyn_cast<dynoc::FusionGroupOp>(u))
-      return onlyGemmB(group.getBody().front().getArgument(
-          use.getOperandNumber()));
+      return onlyGemmB(
+          group.getBody().front().getArgument(use.getOperandNumber()));
     StringRef un = u->getName().getStringRef();
-    return isGemm(un) && use.getOperandNumber() == (un == "aten.addmm" ? 2u : 1u);
+    return isGemm(un) &&
+           use.getOperandNumber() == (un == "aten.addmm" ? 2u : 1u);
   });
 }
 
@@ -233,10 +250,11 @@ private:
     return "p[" + std::to_string(numPlan++) + "]";
   }
   /// A run-time check of the input shapes; `what` says what went wrong.
-  void require(const std::string &cond, Operation *op, const std::string &what) {
+  void require(const std::string &cond, Operation *op,
+               const std::string &what) {
     resolve += "  if (!(" + cond + "))\n    return " +
-               cString(op->getName().getStringRef().str() + " at " +
-                       locOf(op) + ": " + what) +
+               cString(op->getName().getStringRef().str() + " at " + locOf(op) +
+                       ": " + what) +
                ";\n";
   }
   /// Sets the dims of `v` from the ones computed from its operands, preferring
@@ -296,7 +314,7 @@ private:
   unsigned numPlan = 0;
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Value, DimList> dims;
-  llvm::DenseSet<Value> inOutput; // values computed into an output buffer
+  llvm::DenseSet<Value> inOutput;   // values computed into an output buffer
   llvm::DenseSet<Value> scalarArgs; // 0-d non-f32 arguments read as f32
   unsigned next = 0;
 };
@@ -465,16 +483,18 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
   else if (n == "aten.silu")
     vec = "x / (1.f + dynoc_k::vexp(-x))";
   else if (n == "aten.gelu")
-    vec = f == "dynoc_k::gelu(x)"
-              ? "0.5f * x * (1.f + dynoc_k::verf_fast(x * 0.70710678118654752f))"
-              : "0.5f * x * (1.f + dynoc_k::vtanh(0.79788456080286536f * (x + "
-                "0.044715f * x * x * x)))";
+    vec =
+        f == "dynoc_k::gelu(x)"
+            ? "0.5f * x * (1.f + dynoc_k::verf_fast(x * 0.70710678118654752f))"
+            : "0.5f * x * (1.f + dynoc_k::vtanh(0.79788456080286536f * (x + "
+              "0.044715f * x * x * x)))";
   Value out = op->getResult(0);
   setDims(out, op, dimsOf(op->getOperand(0)));
   if (!vec.empty())
-    code += llvm::formatv("  dynoc_k::vunary({0}, {1}, {2}, [](dynoc_k::vf x) "
-                          "{{ return {3}; });\n",
-                          name(out), name(op->getOperand(0)), numelOf(out), vec);
+    code +=
+        llvm::formatv("  dynoc_k::vunary({0}, {1}, {2}, [](dynoc_k::vf x) "
+                      "{{ return {3}; });\n",
+                      name(out), name(op->getOperand(0)), numelOf(out), vec);
   else
     code += llvm::formatv(
         "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
@@ -509,7 +529,8 @@ LogicalResult FuncEmitter::emitBinary(Operation *op) {
   size_t rank = typeShape(out).size();
   DimList computed(rank);
   for (size_t o = 0; o < rank; ++o) {
-    int ai = (int)o - (int)(rank - a.size()), bi = (int)o - (int)(rank - b.size());
+    int ai = (int)o - (int)(rank - a.size()),
+        bi = (int)o - (int)(rank - b.size());
     std::string ad = ai >= 0 ? a[ai] : "1", bd = bi >= 0 ? b[bi] : "1";
     if (ad == "1" || ad == bd)
       computed[o] = bd;
@@ -627,7 +648,8 @@ LogicalResult FuncEmitter::emitTranspose(Operation *op) {
              << "dynoc build (cpu): transpose needs dim0 and dim1";
     if (norm(d0.getInt()) >= rank || norm(d1.getInt()) >= rank ||
         norm(d0.getInt()) < 0 || norm(d1.getInt()) < 0)
-      return op->emitError() << "dynoc build (cpu): transpose dims out of range";
+      return op->emitError()
+             << "dynoc build (cpu): transpose dims out of range";
     std::swap(perm[norm(d0.getInt())], perm[norm(d1.getInt())]);
   } else {
     auto pd = op->getAttrOfType<DenseI64ArrayAttr>("dims");
@@ -689,16 +711,15 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
     }
     std::string knownNumel = product(known);
     if (dynamic >= 0) {
-      require(knownNumel + " != 0 && " + inNumel + " % " + knownNumel +
-                  " == 0",
+      require(knownNumel + " != 0 && " + inNumel + " % " + knownNumel + " == 0",
               op, "the element count does not fit the new shape");
       computed[dynamic] = resolved(inNumel + " / " + knownNumel);
     } else if (!isLiteral(inNumel)) {
       require(inNumel + " == " + knownNumel, op,
               "the element count does not fit the new shape");
     } else if (inNumel != knownNumel) {
-      return op->emitError() << "dynoc build (cpu): '" << n
-                             << "' changes the element count";
+      return op->emitError()
+             << "dynoc build (cpu): '" << n << "' changes the element count";
     }
     setDims(out, op, computed);
   }
@@ -715,9 +736,9 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
 LogicalResult FuncEmitter::onlyFirstResult(Operation *op, StringRef what) {
   for (Value r : op->getResults().drop_front())
     if (needed(r))
-      return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                             << "': its " << what
-                             << " result is not supported yet";
+      return op->emitError()
+             << "dynoc build (cpu): '" << op->getName() << "': its " << what
+             << " result is not supported yet";
   return success();
 }
 
@@ -742,7 +763,8 @@ LogicalResult FuncEmitter::emitExpand(Operation *op) {
     if (d >= lead && (size[d] == -1 || std::to_string(size[d]) == in[d - lead]))
       computed.push_back(in[d - lead]);
     else if (size[d] < 0)
-      return op->emitError() << "dynoc build (cpu): expand with -1 in a new dim";
+      return op->emitError()
+             << "dynoc build (cpu): expand with -1 in a new dim";
     else
       computed.push_back(std::to_string(size[d]));
   }
@@ -751,11 +773,11 @@ LogicalResult FuncEmitter::emitExpand(Operation *op) {
   if (isIdentityExpand(op) && !inOutput.count(out))
     return success(); // shares the operand's buffer
   const DimList &outDims = dimsOf(out);
-  code += llvm::formatv(
-      "  {{ const int64_t s[] = {0}, shape[] = {1};\n"
-      "    dynoc_k::broadcast_copy({2}, {3}, s, shape, {4}); }\n",
-      broadcastStrides(ex.getSelf(), outDims), braceList(outDims), name(out),
-      name(ex.getSelf()), outDims.size());
+  code +=
+      llvm::formatv("  {{ const int64_t s[] = {0}, shape[] = {1};\n"
+                    "    dynoc_k::broadcast_copy({2}, {3}, s, shape, {4}); }\n",
+                    broadcastStrides(ex.getSelf(), outDims), braceList(outDims),
+                    name(out), name(ex.getSelf()), outDims.size());
   return success();
 }
 
@@ -801,11 +823,12 @@ LogicalResult FuncEmitter::emitConvolution(Operation *op) {
                     int64_t s) {
     std::string e = "(" + x + " + " + std::to_string(2 * p - d * (k - 1) - 1) +
                     ") / " + std::to_string(s) + " + 1";
-    return isLiteral(x) ? std::to_string((std::stoll(x) + 2 * p - d * (k - 1) -
-                                          1) / s + 1)
+    return isLiteral(x) ? std::to_string(
+                              (std::stoll(x) + 2 * p - d * (k - 1) - 1) / s + 1)
                         : resolved(e);
   };
-  std::string OH = outDim(in[2], ph, dh, R, sh), OW = outDim(in[3], pw, dw, S, sw);
+  std::string OH = outDim(in[2], ph, dh, R, sh),
+              OW = outDim(in[3], pw, dw, S, sw);
   require(product({w[1], std::to_string(groups)}) + " == " + in[1], op,
           "input channels do not match the weight");
   Value out = op->getResult(0);
@@ -816,9 +839,8 @@ LogicalResult FuncEmitter::emitConvolution(Operation *op) {
           ? scratch(product({isLiteral(w[1]) && isLiteral(w[0])
                                  ? std::to_string(std::stoll(w[1]) * R * S +
                                                   std::stoll(w[0]))
-                                 : "(" + w[1] + " * " +
-                                       std::to_string(R * S) + " + " + w[0] +
-                                       ")",
+                                 : "(" + w[1] + " * " + std::to_string(R * S) +
+                                       " + " + w[0] + ")",
                              in[0], OH, OW, "4"}))
           : scratch(product({w[1], std::to_string(R * S), OH, OW, "4"}));
   Value bias = conv.getBias();
@@ -827,13 +849,15 @@ LogicalResult FuncEmitter::emitConvolution(Operation *op) {
   if (groups == 1 && dh == 1 && dw == 1) {
     std::string site = "conv_site_" + std::to_string(next++);
     globals += "static dynoc_k::ConvSite " + site + ";\n";
-    code += llvm::formatv(
-        "  if (int rc = dynoc_k::conv2d_dnnl({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
-        "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}); rc > 0) "
-        "return rc;\n  else if (rc < 0)\n",
-        site, name(out), name(conv.getInput()), name(conv.getWeight()),
-        bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
-        dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw);
+    code += llvm::formatv("  if (int rc = dynoc_k::conv2d_dnnl({0}, {1}, {2}, "
+                          "{3}, {4}, {5}, {6}, "
+                          "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
+                          "{16}, {17}); rc > 0) "
+                          "return rc;\n  else if (rc < 0)\n",
+                          site, name(out), name(conv.getInput()),
+                          name(conv.getWeight()), bias ? name(bias) : "nullptr",
+                          in[0], in[1], in[2], in[3], w[0], R, S,
+                          dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw);
   }
   code += llvm::formatv(
       "  if (int rc = dynoc_k::conv2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
@@ -906,8 +930,9 @@ LogicalResult FuncEmitter::emitMaxPool(Operation *op) {
                     ") / " + std::to_string(s) + " + 1");
   };
   Value out = op->getResult(0);
-  setDims(out, op, {in[0], in[1], outDim(in[2], ph, dh, kh, sh),
-                    outDim(in[3], pw, dw, kw, sw)});
+  setDims(out, op,
+          {in[0], in[1], outDim(in[2], ph, dh, kh, sh),
+           outDim(in[3], pw, dw, kw, sw)});
   const DimList &o = dimsOf(out);
   code += llvm::formatv(
       "  dynoc_k::max_pool2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
@@ -942,15 +967,15 @@ LogicalResult FuncEmitter::emitSoftmax(Operation *op) {
       op->getAttrOfType<BoolAttr>("half_to_float").getValue())
     return op->emitError() << "dynoc build (cpu): half_to_float softmax";
   const DimList &d = dimsOf(in);
-  auto dim = normDim(op, op->getAttrOfType<IntegerAttr>("dim").getInt(),
-                     d.size());
+  auto dim =
+      normDim(op, op->getAttrOfType<IntegerAttr>("dim").getInt(), d.size());
   if (failed(dim))
     return failure();
   setDims(out, op, d);
   ArrayRef<std::string> all(d);
   code += llvm::formatv(
-      "  dynoc_k::softmax({0}, {1}, {2}, {3}, {4}, {5});\n", name(out), name(in),
-      product(all.take_front(*dim)), d.empty() ? "1" : d[*dim],
+      "  dynoc_k::softmax({0}, {1}, {2}, {3}, {4}, {5});\n", name(out),
+      name(in), product(all.take_front(*dim)), d.empty() ? "1" : d[*dim],
       d.empty() ? "1" : product(all.drop_front(*dim + 1)),
       op->getName().getStringRef() == "aten._log_softmax" ? "true" : "false");
   return success();
@@ -968,19 +993,19 @@ LogicalResult FuncEmitter::emitSplit(Operation *op) {
               inner = product(all.drop_front(*dim + 1));
   for (auto [i, r] : llvm::enumerate(op->getResults())) {
     auto rt = typeShape(r);
-    std::string len = ShapedType::isDynamic(rt[*dim])
-                          ? resolved("std::min<int64_t>(" + std::to_string(size) +
-                                     ", " + d[*dim] + " - " +
-                                     std::to_string(i * size) + ")")
-                          : std::to_string(rt[*dim]);
+    std::string len =
+        ShapedType::isDynamic(rt[*dim])
+            ? resolved("std::min<int64_t>(" + std::to_string(size) + ", " +
+                       d[*dim] + " - " + std::to_string(i * size) + ")")
+            : std::to_string(rt[*dim]);
     DimList rd = d;
     rd[*dim] = len;
     setDims(r, op, rd);
     if (!needed(r))
       continue;
-    code += llvm::formatv("  dynoc_k::slice({0}, {1}, {2}, {3}, {4}, {5}, {6});\n",
-                          name(r), name(split.getSelf()), outer, d[*dim], inner,
-                          i * size, len);
+    code += llvm::formatv(
+        "  dynoc_k::slice({0}, {1}, {2}, {3}, {4}, {5}, {6});\n", name(r),
+        name(split.getSelf()), outer, d[*dim], inner, i * size, len);
   }
   return success();
 }
@@ -1005,9 +1030,9 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
     Operation *anchor = chain.front();
     auto it = table().find(anchor->getName().getStringRef());
     if (it == table().end())
-      return anchor->emitError() << "dynoc build (cpu): op '"
-                                 << anchor->getName()
-                                 << "' is not supported by the CPU backend yet";
+      return anchor->emitError()
+             << "dynoc build (cpu): op '" << anchor->getName()
+             << "' is not supported by the CPU backend yet";
     names[anchor->getResult(0)] = name(out);
     if (failed((this->*(it->second))(anchor)))
       return failure();
@@ -1197,23 +1222,31 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
       loop += llvm::formatv("      const auto *p{0} = {1} + off{0};\n", k, ptr)
                   .str();
       // The inner stride: 0 reads one value per row, 1 a dense row.
-      std::string last = strides[k].substr(strides[k].rfind(", ") == std::string::npos
-                                               ? 1
-                                               : strides[k].rfind(", ") + 2);
+      std::string last =
+          strides[k].substr(strides[k].rfind(", ") == std::string::npos
+                                ? 1
+                                : strides[k].rfind(", ") + 2);
       last.pop_back(); // the closing brace
       if (last == "0")
-        reads += llvm::formatv("        const float x{0} = float(p{0}[0]);\n", k).str();
+        reads +=
+            llvm::formatv("        const float x{0} = float(p{0}[0]);\n", k)
+                .str();
       else if (last == "1")
-        reads += llvm::formatv("        const float x{0} = float(p{0}[i]);\n", k).str();
+        reads +=
+            llvm::formatv("        const float x{0} = float(p{0}[i]);\n", k)
+                .str();
       else
-        reads += llvm::formatv("        const float x{0} = float(p{0}[i * st{0}[{1}]]);\n",
-                               k, rank - 1)
-                     .str();
+        reads +=
+            llvm::formatv(
+                "        const float x{0} = float(p{0}[i * st{0}[{1}]]);\n", k,
+                rank - 1)
+                .str();
     }
     loop += "      float *dst = " + name(out) +
             " + row * inner;\n#pragma omp simd\n"
             "      for (int64_t i = 0; i < inner; ++i) {\n" +
-            reads + stmts + "        dst[i] = " + result + ";\n      }\n    }\n  }\n";
+            reads + stmts + "        dst[i] = " + result +
+            ";\n      }\n    }\n  }\n";
   }
   // Operand references in the statements are x0, x1, ... rather than v[k].
   for (size_t k = ptrs.size(); k-- > 0;) {
@@ -1229,7 +1262,8 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
 LogicalResult FuncEmitter::emitEmbedding(Operation *op) {
   auto emb = cast<aten::AtenEmbeddingOp>(op);
   const DimList &w = dimsOf(emb.getWeight()), &idx = dimsOf(emb.getIndices());
-  auto it = emb.getIndices().getType().cast<RankedTensorType>().getElementType();
+  auto it =
+      emb.getIndices().getType().cast<RankedTensorType>().getElementType();
   if (w.size() != 2 || !it.isInteger(64))
     return op->emitError() << "dynoc build (cpu): embedding needs a 2-D table "
                               "and int64 indices";
@@ -1239,8 +1273,8 @@ LogicalResult FuncEmitter::emitEmbedding(Operation *op) {
   setDims(out, op, computed);
   code += llvm::formatv("  if (int rc = dynoc_k::embedding({0}, {1}, {2}, {3}, "
                         "{4}, {5})) return rc;\n",
-                        name(out), name(emb.getWeight()), name(emb.getIndices()),
-                        product(idx), w[0], w[1]);
+                        name(out), name(emb.getWeight()),
+                        name(emb.getIndices()), product(idx), w[0], w[1]);
   return success();
 }
 
@@ -1344,8 +1378,9 @@ LogicalResult FuncEmitter::emitCat(Operation *op) {
   std::string outer = product(all.take_front(*dim)),
               inner = product(all.drop_front(*dim + 1)), offset = "0";
   for (auto [t, l] : llvm::zip(parts, lens)) {
-    code += llvm::formatv("  dynoc_k::place({0}, {1}, {2}, {3}, {4}, {5}, {6});\n",
-                          name(out), name(t), outer, all[*dim], inner, offset, l);
+    code +=
+        llvm::formatv("  dynoc_k::place({0}, {1}, {2}, {3}, {4}, {5}, {6});\n",
+                      name(out), name(t), outer, all[*dim], inner, offset, l);
     offset = offset == "0" ? l : offset + " + " + l;
   }
   return success();
@@ -1406,7 +1441,7 @@ LogicalResult FuncEmitter::emitAttention(Operation *op) {
   if (q.size() != 4 || k.size() != 4 || v.size() != 4)
     return op->emitError() << "dynoc build (cpu): attention expects "
                               "(batch, heads, length, dim) operands";
-  double scale = sdpa.getScale() ? sdpa.getScale()->convertToDouble()
+  double scale = sdpa.getScale()   ? sdpa.getScale()->convertToDouble()
                  : isLiteral(q[3]) ? 1.0 / std::sqrt(double(std::stoll(q[3])))
                                    : 0.0;
   if (scale == 0.0)
@@ -1417,12 +1452,13 @@ LogicalResult FuncEmitter::emitAttention(Operation *op) {
   std::string bh = product({q[0], q[1]});
   std::string scores = scratch(product({bh, q[2], k[2], "4"}));
   bool causal = sdpa.getIsCausal() && *sdpa.getIsCausal();
-  code += llvm::formatv(
-      "  if (int rc = dynoc_k::attention({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
-      "{8}, {9}, {10}, {11})) return rc;\n",
-      name(out), name(sdpa.getQuery()), name(sdpa.getKey()),
-      name(sdpa.getValue()), bh, q[2], k[2], q[3], v[3],
-      llvm::formatv("{0:e17}", scale).str(), causal ? "true" : "false", scores);
+  code += llvm::formatv("  if (int rc = dynoc_k::attention({0}, {1}, {2}, {3}, "
+                        "{4}, {5}, {6}, {7}, "
+                        "{8}, {9}, {10}, {11})) return rc;\n",
+                        name(out), name(sdpa.getQuery()), name(sdpa.getKey()),
+                        name(sdpa.getValue()), bh, q[2], k[2], q[3], v[3],
+                        llvm::formatv("{0:e17}", scale).str(),
+                        causal ? "true" : "false", scores);
   return success();
 }
 
@@ -1558,16 +1594,17 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
       std::string n = r == op.getResult(0) ? firstName : name(r);
       auto slot = outSlot.find(r);
       if (slot != outSlot.end()) {
-        kernels += llvm::formatv("  {2} *{0} = static_cast<{2} *>(outs[{1}]);\n",
-                                 n, slot->second, elemCType(r));
+        kernels +=
+            llvm::formatv("  {2} *{0} = static_cast<{2} *>(outs[{1}]);\n", n,
+                          slot->second, elemCType(r));
         continue;
       }
       auto lu = lastUse.find(r);
       unsigned s = takeSlot(product({numelOf(r), elemBytes(r)}),
                             lu == lastUse.end() ? index : lu->second);
-      kernels += llvm::formatv(
-          "  {2} *{0} = reinterpret_cast<{2} *>(ws + o[{1}]);\n", n, s,
-          elemCType(r));
+      kernels +=
+          llvm::formatv("  {2} *{0} = reinterpret_cast<{2} *>(ws + o[{1}]);\n",
+                        n, s, elemCType(r));
     }
     // Scratch lives for this op only: its slot is free again at the next.
     for (auto &[n, bytes] : scratchRequests)
@@ -1581,9 +1618,9 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto slot = outSlot.find(v);
     if (slot == outSlot.end() || slot->second != i)
-      kernels += llvm::formatv(
-          "  std::memcpy(outs[{0}], {1}, {2} * sizeof({3}));\n", i, name(v),
-          numelOf(v), elemCType(v));
+      kernels +=
+          llvm::formatv("  std::memcpy(outs[{0}], {1}, {2} * sizeof({3}));\n",
+                        i, name(v), numelOf(v), elemCType(v));
   }
 
   // Slot offsets: o[k] is where slot k starts, o[numSlots] the total.

@@ -28,8 +28,7 @@ using namespace mlir;
 namespace {
 bool isAnchor(Operation *op) {
   static const llvm::StringSet<> names = {"aten.convolution", "aten.addmm",
-                                          "aten.mm", "aten.linear",
-                                          "aten.bmm"};
+                                          "aten.mm", "aten.linear", "aten.bmm"};
   return names.contains(op->getName().getStringRef());
 }
 

@@ -77,7 +77,8 @@ bool checkSharedObject(const std::string &path, std::string &error) {
     return false;
   }
   std::vector<Elf64_Phdr> ph(eh.e_phnum);
-  if (!readAt(fd, ph.data(), ph.size() * sizeof(Elf64_Phdr), off_t(eh.e_phoff))) {
+  if (!readAt(fd, ph.data(), ph.size() * sizeof(Elf64_Phdr),
+              off_t(eh.e_phoff))) {
     error = "cannot read its program headers";
     return false;
   }

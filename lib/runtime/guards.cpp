@@ -27,8 +27,9 @@ std::string checkMeta(const DLTensor &t, DType dtype,
            std::to_string(t.ndim);
   for (int d = 0; d < t.ndim; ++d)
     if (sizes[d] >= 0 && t.shape[d] != sizes[d])
-      return "size()[" + std::to_string(d) + "] == " + std::to_string(sizes[d]) +
-             ", got " + std::to_string(t.shape[d]);
+      return "size()[" + std::to_string(d) +
+             "] == " + std::to_string(sizes[d]) + ", got " +
+             std::to_string(t.shape[d]);
   if (!t.data && t.ndim > 0) {
     int64_t numel = 1;
     for (int d = 0; d < t.ndim; ++d)

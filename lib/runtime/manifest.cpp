@@ -89,7 +89,8 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
         !r.string(g, "symbol", spec.symbol, where) ||
         !r.string(g, "shapes_symbol", spec.shapesSymbol, where))
       return r.fail(where + " is malformed");
-    if (g.contains("workspace_bytes") && g["workspace_bytes"].is_number_integer())
+    if (g.contains("workspace_bytes") &&
+        g["workspace_bytes"].is_number_integer())
       spec.workspaceBytes = g["workspace_bytes"].get<int64_t>();
     where = "graph '" + spec.name + "'";
     r.string(g, "entry", spec.entry, where);
@@ -149,8 +150,9 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
                     [](const TensorSpec &a, const TensorSpec &b) {
                       return a.shape.size() == b.shape.size();
                     }))
-      return r.fail("variants '" + first.name + "' and '" + g.name +
-                    "' disagree on the number of inputs or outputs or the output ranks");
+      return r.fail(
+          "variants '" + first.name + "' and '" + g.name +
+          "' disagree on the number of inputs or outputs or the output ranks");
   return true;
 }
 

@@ -83,7 +83,8 @@ template <class Fn> Fn symbol(void *handle, const std::string &name) {
 dynrt_status_t *bindVariants(dynrt_model_t &m) {
   const std::string &path = m.path;
   for (auto &g : m.manifest.graphs) {
-    Variant v{&g, symbol<dynoc_graph_run_fn>(m.handle, g.symbol),
+    Variant v{&g,
+              symbol<dynoc_graph_run_fn>(m.handle, g.symbol),
               symbol<dynoc_graph_shapes_fn>(m.handle, g.shapesSymbol),
               {}};
     if (!v.run || !v.shapes)
@@ -169,8 +170,8 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
                                            (why ? why : "unknown error"));
   }
   pinThreadingRuntimes();
-  auto manifestFn = symbol<dynoc_model_manifest_fn>(
-      m->handle, DYNOC_MODEL_MANIFEST_SYMBOL);
+  auto manifestFn =
+      symbol<dynoc_model_manifest_fn>(m->handle, DYNOC_MODEL_MANIFEST_SYMBOL);
   auto abiFn = symbol<dynoc_model_abi_version_fn>(
       m->handle, DYNOC_MODEL_ABI_VERSION_SYMBOL);
   if (!manifestFn || !abiFn)
@@ -281,8 +282,8 @@ DLManagedTensor *allocOutput(const dynrt::TensorSpec &spec,
     return nullptr;
   }
   std::copy(shape, shape + rank, dims);
-  t->dl_tensor = DLTensor{data, {kDLCPU, 0}, (int32_t)rank, info.dl, dims,
-                          nullptr, 0};
+  t->dl_tensor =
+      DLTensor{data, {kDLCPU, 0}, (int32_t)rank, info.dl, dims, nullptr, 0};
   t->manager_ctx = nullptr;
   t->deleter = deleteManaged;
   return t;
@@ -314,8 +315,8 @@ dynrt_status_t *checkOutputBuffer(const Prepared &call, size_t i,
       return s + "]";
     };
     return makeStatus(DYNRT_INVALID_ARGUMENT,
-                      where + ": buffer has shape " +
-                          list(t->shape, t->ndim) + ", the model computes " +
+                      where + ": buffer has shape " + list(t->shape, t->ndim) +
+                          ", the model computes " +
                           list(want, (int)spec.shape.size()));
   }
   if (!dynrt::isContiguous(*t))
@@ -366,8 +367,8 @@ dynrt_status_t *runAllocating(const char *fn, dynrt_model_t *m,
       deleteManaged(outputs[i]), outputs[i] = nullptr;
   };
   for (size_t i = 0; i < numOutputs; ++i) {
-    outputs[i] = allocOutput(call.variant->spec->outputs[i],
-                             call.outShapes[i].data());
+    outputs[i] =
+        allocOutput(call.variant->spec->outputs[i], call.outShapes[i].data());
     if (!outputs[i]) {
       freeAll();
       return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
@@ -406,7 +407,8 @@ dynrt_status_t *runInto(dynrt_context_t *c, const DLTensor *const *inputs,
   for (size_t i = 0; i < numOutputs; ++i) {
     if (dynrt_status_t *s = checkOutputBuffer(call, i, outputs[i]))
       return s;
-    outPtrs[i] = static_cast<char *>(outputs[i]->data) + outputs[i]->byte_offset;
+    outPtrs[i] =
+        static_cast<char *>(outputs[i]->data) + outputs[i]->byte_offset;
   }
   return execute(call, inputs, outPtrs.data(), &c->workspace);
 }
@@ -468,8 +470,8 @@ extern "C" dynrt_status_t *dynrt_model_run(dynrt_model_t *model,
                                            DLManagedTensor **outputs,
                                            size_t num_outputs) {
   return guarded("dynrt_model_run", [&] {
-    return runAllocating("dynrt_model_run", model, nullptr, inputs, num_inputs, outputs,
-                         num_outputs);
+    return runAllocating("dynrt_model_run", model, nullptr, inputs, num_inputs,
+                         outputs, num_outputs);
   });
 }
 
@@ -508,8 +510,9 @@ extern "C" dynrt_status_t *dynrt_context_run(dynrt_context_t *context,
     if (!context)
       return makeStatus(DYNRT_INVALID_ARGUMENT,
                         "dynrt_context_run: null argument");
-    return runAllocating("dynrt_context_run", context->model, &context->workspace, inputs,
-                         num_inputs, outputs, num_outputs);
+    return runAllocating("dynrt_context_run", context->model,
+                         &context->workspace, inputs, num_inputs, outputs,
+                         num_outputs);
   });
 }
 

@@ -62,8 +62,8 @@ bool SafetensorsFile::parse(const uint8_t *bytes, size_t size,
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | bytes[i];
   if (headerLen > size - 8) {
-    error = what + " is corrupted: header length " +
-            std::to_string(headerLen) + " exceeds the file size";
+    error = what + " is corrupted: header length " + std::to_string(headerLen) +
+            " exceeds the file size";
     return false;
   }
   nlohmann::json header = nlohmann::json::parse(

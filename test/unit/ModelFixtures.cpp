@@ -6,9 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
-#include <unistd.h>
 #include <map>
 #include <mutex>
+#include <unistd.h>
 
 namespace fixtures {
 namespace {

@@ -158,8 +158,8 @@ TEST_CASE("a model with several variants runs the first whose guards pass") {
 TEST_CASE("embedded weights need no sidecar") {
   std::string so =
       fixtures::buildModel("dyn_mlp", "dyn_mlp_embedded", "--embed-weights");
-  CHECK_FALSE(std::ifstream(fixtures::tempPath(
-      "dyn_mlp_embedded.weights.safetensors")));
+  CHECK_FALSE(std::ifstream(
+      fixtures::tempPath("dyn_mlp_embedded.weights.safetensors")));
   dynrt::Model model(so);
   CHECK(model.manifest().find("\"weights_embedded\": true") !=
         std::string::npos);
@@ -242,8 +242,7 @@ TEST_CASE("corrupted models and weights are clear errors") {
 TEST_CASE("a context is for the device the model was built for") {
   dynrt::Model model(fixtures::buildModel("dyn_mlp", "dyn_mlp"));
   dynrt_context_t *c = nullptr;
-  CHECK(errorOf(dynrt_context_create(model.get(), {kDLCUDA, 0}, nullptr,
-                                     &c)) ==
+  CHECK(errorOf(dynrt_context_create(model.get(), {kDLCUDA, 0}, nullptr, &c)) ==
         "model '" + fixtures::tempPath("dyn_mlp.so") +
             "' was built for the CPU; it cannot run on DLPack device type 2");
   CHECK(c == nullptr);

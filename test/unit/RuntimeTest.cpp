@@ -34,8 +34,8 @@ TEST_CASE("loading a missing model names the file") {
 TEST_CASE("a file that is not a shared object is a clear error") {
   std::string path = tempPath("garbage.so");
   std::ofstream(path) << "this is not an ELF file";
-  CHECK_THAT(loadError(path),
-             Catch::Equals("cannot load model '" + path + "': not an ELF file"));
+  CHECK_THAT(loadError(path), Catch::Equals("cannot load model '" + path +
+                                            "': not an ELF file"));
 }
 
 TEST_CASE("a shared object without a manifest is not a dynoc model") {

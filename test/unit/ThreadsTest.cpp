@@ -58,7 +58,8 @@ TEST_CASE("8 threads x 1000 calls with mixed shapes on one model") {
         continue;
       }
       for (size_t j = 0; j < refs[k].size(); ++j)
-        if (std::fabs(got[j] - refs[k][j]) > 1e-5f * (1 + std::fabs(refs[k][j]))) {
+        if (std::fabs(got[j] - refs[k][j]) >
+            1e-5f * (1 + std::fabs(refs[k][j]))) {
           ++wrong;
           break;
         }

@@ -59,8 +59,8 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::IsMember({"so", "cpp", "mlir"}))
       ->capture_default_str();
   cmd->add_flag("--embed-weights", opts->embedWeights,
-               "link the weights into the .so instead of writing the "
-               "<MODEL>.weights.safetensors sidecar");
+                "link the weights into the .so instead of writing the "
+                "<MODEL>.weights.safetensors sidecar");
   cmd->callback([opts, &exitCode] {
     exitCode = buildGraphFile(opts->input, opts->output, opts->optLevel,
                               opts->emit, opts->embedWeights);

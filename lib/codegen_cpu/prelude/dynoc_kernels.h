@@ -3,18 +3,18 @@
 // generated source); depends on libc, OpenMP and oneDNN only.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <dnnl.h>
 #include <initializer_list>
-#include <atomic>
 #include <memory>
 #include <mutex>
-#include <vector>
-#include <algorithm>
-#include <dnnl.h>
 #include <tuple>
+#include <vector>
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #include <sleef.h>
@@ -97,7 +97,8 @@ inline void vunary(float *out, const float *in, int64_t n, F f) {
   int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for if (n > kParallelGrain)
   for (int64_t c = 0; c < chunks; ++c)
-    vmap(out + c * kChunk, in + c * kChunk, std::min(kChunk, n - c * kChunk), f);
+    vmap(out + c * kChunk, in + c * kChunk, std::min(kChunk, n - c * kChunk),
+         f);
 }
 
 template <class F>
@@ -152,7 +153,8 @@ inline void bn_scale_shift(float *scale, float *shift, const float *mean,
                            const float *var, const float *weight,
                            const float *bias, int64_t C, double eps) {
   for (int64_t c = 0; c < C; ++c) {
-    scale[c] = float((weight ? weight[c] : 1.0) / std::sqrt(double(var[c]) + eps));
+    scale[c] =
+        float((weight ? weight[c] : 1.0) / std::sqrt(double(var[c]) + eps));
     shift[c] = (bias ? bias[c] : 0.f) - mean[c] * scale[c];
   }
 }
@@ -218,7 +220,8 @@ inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
 inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
                int64_t sa, const float *B, int64_t sb, float *C) {
   int rc = 0;
-#pragma omp parallel for if (batch > 1 && M * N * K < (int64_t(1) << 21)) reduction(max : rc)
+#pragma omp parallel for if (batch > 1 && M * N * K < (int64_t(1) << 21))      \
+    reduction(max : rc)
   for (int64_t b = 0; b < batch; ++b)
     rc = std::max(rc, gemm(false, false, M, N, K, 1.f, A + b * sa, B + b * sb,
                            0.f, C + b * M * N));
@@ -231,10 +234,10 @@ inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
 // (C*R*S + K) * N * OH * OW floats. With several groups, one GEMM per image and
 // group; `col` is C/groups * R * S * OH * OW floats. bias may be null.
 inline int conv2d(float *out, const float *in, const float *w,
-                  const float *bias, int64_t N, int64_t C, int64_t H,
-                  int64_t W, int64_t K, int64_t R, int64_t S, int64_t OH,
-                  int64_t OW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                  int64_t dh, int64_t dw, int64_t groups, float *col) {
+                  const float *bias, int64_t N, int64_t C, int64_t H, int64_t W,
+                  int64_t K, int64_t R, int64_t S, int64_t OH, int64_t OW,
+                  int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                  int64_t dw, int64_t groups, float *col) {
   int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S, P = OH * OW;
   // col[crs][n * P + p] for images [n0, n0 + count) of group g.
   auto im2col = [&](int64_t n0, int64_t count, int64_t g, float *dst0) {
@@ -259,7 +262,8 @@ inline int conv2d(float *out, const float *in, const float *w,
             int64_t hi = std::max(lo, std::min(OW, W - shift));
             float *d = dst + oh * OW;
             std::memset(d, 0, size_t(lo) * sizeof(float));
-            std::memcpy(d + lo, row + lo + shift, size_t(hi - lo) * sizeof(float));
+            std::memcpy(d + lo, row + lo + shift,
+                        size_t(hi - lo) * sizeof(float));
             std::memset(d + hi, 0, size_t(OW - hi) * sizeof(float));
             continue;
           }
@@ -357,14 +361,17 @@ inline dnnl_stream_t dnnlStream() {
 
 // Runs primitive `p` with (arg, memory desc, pointer) triples; memory objects
 // wrap the pointers for this call only.
-inline bool dnnlRun(dnnl_primitive_t p,
-                    std::initializer_list<std::tuple<int, const dnnl_memory_desc_t *, void *>> args) {
+inline bool dnnlRun(
+    dnnl_primitive_t p,
+    std::initializer_list<std::tuple<int, const dnnl_memory_desc_t *, void *>>
+        args) {
   dnnl_exec_arg_t ea[8];
   int n = 0;
   bool ok = true;
   for (auto &[arg, md, ptr] : args) {
     ea[n].arg = arg;
-    ok &= dnnl_memory_create(&ea[n].memory, md, dnnlEngine(), ptr) == dnnl_success;
+    ok &= dnnl_memory_create(&ea[n].memory, md, dnnlEngine(), ptr) ==
+          dnnl_success;
     ++n;
   }
   ok = ok && dnnl_primitive_execute(p, dnnlStream(), n, ea) == dnnl_success &&
@@ -381,28 +388,34 @@ inline DnnlConv *makeDnnlConv(const int64_t *key, const float *w) {
   int64_t N = key[0], C = key[1], H = key[2], W = key[3], K = key[4],
           R = key[5], S = key[6], OH = key[7], OW = key[8], sh = key[9],
           sw = key[10], ph = key[11], pw = key[12], hasBias = key[13];
-  dnnl_dims_t src = {N, C, H, W}, wt = {K, C, R, S}, b = {K}, dst = {N, K, OH, OW};
+  dnnl_dims_t src = {N, C, H, W}, wt = {K, C, R, S}, b = {K},
+              dst = {N, K, OH, OW};
   dnnl_memory_desc_t anySrc, anyW, anyDst, userW;
-  if (dnnl_memory_desc_init_by_tag(&plan->userSrc, 4, src, dnnl_f32, dnnl_nchw) ||
-      dnnl_memory_desc_init_by_tag(&plan->userDst, 4, dst, dnnl_f32, dnnl_nchw) ||
+  if (dnnl_memory_desc_init_by_tag(&plan->userSrc, 4, src, dnnl_f32,
+                                   dnnl_nchw) ||
+      dnnl_memory_desc_init_by_tag(&plan->userDst, 4, dst, dnnl_f32,
+                                   dnnl_nchw) ||
       dnnl_memory_desc_init_by_tag(&userW, 4, wt, dnnl_f32, dnnl_oihw) ||
       dnnl_memory_desc_init_by_tag(&plan->bias, 1, b, dnnl_f32, dnnl_x) ||
-      dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32, dnnl_format_tag_any) ||
-      dnnl_memory_desc_init_by_tag(&anyW, 4, wt, dnnl_f32, dnnl_format_tag_any) ||
-      dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32, dnnl_format_tag_any))
+      dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32,
+                                   dnnl_format_tag_any) ||
+      dnnl_memory_desc_init_by_tag(&anyW, 4, wt, dnnl_f32,
+                                   dnnl_format_tag_any) ||
+      dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32,
+                                   dnnl_format_tag_any))
     return nullptr;
   dnnl_convolution_desc_t cd;
   dnnl_dims_t strides = {sh, sw}, pad = {ph, pw};
-  if (dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-                                         dnnl_convolution_direct, &anySrc, &anyW,
-                                         hasBias ? &plan->bias : nullptr, &anyDst,
-                                         strides, pad, pad))
+  if (dnnl_convolution_forward_desc_init(
+          &cd, dnnl_forward_inference, dnnl_convolution_direct, &anySrc, &anyW,
+          hasBias ? &plan->bias : nullptr, &anyDst, strides, pad, pad))
     return nullptr;
   dnnl_primitive_attr_t attr;
   dnnl_primitive_attr_create(&attr);
   dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
   dnnl_primitive_desc_t pd = nullptr;
-  dnnl_status_t st = dnnl_primitive_desc_create(&pd, &cd, attr, dnnlEngine(), nullptr);
+  dnnl_status_t st =
+      dnnl_primitive_desc_create(&pd, &cd, attr, dnnlEngine(), nullptr);
   dnnl_primitive_attr_destroy(attr);
   if (st)
     return nullptr;
@@ -415,8 +428,8 @@ inline DnnlConv *makeDnnlConv(const int64_t *key, const float *w) {
   dnnl_primitive_desc_destroy(pd);
   if (st)
     return nullptr;
-  auto reorder = [](const dnnl_memory_desc_t &from, const dnnl_memory_desc_t &to,
-                    dnnl_primitive_t *out) {
+  auto reorder = [](const dnnl_memory_desc_t &from,
+                    const dnnl_memory_desc_t &to, dnnl_primitive_t *out) {
     if (dnnl_memory_desc_equal(&from, &to))
       return true;
     dnnl_primitive_desc_t rpd;
@@ -432,16 +445,20 @@ inline DnnlConv *makeDnnlConv(const int64_t *key, const float *w) {
       !reorder(plan->convDst, plan->userDst, &plan->dstReorder) ||
       !reorder(userW, plan->convW, &wReorder))
     return nullptr;
-  plan->srcBytes = plan->srcReorder ? dnnl_memory_desc_get_size(&plan->convSrc) : 0;
-  plan->dstBytes = plan->dstReorder ? dnnl_memory_desc_get_size(&plan->convDst) : 0;
+  plan->srcBytes =
+      plan->srcReorder ? dnnl_memory_desc_get_size(&plan->convSrc) : 0;
+  plan->dstBytes =
+      plan->dstReorder ? dnnl_memory_desc_get_size(&plan->convDst) : 0;
   // The weights, once, in the primitive's layout.
   size_t wBytes = dnnl_memory_desc_get_size(&plan->convW);
-  plan->packedW = static_cast<float *>(std::aligned_alloc(64, (wBytes + 63) / 64 * 64));
+  plan->packedW =
+      static_cast<float *>(std::aligned_alloc(64, (wBytes + 63) / 64 * 64));
   if (!plan->packedW)
     return nullptr;
   if (wReorder) {
-    bool ok = dnnlRun(wReorder, {{DNNL_ARG_FROM, &userW, const_cast<float *>(w)},
-                                 {DNNL_ARG_TO, &plan->convW, plan->packedW}});
+    bool ok =
+        dnnlRun(wReorder, {{DNNL_ARG_FROM, &userW, const_cast<float *>(w)},
+                           {DNNL_ARG_TO, &plan->convW, plan->packedW}});
     dnnl_primitive_destroy(wReorder);
     if (!ok)
       return nullptr;
@@ -453,10 +470,12 @@ inline DnnlConv *makeDnnlConv(const int64_t *key, const float *w) {
 
 // Per-thread scratch for the reordered activations and oneDNN's scratchpad.
 inline char *threadScratch(size_t bytes) {
-  thread_local std::unique_ptr<char, decltype(&std::free)> buf(nullptr, &std::free);
+  thread_local std::unique_ptr<char, decltype(&std::free)> buf(nullptr,
+                                                               &std::free);
   thread_local size_t size = 0;
   if (bytes > size) {
-    buf.reset(static_cast<char *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+    buf.reset(
+        static_cast<char *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
     size = buf ? bytes : 0;
   }
   return buf.get();
@@ -464,13 +483,15 @@ inline char *threadScratch(size_t bytes) {
 
 // Returns 0 on success, -1 if oneDNN cannot take this convolution (the caller
 // falls back to im2col).
-inline int conv2d_dnnl(ConvSite &site, float *out, const float *in, const float *w,
-                       const float *bias, int64_t N, int64_t C, int64_t H,
-                       int64_t W, int64_t K, int64_t R, int64_t S, int64_t OH,
-                       int64_t OW, int64_t sh, int64_t sw, int64_t ph, int64_t pw) {
+inline int conv2d_dnnl(ConvSite &site, float *out, const float *in,
+                       const float *w, const float *bias, int64_t N, int64_t C,
+                       int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
+                       int64_t OH, int64_t OW, int64_t sh, int64_t sw,
+                       int64_t ph, int64_t pw) {
   if (!dnnlEngine() || N * C * H * W == 0 || N * K * OH * OW == 0)
     return -1;
-  const int64_t key[14] = {N, C, H, W, K, R, S, OH, OW, sh, sw, ph, pw, bias != nullptr};
+  const int64_t key[14] = {N,  C,  H,  W,  K,  R,  S,
+                           OH, OW, sh, sw, ph, pw, bias != nullptr};
   DnnlConv *plan = site.current.load(std::memory_order_acquire);
   if (!plan || plan->weights != w || std::memcmp(plan->key, key, sizeof(key))) {
     std::lock_guard<std::mutex> lock(site.mu);
@@ -490,29 +511,36 @@ inline int conv2d_dnnl(ConvSite &site, float *out, const float *in, const float 
   char *buf = threadScratch(scratch);
   if (!buf)
     return -1;
-  auto align = [](char *p) { return reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t(63)); };
+  auto align = [](char *p) {
+    return reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(p) + 63) &
+                                    ~uintptr_t(63));
+  };
   char *srcBuf = align(buf), *dstBuf = align(srcBuf + plan->srcBytes),
        *pad = align(dstBuf + plan->dstBytes);
   void *src = plan->srcReorder ? static_cast<void *>(srcBuf)
-                                : static_cast<void *>(const_cast<float *>(in));
-  void *dst = plan->dstReorder ? static_cast<void *>(dstBuf)
-                                : static_cast<void *>(out);
+                               : static_cast<void *>(const_cast<float *>(in));
+  void *dst =
+      plan->dstReorder ? static_cast<void *>(dstBuf) : static_cast<void *>(out);
   if (plan->srcReorder &&
-      !dnnlRun(plan->srcReorder, {{DNNL_ARG_FROM, &plan->userSrc, const_cast<float *>(in)},
-                                  {DNNL_ARG_TO, &plan->convSrc, src}}))
+      !dnnlRun(plan->srcReorder,
+               {{DNNL_ARG_FROM, &plan->userSrc, const_cast<float *>(in)},
+                {DNNL_ARG_TO, &plan->convSrc, src}}))
     return 1;
   dnnl_memory_desc_t padMd;
   dnnl_dims_t padDims = {int64_t(plan->scratchBytes)};
   dnnl_memory_desc_init_by_tag(&padMd, 1, padDims, dnnl_u8, dnnl_x);
-  bool ok = bias ? dnnlRun(plan->conv, {{DNNL_ARG_SRC, &plan->convSrc, src},
-                                        {DNNL_ARG_WEIGHTS, &plan->convW, plan->packedW},
-                                        {DNNL_ARG_BIAS, &plan->bias, const_cast<float *>(bias)},
-                                        {DNNL_ARG_DST, &plan->convDst, dst},
-                                        {DNNL_ARG_SCRATCHPAD, &padMd, pad}})
-                 : dnnlRun(plan->conv, {{DNNL_ARG_SRC, &plan->convSrc, src},
-                                        {DNNL_ARG_WEIGHTS, &plan->convW, plan->packedW},
-                                        {DNNL_ARG_DST, &plan->convDst, dst},
-                                        {DNNL_ARG_SCRATCHPAD, &padMd, pad}});
+  bool ok =
+      bias ? dnnlRun(plan->conv,
+                     {{DNNL_ARG_SRC, &plan->convSrc, src},
+                      {DNNL_ARG_WEIGHTS, &plan->convW, plan->packedW},
+                      {DNNL_ARG_BIAS, &plan->bias, const_cast<float *>(bias)},
+                      {DNNL_ARG_DST, &plan->convDst, dst},
+                      {DNNL_ARG_SCRATCHPAD, &padMd, pad}})
+           : dnnlRun(plan->conv,
+                     {{DNNL_ARG_SRC, &plan->convSrc, src},
+                      {DNNL_ARG_WEIGHTS, &plan->convW, plan->packedW},
+                      {DNNL_ARG_DST, &plan->convDst, dst},
+                      {DNNL_ARG_SCRATCHPAD, &padMd, pad}});
   if (!ok)
     return 1;
   if (plan->dstReorder &&
@@ -565,8 +593,8 @@ inline void place(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
                 size_t(len * inner) * sizeof(T));
 }
 
-template <class T> inline void arange(T *out, int64_t n, double start,
-                                      double step) {
+template <class T>
+inline void arange(T *out, int64_t n, double start, double step) {
   for (int64_t i = 0; i < n; ++i)
     out[i] = T(start + double(i) * step);
 }
@@ -654,13 +682,13 @@ inline int attention(float *out, const float *q, const float *k, const float *v,
 // Eval-mode batch norm over dim 1 of an (N, C, inner) tensor; weight, bias
 // may be null.
 inline void batch_norm(float *out, const float *in, const float *mean,
-                       const float *var, const float *weight,
-                       const float *bias, int64_t N, int64_t C, int64_t inner,
-                       double eps) {
+                       const float *var, const float *weight, const float *bias,
+                       int64_t N, int64_t C, int64_t inner, double eps) {
 #pragma omp parallel for collapse(2) if (N * C * inner > kParallelGrain)
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c) {
-      float scale = float((weight ? weight[c] : 1.0) / std::sqrt(double(var[c]) + eps));
+      float scale =
+          float((weight ? weight[c] : 1.0) / std::sqrt(double(var[c]) + eps));
       float shift = (bias ? bias[c] : 0.f) - mean[c] * scale;
       const float *src = in + (n * C + c) * inner;
       float *dst = out + (n * C + c) * inner;
@@ -748,8 +776,7 @@ inline void max_pool2d(float *out, const float *in, int64_t planes, int64_t H,
 // Layer norm over the last `n` elements of each of `rows` rows (two passes,
 // double accumulators); weight, bias may be null.
 inline void layer_norm(float *out, const float *in, const float *weight,
-                       const float *bias, int64_t rows, int64_t n,
-                       double eps) {
+                       const float *bias, int64_t rows, int64_t n, double eps) {
 #pragma omp parallel for if (rows * n > kParallelGrain)
   for (int64_t r = 0; r < rows; ++r) {
     const float *x = in + r * n;

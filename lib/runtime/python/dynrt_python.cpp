@@ -25,8 +25,8 @@ PyObject *guardErrorType = nullptr;
 
 [[noreturn]] void raise(const dynrt::Error &e) {
   std::string msg = e.what();
-  bool guard = e.code() == DYNRT_INVALID_ARGUMENT &&
-               msg.rfind("guard failed", 0) == 0;
+  bool guard =
+      e.code() == DYNRT_INVALID_ARGUMENT && msg.rfind("guard failed", 0) == 0;
   PyErr_SetString(guard ? guardErrorType : errorType, msg.c_str());
   throw py::error_already_set();
 }
@@ -35,8 +35,8 @@ PyObject *guardErrorType = nullptr;
 // from_dlpack renames the capsule to "used_dltensor") took it.
 void deleteUnconsumed(PyObject *capsule) {
   if (PyCapsule_IsValid(capsule, "dltensor")) {
-    auto *t =
-        static_cast<DLManagedTensor *>(PyCapsule_GetPointer(capsule, "dltensor"));
+    auto *t = static_cast<DLManagedTensor *>(
+        PyCapsule_GetPointer(capsule, "dltensor"));
     if (t && t->deleter)
       t->deleter(t);
   } else {

@@ -97,9 +97,9 @@ typedef struct dynrt_context_t dynrt_context_t;
 // Creates a context for `model` on `device`. `stream` is the device stream
 // kernels are queued on (a cudaStream_t for CUDA devices); NULL for the CPU.
 // A device the model was not built for is DYNRT_UNIMPLEMENTED.
-DYNRT_EXPORT dynrt_status_t *dynrt_context_create(dynrt_model_t *model,
-                                                  DLDevice device, void *stream,
-                                                  dynrt_context_t **out_context);
+DYNRT_EXPORT dynrt_status_t *
+dynrt_context_create(dynrt_model_t *model, DLDevice device, void *stream,
+                     dynrt_context_t **out_context);
 DYNRT_EXPORT void dynrt_context_release(dynrt_context_t *context);
 
 // As dynrt_model_run, reusing the context's workspace.

@@ -54,8 +54,13 @@ struct HostTensor {
     data.assign(n, fill);
   }
   DLTensor view() {
-    return DLTensor{data.data(), {kDLCPU, 0}, (int32_t)shape.size(),
-                    {kDLFloat, 32, 1}, shape.data(), nullptr, 0};
+    return DLTensor{data.data(),
+                    {kDLCPU, 0},
+                    (int32_t)shape.size(),
+                    {kDLFloat, 32, 1},
+                    shape.data(),
+                    nullptr,
+                    0};
   }
 };
 

@@ -39,8 +39,8 @@ struct Guard {
 
 struct GraphSpec {
   std::string name;
-  std::string symbol;       // the run function (model_abi.h)
-  std::string shapesSymbol; // the shape function (model_abi.h)
+  std::string symbol;          // the run function (model_abi.h)
+  std::string shapesSymbol;    // the shape function (model_abi.h)
   int64_t workspaceBytes = -1; // -1: depends on the input shapes
   std::string entry;
   std::string outputStructure; // JSON text, see docs/manifest.md
@@ -52,7 +52,7 @@ struct GraphSpec {
 
 struct Manifest {
   int version = 0;
-  std::string weights; // file name relative to the .so; empty if none
+  std::string weights;          // file name relative to the .so; empty if none
   bool weightsEmbedded = false; // the .so exports dynoc_model_weights
   std::vector<GraphSpec> graphs;
 };

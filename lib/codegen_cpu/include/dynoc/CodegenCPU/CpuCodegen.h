@@ -36,10 +36,10 @@ struct CpuBuildOptions {
   std::string mlirPath;   // the graph file, for locating its weights
   std::string outputPath; // model .so
   int optLevel = 2;
-  bool emitCppOnly = false; // write the source to outputPath and stop
+  bool emitCppOnly = false;  // write the source to outputPath and stop
   bool emitMlirOnly = false; // write the graph after the passes and stop
   bool embedWeights = false; // link the weights into the .so, no sidecar
-  std::string compiler;     // default: $CXX, else c++
+  std::string compiler;      // default: $CXX, else c++
 };
 
 /// Runs the graph passes `dynoc build` applies at `optLevel` (none at -O0;
