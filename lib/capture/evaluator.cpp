@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "evaluator.h"
+#include "exception_table.h"
 #include "frame_hook.h"
 
 #include <opcode.h>
@@ -21,6 +22,23 @@
 #include <vector>
 
 namespace dynoc::capture {
+
+CellSources::~CellSources() {
+  for (auto &[cell, src] : map)
+    Py_DECREF(cell);
+}
+
+const std::string *CellSources::find(PyObject *cell) const {
+  auto it = map.find(cell);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+void CellSources::set(PyObject *cell, std::string source) {
+  auto [it, inserted] = map.try_emplace(cell);
+  if (inserted)
+    Py_INCREF(cell);
+  it->second = std::move(source);
+}
 
 Runtime &runtime() {
   static Runtime r;
@@ -34,10 +52,13 @@ RegionState &regionState() {
 
 namespace {
 
+using ItemSources = std::shared_ptr<const std::vector<std::string>>;
+
 struct Slot {
   PyObject *value = nullptr; // owned; may be null (PUSH_NULL)
   std::string source;        // empty: unknown origin
   Py_ssize_t iterIndex = 0;  // for iterators: the next item's index
+  ItemSources items;         // for tuples built here: each item's source
 };
 
 /// A scoped flag: calls made while it lives are not followed.
@@ -49,12 +70,47 @@ struct Passthrough {
   ~Passthrough() { regionState().passthrough = saved; }
 };
 
+/// Opcodes the evaluator runs (a frame using any other runs natively).
+bool isSupportedOpcode(int op) {
+  // clang-format off
+  switch (op) {
+  case CACHE: case NOP: case RESUME: case PRECALL: case EXTENDED_ARG:
+  case POP_TOP: case PUSH_NULL: case COPY: case SWAP:
+  case LOAD_FAST: case STORE_FAST: case DELETE_FAST: case LOAD_CONST:
+  case LOAD_GLOBAL: case STORE_GLOBAL: case DELETE_GLOBAL:
+  case MAKE_CELL: case COPY_FREE_VARS: case LOAD_CLOSURE: case LOAD_DEREF:
+  case STORE_DEREF: case DELETE_DEREF:
+  case LOAD_ATTR: case LOAD_METHOD: case STORE_ATTR: case DELETE_ATTR:
+  case KW_NAMES: case CALL: case CALL_FUNCTION_EX: case MAKE_FUNCTION:
+  case BINARY_OP: case BINARY_SUBSCR: case STORE_SUBSCR: case DELETE_SUBSCR:
+  case COMPARE_OP: case IS_OP: case CONTAINS_OP:
+  case UNARY_NEGATIVE: case UNARY_POSITIVE: case UNARY_NOT: case UNARY_INVERT:
+  case BUILD_TUPLE: case BUILD_LIST: case BUILD_SET: case BUILD_MAP:
+  case BUILD_CONST_KEY_MAP: case BUILD_SLICE: case BUILD_STRING:
+  case LIST_APPEND: case SET_ADD: case MAP_ADD: case LIST_EXTEND:
+  case SET_UPDATE: case DICT_MERGE: case DICT_UPDATE: case LIST_TO_TUPLE:
+  case FORMAT_VALUE: case GET_LEN: case UNPACK_SEQUENCE: case UNPACK_EX:
+  case GET_ITER: case FOR_ITER: case RETURN_VALUE:
+  case POP_JUMP_FORWARD_IF_FALSE: case POP_JUMP_FORWARD_IF_TRUE:
+  case POP_JUMP_BACKWARD_IF_FALSE: case POP_JUMP_BACKWARD_IF_TRUE:
+  case POP_JUMP_FORWARD_IF_NONE: case POP_JUMP_FORWARD_IF_NOT_NONE:
+  case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
+  case JUMP_IF_FALSE_OR_POP: case JUMP_IF_TRUE_OR_POP: case JUMP_FORWARD:
+  case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
+  case RAISE_VARARGS: case RERAISE: case PUSH_EXC_INFO: case POP_EXCEPT:
+  case CHECK_EXC_MATCH: case LOAD_ASSERTION_ERROR: case BEFORE_WITH:
+  case WITH_EXCEPT_START: case IMPORT_NAME: case IMPORT_FROM:
+    return true;
+  default:
+    return false;
+  }
+  // clang-format on
+}
+
+/// Why `co` cannot run in the evaluator, or null. Sets the first opcode it
+/// lacks.
 const char *unsupportedReason(PyCodeObject *co, int &badOpcode) {
   badOpcode = -1;
-  if (co->co_ncellvars || co->co_nfreevars)
-    return "closures and cell variables";
-  if (PyBytes_GET_SIZE(co->co_exceptiontable) > 0)
-    return "try/except/with blocks";
   PyObject *code = PyCode_GetCode(co);
   if (!code)
     return "unreadable bytecode";
@@ -64,66 +120,10 @@ const char *unsupportedReason(PyCodeObject *co, int &badOpcode) {
   const char *reason = nullptr;
   for (Py_ssize_t i = 0; i < n;
        i += 1 + runtime().inlineCaches[instrs[2 * i]]) {
-    switch (instrs[2 * i]) {
-    case CACHE:
-    case NOP:
-    case RESUME:
-    case PRECALL:
-    case POP_TOP:
-    case PUSH_NULL:
-    case LOAD_FAST:
-    case STORE_FAST:
-    case DELETE_FAST:
-    case LOAD_CONST:
-    case LOAD_GLOBAL:
-    case LOAD_ATTR:
-    case LOAD_METHOD:
-    case STORE_ATTR:
-    case KW_NAMES:
-    case CALL:
-    case BINARY_OP:
-    case BINARY_SUBSCR:
-    case STORE_SUBSCR:
-    case COMPARE_OP:
-    case IS_OP:
-    case CONTAINS_OP:
-    case UNARY_NEGATIVE:
-    case UNARY_POSITIVE:
-    case UNARY_NOT:
-    case UNARY_INVERT:
-    case BUILD_TUPLE:
-    case BUILD_LIST:
-    case BUILD_MAP:
-    case BUILD_CONST_KEY_MAP:
-    case BUILD_SLICE:
-    case FORMAT_VALUE:
-    case BUILD_STRING:
-    case RETURN_VALUE:
-    case POP_JUMP_FORWARD_IF_FALSE:
-    case POP_JUMP_FORWARD_IF_TRUE:
-    case POP_JUMP_BACKWARD_IF_FALSE:
-    case POP_JUMP_BACKWARD_IF_TRUE:
-    case POP_JUMP_FORWARD_IF_NONE:
-    case POP_JUMP_FORWARD_IF_NOT_NONE:
-    case POP_JUMP_BACKWARD_IF_NONE:
-    case POP_JUMP_BACKWARD_IF_NOT_NONE:
-    case JUMP_IF_FALSE_OR_POP:
-    case JUMP_IF_TRUE_OR_POP:
-    case JUMP_FORWARD:
-    case JUMP_BACKWARD:
-    case JUMP_BACKWARD_NO_INTERRUPT:
-    case GET_ITER:
-    case FOR_ITER:
-    case COPY:
-    case SWAP:
-    case UNPACK_SEQUENCE:
-    case EXTENDED_ARG:
-    case RAISE_VARARGS:
-      break;
-    default:
+    if (!isSupportedOpcode(instrs[2 * i])) {
       badOpcode = instrs[2 * i];
       reason = "an unsupported opcode";
-      i = n;
+      break;
     }
   }
   Py_DECREF(code);
@@ -143,162 +143,6 @@ bool shouldFollow(PyObject *func) {
     PyErr_Clear();
   PyDict_SetItem(rt.followCache, code, follow ? Py_True : Py_False);
   return follow;
-}
-
-class Evaluator {
-public:
-  Evaluator(const dynoc_frame_view &f, std::vector<std::string> argSources)
-      : f(f), co(f.code) {
-    int n = co->co_nlocalsplus;
-    locals.resize(n);
-    for (int i = 0; i < n; ++i) {
-      locals[i].value = f.localsplus[i];
-      Py_XINCREF(locals[i].value);
-      if (i < (int)argSources.size())
-        locals[i].source = std::move(argSources[i]);
-    }
-  }
-  ~Evaluator() {
-    for (Slot &s : locals)
-      Py_XDECREF(s.value);
-    for (Slot &s : stack)
-      Py_XDECREF(s.value);
-    Py_XDECREF(code);
-  }
-
-  PyObject *run();
-
-private:
-  void push(PyObject *v, std::string src = {}) {
-    stack.push_back({v, std::move(src)});
-  }
-  Slot pop() {
-    Slot s = std::move(stack.back());
-    stack.pop_back();
-    return s;
-  }
-  int line() { return PyCode_Addr2Line(co, int(pc * 2)); }
-  bool isTensor(PyObject *v) {
-    return v && PyObject_TypeCheck(v, runtime().tensorType);
-  }
-  void noteTensor(PyObject *v, const std::string &src) {
-    if (!src.empty() && isTensor(v))
-      callTracker("on_tensor", Py_BuildValue("(Os)", v, src.c_str()));
-  }
-  void callTracker(const char *method, PyObject *args) {
-    PyObject *tracker = regionState().tracker;
-    if (!tracker || !args) {
-      Py_XDECREF(args);
-      return;
-    }
-    PyObject *m = PyObject_GetAttrString(tracker, method);
-    PyObject *r = m ? PyObject_Call(m, args, nullptr) : nullptr;
-    Py_XDECREF(m);
-    Py_XDECREF(r);
-    Py_DECREF(args);
-    if (!r)
-      PyErr_WriteUnraisable(tracker);
-  }
-  /// Truth of a branch condition: a tensor here is a graph break; a Python
-  /// value with a known source becomes a guard.
-  int truth(const Slot &s);
-  PyObject *call(int nargs);
-  PyObject *callFollowed(PyObject *func, std::vector<PyObject *> &args,
-                         std::vector<std::string> &sources, PyObject *kwnames);
-
-  const dynoc_frame_view &f;
-  PyCodeObject *co;
-  PyObject *code = nullptr;
-  std::vector<Slot> locals, stack;
-  PyObject *kwnames = nullptr; // borrowed from co_consts
-  Py_ssize_t pc = 0;
-};
-
-int Evaluator::truth(const Slot &s) {
-  if (isTensor(s.value))
-    callTracker("on_break",
-                Py_BuildValue("(sOi)",
-                              "a tensor's value decides Python control flow",
-                              co->co_filename, line()));
-  else if (!s.source.empty() &&
-           (s.value == Py_None || PyBool_Check(s.value) ||
-            PyLong_Check(s.value) || PyFloat_Check(s.value) ||
-            PyUnicode_Check(s.value)))
-    callTracker("on_guard", Py_BuildValue("(sO)", s.source.c_str(), s.value));
-  Passthrough p;
-  return PyObject_IsTrue(s.value);
-}
-
-PyObject *Evaluator::callFollowed(PyObject *func, std::vector<PyObject *> &args,
-                                  std::vector<std::string> &sources,
-                                  PyObject *kw) {
-  RegionState &st = regionState();
-  st.pendingCode = reinterpret_cast<PyCodeObject *>(PyFunction_GET_CODE(func));
-  st.pendingSources = sources;
-  Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;
-  PyObject *r = PyObject_Vectorcall(func, args.data(), args.size() - nkw, kw);
-  st.pendingCode = nullptr;
-  return r;
-}
-
-PyObject *Evaluator::call(int nargs) {
-  // Stack: [callable-or-NULL, self-or-callable, args...]
-  std::vector<PyObject *> args;
-  std::vector<std::string> sources;
-  size_t base = stack.size() - nargs;
-  Slot &first = stack[base - 2], &second = stack[base - 1];
-  PyObject *callable;
-  std::string callableSrc;
-  if (first.value) {
-    callable = first.value, callableSrc = first.source;
-    args.push_back(second.value), sources.push_back(second.source);
-  } else {
-    callable = second.value, callableSrc = second.source;
-  }
-  for (size_t i = base; i < stack.size(); ++i)
-    args.push_back(stack[i].value), sources.push_back(stack[i].source);
-  PyObject *kw = kwnames;
-  kwnames = nullptr;
-  PyObject *result = nullptr;
-  Runtime &rt = runtime();
-
-  // nn.Module without hooks: follow its forward directly.
-  if (PyObject_IsInstance(callable, rt.moduleType) == 1) {
-    PyObject *fwd = PyObject_CallOneArg(rt.forwardOf, callable);
-    if (!fwd)
-      return nullptr;
-    if (fwd != Py_None) {
-      args.insert(args.begin(), callable);
-      sources.insert(sources.begin(), callableSrc);
-      result = callFollowed(fwd, args, sources, kw);
-      Py_DECREF(fwd);
-      goto done;
-    }
-    Py_DECREF(fwd);
-  }
-  if (PyMethod_Check(callable) &&
-      PyFunction_Check(PyMethod_GET_FUNCTION(callable)) &&
-      shouldFollow(PyMethod_GET_FUNCTION(callable))) {
-    PyObject *self = PyMethod_GET_SELF(callable);
-    std::string selfSrc;
-    auto dot = callableSrc.rfind('.');
-    if (dot != std::string::npos)
-      selfSrc = callableSrc.substr(0, dot);
-    args.insert(args.begin(), self);
-    sources.insert(sources.begin(), selfSrc);
-    result = callFollowed(PyMethod_GET_FUNCTION(callable), args, sources, kw);
-  } else if (PyFunction_Check(callable) && shouldFollow(callable)) {
-    result = callFollowed(callable, args, sources, kw);
-  } else {
-    Passthrough p;
-    Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;
-    result = PyObject_Vectorcall(callable, args.data(), args.size() - nkw, kw);
-  }
-done:
-  for (size_t i = base - 2; i < stack.size(); ++i)
-    Py_XDECREF(stack[i].value);
-  stack.resize(base - 2);
-  return result;
 }
 
 PyObject *binaryOp(int op, PyObject *a, PyObject *b) {
@@ -360,6 +204,11 @@ PyObject *binaryOp(int op, PyObject *a, PyObject *b) {
   return nullptr;
 }
 
+bool isGuardableScalar(PyObject *v) {
+  return v == Py_None || PyBool_Check(v) || PyLong_Check(v) ||
+         PyFloat_Check(v) || PyUnicode_Check(v);
+}
+
 std::string itemSource(const std::string &base, PyObject *key) {
   if (base.empty())
     return {};
@@ -370,10 +219,468 @@ std::string itemSource(const std::string &base, PyObject *key) {
   return {};
 }
 
+/// The source of item `i` of a sequence: from the per-item shadows of a tuple
+/// built in the evaluator, else by indexing the sequence's own source.
+std::string itemSource(const Slot &seq, Py_ssize_t i) {
+  if (seq.items && i >= 0 && i < (Py_ssize_t)seq.items->size())
+    return (*seq.items)[i];
+  if (seq.source.empty())
+    return {};
+  return seq.source + "[" + std::to_string(i) + "]";
+}
+
+class Evaluator {
+public:
+  Evaluator(const dynoc_frame_view &f, PendingCall call)
+      : f(f), co(f.code), call_(std::move(call)) {
+    int n = co->co_nlocalsplus;
+    locals.resize(n);
+    for (int i = 0; i < n; ++i) {
+      locals[i].value = f.localsplus[i];
+      Py_XINCREF(locals[i].value);
+    }
+    bindArgumentSources();
+  }
+  ~Evaluator() {
+    for (Slot &s : locals)
+      Py_XDECREF(s.value);
+    for (Slot &s : stack)
+      Py_XDECREF(s.value);
+    Py_XDECREF(code);
+  }
+
+  PyObject *run();
+
+private:
+  void bindArgumentSources();
+  PyObject *runUntilError();
+  bool unwindToHandler();
+
+  void push(PyObject *v, std::string src = {}, ItemSources items = {}) {
+    stack.push_back({v, std::move(src), 0, std::move(items)});
+  }
+  Slot pop() {
+    Slot s = std::move(stack.back());
+    stack.pop_back();
+    return s;
+  }
+  void dropTop(size_t count) {
+    for (size_t i = stack.size() - count; i < stack.size(); ++i)
+      Py_XDECREF(stack[i].value);
+    stack.resize(stack.size() - count);
+  }
+  int line() { return PyCode_Addr2Line(co, int(pc * 2)); }
+  bool isTensor(PyObject *v) {
+    return v && PyObject_TypeCheck(v, runtime().tensorType);
+  }
+  void noteTensor(PyObject *v, const std::string &src) {
+    if (!src.empty() && isTensor(v))
+      callTracker("on_tensor", Py_BuildValue("(Os)", v, src.c_str()));
+  }
+  /// A Python scalar with a known source that an operation consumes: the
+  /// graph or the control flow depends on its value, so it is guarded.
+  void guardScalar(const Slot &s) {
+    if (!s.source.empty() && s.value && isGuardableScalar(s.value))
+      callTracker("on_guard", Py_BuildValue("(sO)", s.source.c_str(), s.value));
+  }
+  void breakHere(const char *reason, bool escape) {
+    callTracker("on_break", Py_BuildValue("(sOii)", reason, co->co_filename,
+                                          line(), int(escape)));
+  }
+  PyObject *callTracker(const char *method, PyObject *args) {
+    PyObject *tracker = regionState().tracker;
+    if (!tracker || !args) {
+      Py_XDECREF(args);
+      return nullptr;
+    }
+    PyObject *m = PyObject_GetAttrString(tracker, method);
+    PyObject *r = m ? PyObject_Call(m, args, nullptr) : nullptr;
+    Py_XDECREF(m);
+    Py_DECREF(args);
+    if (!r)
+      PyErr_WriteUnraisable(tracker);
+    Py_XDECREF(r);
+    return r;
+  }
+  /// Truth of a branch condition: a tensor here is a graph break; a Python
+  /// value with a known source becomes a guard.
+  int truth(const Slot &s);
+  PyObject *call(int nargs);
+  PyObject *callFunctionEx(bool hasKwargs);
+  PyObject *invoke(PyObject *callable, const std::string &callableSrc,
+                   std::vector<PyObject *> &args,
+                   std::vector<std::string> &sources, PyObject *kw,
+                   std::vector<std::string> varargSources = {});
+  PyObject *invokeSpecial(PyObject *kind, PyObject *callable,
+                          std::vector<PyObject *> &args, PyObject *kw);
+  PyObject *callFollowed(PyObject *func, const std::string &funcSrc,
+                         std::vector<PyObject *> &args,
+                         std::vector<std::string> &sources, PyObject *kwnames,
+                         std::vector<std::string> varargSources);
+  PyObject *callNative(PyObject *callable, std::vector<PyObject *> &args,
+                       PyObject *kw) {
+    Passthrough p;
+    Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;
+    return PyObject_Vectorcall(callable, args.data(), args.size() - nkw, kw);
+  }
+  PyObject *zeroArgSuper();
+  PyObject *makeFunction(int flags);
+  int raise(int oparg);
+
+  const dynoc_frame_view &f;
+  PyCodeObject *co;
+  PendingCall call_;
+  PyObject *code = nullptr;
+  std::vector<Slot> locals, stack;
+  PyObject *kwnames = nullptr; // borrowed from co_consts
+  Py_ssize_t pc = 0;
+  Py_ssize_t lasti = -1; // set by RERAISE: the offset an exception came from
+};
+
+void Evaluator::bindArgumentSources() {
+  const std::vector<std::string> &src = call_.argSources;
+  Py_ssize_t nkw = call_.kwnames ? PyTuple_GET_SIZE(call_.kwnames) : 0;
+  Py_ssize_t npos = Py_ssize_t(src.size()) - nkw;
+  if (npos < 0)
+    return;
+  int argc = co->co_argcount, kwonly = co->co_kwonlyargcount;
+  for (Py_ssize_t i = 0; i < npos && i < argc; ++i)
+    locals[i].source = src[i];
+  if ((co->co_flags & CO_VARARGS) && int(locals.size()) > argc + kwonly) {
+    std::vector<std::string> extra(
+        src.begin() + std::min<Py_ssize_t>(npos, argc), src.begin() + npos);
+    extra.insert(extra.end(), call_.varargSources.begin(),
+                 call_.varargSources.end());
+    locals[argc + kwonly].items =
+        std::make_shared<const std::vector<std::string>>(std::move(extra));
+  }
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject *name = PyTuple_GET_ITEM(call_.kwnames, k);
+    for (int j = 0; j < argc + kwonly; ++j)
+      if (PyUnicode_Compare(PyTuple_GET_ITEM(co->co_localsplusnames, j),
+                            name) == 0) {
+        locals[j].source = src[npos + k];
+        break;
+      }
+  }
+}
+
+int Evaluator::truth(const Slot &s) {
+  if (isTensor(s.value))
+    breakHere("a tensor's value decides Python control flow", true);
+  else
+    guardScalar(s);
+  Passthrough p;
+  return PyObject_IsTrue(s.value);
+}
+
+PyObject *Evaluator::callFollowed(PyObject *func, const std::string &funcSrc,
+                                  std::vector<PyObject *> &args,
+                                  std::vector<std::string> &sources,
+                                  PyObject *kw,
+                                  std::vector<std::string> varargSources) {
+  RegionState &st = regionState();
+  st.pending.code = reinterpret_cast<PyCodeObject *>(PyFunction_GET_CODE(func));
+  st.pending.argSources = sources;
+  st.pending.kwnames = kw;
+  st.pending.varargSources = std::move(varargSources);
+  st.pending.funcSource = funcSrc;
+  st.pending.entry = false;
+  Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;
+  PyObject *r = PyObject_Vectorcall(func, args.data(), args.size() - nkw, kw);
+  st.pending.code = nullptr;
+  return r;
+}
+
+/// `super()` inside an evaluated frame: CPython would read `__class__` and
+/// the first argument from the frame, which the evaluator does not update.
+PyObject *Evaluator::zeroArgSuper() {
+  PyObject *cls = nullptr;
+  for (int j = 0; j < co->co_nlocalsplus; ++j)
+    if (PyUnicode_CompareWithASCIIString(
+            PyTuple_GET_ITEM(co->co_localsplusnames, j), "__class__") == 0 &&
+        locals[j].value && PyCell_Check(locals[j].value))
+      cls = PyCell_GET(locals[j].value);
+  PyObject *self = co->co_argcount > 0 ? locals[0].value : nullptr;
+  if (self && PyCell_Check(self))
+    self = PyCell_GET(self);
+  if (!cls || !self) {
+    PyErr_SetString(PyExc_RuntimeError, "super(): no arguments");
+    return nullptr;
+  }
+  return PyObject_CallFunctionObjArgs(
+      reinterpret_cast<PyObject *>(&PySuper_Type), cls, self, nullptr);
+}
+
+/// A call to one of the seed APIs' marked functions (dynoc/__init__.py).
+PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
+                                   std::vector<PyObject *> &args,
+                                   PyObject *kw) {
+  const char *k = PyUnicode_AsUTF8(kind);
+  std::string name = "<callable>";
+  if (PyObject *qn = PyObject_GetAttrString(callable, "__qualname__")) {
+    if (PyUnicode_Check(qn))
+      name = PyUnicode_AsUTF8(qn);
+    Py_DECREF(qn);
+  } else {
+    PyErr_Clear();
+  }
+  std::string k2 = k ? k : "";
+  if (k2 == "graph_break") {
+    breakHere("graph_break() called", false);
+    Py_RETURN_NONE;
+  }
+  if (k2 == "forbid") {
+    PyErr_Format(PyExc_RuntimeError,
+                 "dynoc: '%s' is marked forbid_in_graph and was called "
+                 "inside a capture region at %U:%d",
+                 name.c_str(), co->co_filename, line());
+    return nullptr;
+  }
+  if (k2 == "allow")
+    return callNative(callable, args, kw);
+  // disallow_in_graph / disable: a break; the call runs eagerly, unrecorded.
+  std::string reason = k2 == "disallow"
+                           ? "call to '" + name + "', marked disallow_in_graph"
+                           : "call to '" + name + "', disabled by disable()";
+  breakHere(reason.c_str(), false);
+  bool record = k2 == "disable_frame"; // recursive=False: nested ops recorded
+  if (!record)
+    callTracker("pause", PyTuple_New(0));
+  PyObject *r = callNative(callable, args, kw);
+  if (!record)
+    callTracker("resume", Py_BuildValue("(Os)", r ? r : Py_None,
+                                        ("result of " + name + "()").c_str()));
+  return r;
+}
+
+PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
+                            std::vector<PyObject *> &args,
+                            std::vector<std::string> &sources, PyObject *kw,
+                            std::vector<std::string> varargSources) {
+  Runtime &rt = runtime();
+  if (PyObject *kind = PyDict_GetItem(rt.specialCalls, callable))
+    return invokeSpecial(kind, callable, args, kw);
+  if (callable == reinterpret_cast<PyObject *>(&PySuper_Type) && args.empty())
+    return zeroArgSuper();
+  // nn.Module without hooks: follow its forward directly.
+  if (PyObject_IsInstance(callable, rt.moduleType) == 1) {
+    PyObject *fwd = PyObject_CallOneArg(rt.forwardOf, callable);
+    if (!fwd)
+      return nullptr;
+    if (fwd != Py_None) {
+      args.insert(args.begin(), callable);
+      sources.insert(sources.begin(), callableSrc);
+      PyObject *r =
+          callFollowed(fwd, "", args, sources, kw, std::move(varargSources));
+      Py_DECREF(fwd);
+      return r;
+    }
+    Py_DECREF(fwd);
+  }
+  if (PyMethod_Check(callable) &&
+      PyFunction_Check(PyMethod_GET_FUNCTION(callable)) &&
+      shouldFollow(PyMethod_GET_FUNCTION(callable))) {
+    PyObject *self = PyMethod_GET_SELF(callable);
+    std::string selfSrc;
+    auto dot = callableSrc.rfind('.');
+    if (dot != std::string::npos)
+      selfSrc = callableSrc.substr(0, dot);
+    args.insert(args.begin(), self);
+    sources.insert(sources.begin(), selfSrc);
+    return callFollowed(PyMethod_GET_FUNCTION(callable), "", args, sources, kw,
+                        std::move(varargSources));
+  }
+  if (PyFunction_Check(callable) && shouldFollow(callable))
+    return callFollowed(callable, callableSrc, args, sources, kw,
+                        std::move(varargSources));
+  // A native call (torch op, builtin, library code): the Python scalars it
+  // gets decide what it does.
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!sources[i].empty() && isGuardableScalar(args[i]))
+      callTracker("on_guard",
+                  Py_BuildValue("(sO)", sources[i].c_str(), args[i]));
+  return callNative(callable, args, kw);
+}
+
+PyObject *Evaluator::call(int nargs) {
+  // Stack: [callable-or-NULL, self-or-callable, args...]
+  std::vector<PyObject *> args;
+  std::vector<std::string> sources;
+  size_t base = stack.size() - nargs;
+  Slot &first = stack[base - 2], &second = stack[base - 1];
+  PyObject *callable;
+  std::string callableSrc;
+  if (first.value) {
+    callable = first.value, callableSrc = first.source;
+    args.push_back(second.value), sources.push_back(second.source);
+  } else {
+    callable = second.value, callableSrc = second.source;
+  }
+  for (size_t i = base; i < stack.size(); ++i)
+    args.push_back(stack[i].value), sources.push_back(stack[i].source);
+  PyObject *kw = kwnames;
+  kwnames = nullptr;
+  PyObject *result = invoke(callable, callableSrc, args, sources, kw);
+  dropTop(stack.size() - (base - 2));
+  return result;
+}
+
+/// f(*args, **kwargs): the tuple's items keep their shadows where the tuple
+/// was built here or came in as a *args parameter.
+PyObject *Evaluator::callFunctionEx(bool hasKwargs) {
+  Slot kwargs = hasKwargs ? pop() : Slot{};
+  Slot callargs = pop();
+  Slot func = pop();
+  Slot null = pop();
+  Py_XDECREF(null.value);
+  PyObject *result = nullptr;
+  PyObject *tuple = PySequence_Tuple(callargs.value);
+  PyObject *kw = nullptr;
+  std::vector<PyObject *> args;
+  std::vector<std::string> sources;
+  if (tuple) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); ++i) {
+      args.push_back(PyTuple_GET_ITEM(tuple, i));
+      sources.push_back(itemSource(callargs, i));
+    }
+    bool ok = true;
+    if (kwargs.value && PyDict_Check(kwargs.value) &&
+        PyDict_GET_SIZE(kwargs.value) > 0) {
+      kw = PyTuple_New(PyDict_GET_SIZE(kwargs.value));
+      Py_ssize_t pos = 0, k = 0;
+      PyObject *key, *val;
+      while (kw && PyDict_Next(kwargs.value, &pos, &key, &val)) {
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(kw, k++, key);
+        args.push_back(val);
+        sources.push_back(itemSource(kwargs.source, key));
+      }
+      ok = kw != nullptr;
+    } else if (kwargs.value && !PyDict_Check(kwargs.value)) {
+      PyErr_SetString(PyExc_TypeError, "argument after ** must be a mapping");
+      ok = false;
+    }
+    if (ok)
+      result = invoke(func.value, func.source, args, sources, kw);
+  }
+  Py_XDECREF(tuple);
+  Py_XDECREF(kw);
+  Py_XDECREF(kwargs.value);
+  Py_DECREF(callargs.value);
+  Py_DECREF(func.value);
+  return result;
+}
+
+PyObject *Evaluator::makeFunction(int flags) {
+  Slot codeObj = pop();
+  Slot closure = (flags & 0x08) ? pop() : Slot{};
+  Slot annotations = (flags & 0x04) ? pop() : Slot{};
+  Slot kwdefaults = (flags & 0x02) ? pop() : Slot{};
+  Slot defaults = (flags & 0x01) ? pop() : Slot{};
+  PyObject *fn = PyFunction_New(codeObj.value, f.globals);
+  int rc = fn ? 0 : -1;
+  if (rc == 0 && closure.value)
+    rc = PyFunction_SetClosure(fn, closure.value);
+  if (rc == 0 && annotations.value)
+    rc = PyFunction_SetAnnotations(fn, annotations.value);
+  if (rc == 0 && kwdefaults.value)
+    rc = PyFunction_SetKwDefaults(fn, kwdefaults.value);
+  if (rc == 0 && defaults.value)
+    rc = PyFunction_SetDefaults(fn, defaults.value);
+  for (Slot *s : {&codeObj, &closure, &annotations, &kwdefaults, &defaults})
+    Py_XDECREF(s->value);
+  if (rc < 0) {
+    Py_XDECREF(fn);
+    return nullptr;
+  }
+  return fn;
+}
+
+/// RAISE_VARARGS: `raise`, `raise exc` and `raise exc from cause`.
+int Evaluator::raise(int oparg) {
+  if (oparg == 0) {
+    PyObject *type, *value, *tb;
+    PyErr_GetExcInfo(&type, &value, &tb);
+    if (!value || value == Py_None) {
+      Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(tb);
+      PyErr_SetString(PyExc_RuntimeError, "No active exception to reraise");
+      return -1;
+    }
+    PyErr_Restore(type, value, tb);
+    return -1;
+  }
+  Slot cause = oparg == 2 ? pop() : Slot{};
+  Slot e = pop();
+  PyObject *inst = nullptr;
+  if (PyExceptionClass_Check(e.value)) {
+    inst = PyObject_CallNoArgs(e.value);
+  } else if (PyExceptionInstance_Check(e.value)) {
+    inst = e.value;
+    Py_INCREF(inst);
+  } else {
+    PyErr_SetString(PyExc_TypeError,
+                    "exceptions must derive from BaseException");
+  }
+  if (inst && cause.value) {
+    PyObject *c = cause.value;
+    if (PyExceptionClass_Check(c))
+      c = PyObject_CallNoArgs(c);
+    else
+      Py_INCREF(c);
+    if (c) {
+      PyException_SetCause(inst, c == Py_None ? nullptr : c);
+      if (c == Py_None)
+        Py_DECREF(c);
+    }
+  }
+  if (inst) {
+    PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(inst)), inst);
+    Py_DECREF(inst);
+  }
+  Py_DECREF(e.value);
+  Py_XDECREF(cause.value);
+  return -1;
+}
+
 PyObject *Evaluator::run() {
   code = PyCode_GetCode(co);
   if (!code)
     return nullptr;
+  for (;;) {
+    PyObject *r = runUntilError();
+    if (r || !unwindToHandler())
+      return r;
+  }
+}
+
+/// An exception was raised at `pc`: as CPython does, unwind the value stack
+/// to the handler's depth, push the faulting offset if asked and the
+/// exception, and continue at the handler. False when no handler covers pc.
+bool Evaluator::unwindToHandler() {
+  ExceptionHandler h;
+  if (!findExceptionHandler(co, pc, h)) {
+    lasti = -1;
+    return false;
+  }
+  if (Py_ssize_t(stack.size()) < h.depth)
+    return false;
+  dropTop(stack.size() - h.depth);
+  if (h.pushLasti)
+    push(PyLong_FromSsize_t(lasti >= 0 ? lasti : pc));
+  lasti = -1;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyException_SetTraceback(value, tb ? tb : Py_None);
+  Py_XDECREF(tb);
+  Py_XDECREF(type);
+  push(value);
+  pc = h.target;
+  return true;
+}
+
+PyObject *Evaluator::runUntilError() {
   const auto *instrs =
       reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
   Py_ssize_t n = PyBytes_GET_SIZE(code) / 2;
@@ -403,7 +710,8 @@ PyObject *Evaluator::run() {
     case PUSH_NULL:
       push(nullptr);
       break;
-    case LOAD_FAST: {
+    case LOAD_FAST:
+    case LOAD_CLOSURE: {
       Slot &l = locals[oparg];
       if (!l.value) {
         PyErr_Format(PyExc_UnboundLocalError,
@@ -413,20 +721,91 @@ PyObject *Evaluator::run() {
         return nullptr;
       }
       Py_INCREF(l.value);
-      push(l.value, l.source);
+      push(l.value, l.source, l.items);
       break;
     }
     case STORE_FAST: {
       Slot s = pop();
       Py_XDECREF(locals[oparg].value);
-      locals[oparg].value = s.value;
-      locals[oparg].source = std::move(s.source);
+      locals[oparg] = std::move(s);
+      locals[oparg].iterIndex = 0;
       break;
     }
     case DELETE_FAST:
       Py_CLEAR(locals[oparg].value);
       locals[oparg].source.clear();
+      locals[oparg].items.reset();
       break;
+    case MAKE_CELL: {
+      Slot &l = locals[oparg];
+      PyObject *cell = PyCell_New(l.value);
+      FAIL_IF_NULL(cell);
+      if (!l.source.empty())
+        regionState().cells->set(cell, l.source);
+      Py_XDECREF(l.value);
+      l.value = cell;
+      l.source.clear();
+      l.items.reset();
+      break;
+    }
+    case COPY_FREE_VARS: {
+      // The function's cells become the frame's last `oparg` locals.
+      int offset = co->co_nlocalsplus - oparg;
+      for (int i = 0; i < oparg && f.closure; ++i) {
+        PyObject *cell = PyTuple_GET_ITEM(f.closure, i);
+        Py_INCREF(cell);
+        Py_XSETREF(locals[offset + i].value, cell);
+        if (regionState().cells->find(cell))
+          continue;
+        PyObject *name = PyTuple_GET_ITEM(co->co_localsplusnames, offset + i);
+        std::string src;
+        if (call_.entry)
+          src = std::string("L['") + PyUnicode_AsUTF8(name) + "']";
+        else if (!call_.funcSource.empty())
+          src = call_.funcSource + ".__closure__[" + std::to_string(i) +
+                "].cell_contents";
+        if (!src.empty())
+          regionState().cells->set(cell, std::move(src));
+      }
+      break;
+    }
+    case LOAD_DEREF: {
+      PyObject *cell = locals[oparg].value;
+      PyObject *v = cell ? PyCell_GET(cell) : nullptr;
+      if (!v) {
+        PyErr_Format(PyExc_NameError,
+                     "cannot access free variable '%U' where it is not "
+                     "associated with a value in enclosing scope",
+                     PyTuple_GetItem(co->co_localsplusnames, oparg));
+        return nullptr;
+      }
+      Py_INCREF(v);
+      const std::string *src = regionState().cells->find(cell);
+      std::string s = src ? *src : std::string();
+      noteTensor(v, s);
+      push(v, std::move(s));
+      break;
+    }
+    case STORE_DEREF: {
+      Slot s = pop();
+      PyObject *cell = locals[oparg].value;
+      int rc = PyCell_Set(cell, s.value);
+      Py_DECREF(s.value);
+      if (rc < 0)
+        return nullptr;
+      regionState().cells->set(cell, std::move(s.source));
+      break;
+    }
+    case DELETE_DEREF: {
+      PyObject *cell = locals[oparg].value;
+      if (!cell || !PyCell_GET(cell)) {
+        PyErr_Format(PyExc_NameError, "free variable '%U' is not defined",
+                     PyTuple_GetItem(co->co_localsplusnames, oparg));
+        return nullptr;
+      }
+      PyCell_Set(cell, nullptr);
+      break;
+    }
     case LOAD_CONST:
       r = PyTuple_GET_ITEM(co->co_consts, oparg);
       Py_INCREF(r);
@@ -452,6 +831,19 @@ PyObject *Evaluator::run() {
       push(r, std::move(src));
       break;
     }
+    case STORE_GLOBAL: {
+      Slot v = pop();
+      int rc = PyDict_SetItem(f.globals, PyTuple_GET_ITEM(co->co_names, oparg),
+                              v.value);
+      Py_DECREF(v.value);
+      if (rc < 0)
+        return nullptr;
+      break;
+    }
+    case DELETE_GLOBAL:
+      if (PyDict_DelItem(f.globals, PyTuple_GET_ITEM(co->co_names, oparg)) < 0)
+        return nullptr;
+      break;
     case LOAD_ATTR:
     case LOAD_METHOD: {
       PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
@@ -471,16 +863,18 @@ PyObject *Evaluator::run() {
       push(r, std::move(src));
       break;
     }
-    case STORE_ATTR: {
+    case STORE_ATTR:
+    case DELETE_ATTR: {
       PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
-      Slot owner = pop(), value = pop();
+      Slot owner = pop();
+      Slot value = opcode == STORE_ATTR ? pop() : Slot{};
       int rc;
       {
         Passthrough p;
         rc = PyObject_SetAttr(owner.value, name, value.value);
       }
       Py_DECREF(owner.value);
-      Py_DECREF(value.value);
+      Py_XDECREF(value.value);
       if (rc < 0)
         return nullptr;
       break;
@@ -493,8 +887,19 @@ PyObject *Evaluator::run() {
       FAIL_IF_NULL(r);
       push(r);
       break;
+    case CALL_FUNCTION_EX:
+      r = callFunctionEx(oparg & 1);
+      FAIL_IF_NULL(r);
+      push(r);
+      break;
+    case MAKE_FUNCTION:
+      r = makeFunction(oparg);
+      FAIL_IF_NULL(r);
+      push(r);
+      break;
     case BINARY_OP: {
       Slot b = pop(), a = pop();
+      guardScalar(a), guardScalar(b);
       {
         Passthrough p;
         r = binaryOp(oparg, a.value, b.value);
@@ -507,11 +912,20 @@ PyObject *Evaluator::run() {
     }
     case BINARY_SUBSCR: {
       Slot key = pop(), container = pop();
+      guardScalar(key);
       {
         Passthrough p;
         r = PyObject_GetItem(container.value, key.value);
       }
-      std::string src = itemSource(container.source, key.value);
+      std::string src;
+      if (PyLong_Check(key.value) && container.items) {
+        Py_ssize_t i = PyLong_AsSsize_t(key.value);
+        if (i < 0)
+          i += Py_ssize_t(container.items->size());
+        src = itemSource(container, i);
+      } else {
+        src = itemSource(container.source, key.value);
+      }
       Py_DECREF(container.value);
       Py_DECREF(key.value);
       FAIL_IF_NULL(r);
@@ -531,8 +945,21 @@ PyObject *Evaluator::run() {
         return nullptr;
       break;
     }
+    case DELETE_SUBSCR: {
+      Slot key = pop(), container = pop();
+      int rc;
+      {
+        Passthrough p;
+        rc = PyObject_DelItem(container.value, key.value);
+      }
+      Py_DECREF(key.value), Py_DECREF(container.value);
+      if (rc < 0)
+        return nullptr;
+      break;
+    }
     case COMPARE_OP: {
       Slot b = pop(), a = pop();
+      guardScalar(a), guardScalar(b);
       {
         Passthrough p;
         r = PyObject_RichCompare(a.value, b.value, oparg);
@@ -545,6 +972,9 @@ PyObject *Evaluator::run() {
     case IS_OP: {
       Slot b = pop(), a = pop();
       r = ((a.value == b.value) ^ oparg) ? Py_True : Py_False;
+      if (!a.source.empty() && (b.value == Py_None || a.value == Py_None))
+        callTracker("on_guard_none", Py_BuildValue("(si)", a.source.c_str(),
+                                                   a.value == Py_None));
       Py_INCREF(r);
       Py_DECREF(a.value), Py_DECREF(b.value);
       push(r);
@@ -552,6 +982,7 @@ PyObject *Evaluator::run() {
     }
     case CONTAINS_OP: {
       Slot b = pop(), a = pop();
+      guardScalar(a);
       int rc;
       {
         Passthrough p;
@@ -569,6 +1000,7 @@ PyObject *Evaluator::run() {
     case UNARY_POSITIVE:
     case UNARY_INVERT: {
       Slot a = pop();
+      guardScalar(a);
       {
         Passthrough p;
         r = opcode == UNARY_NEGATIVE   ? PyNumber_Negative(a.value)
@@ -638,16 +1070,93 @@ PyObject *Evaluator::run() {
       break;
     }
     case BUILD_TUPLE:
-    case BUILD_LIST: {
-      r = opcode == BUILD_TUPLE ? PyTuple_New(oparg) : PyList_New(oparg);
+    case BUILD_LIST:
+    case BUILD_SET: {
+      r = opcode == BUILD_TUPLE  ? PyTuple_New(oparg)
+          : opcode == BUILD_LIST ? PyList_New(oparg)
+                                 : PySet_New(nullptr);
       FAIL_IF_NULL(r);
-      for (int i = oparg - 1; i >= 0; --i) {
-        PyObject *v = pop().value;
+      auto items = std::make_shared<std::vector<std::string>>(oparg);
+      bool anySource = false;
+      int rc = 0;
+      size_t base = stack.size() - oparg;
+      for (int i = 0; i < oparg; ++i) {
+        Slot &s = stack[base + i];
+        anySource |= !s.source.empty();
+        (*items)[i] = s.source;
+        if (opcode == BUILD_SET) {
+          if (rc == 0)
+            rc = PySet_Add(r, s.value);
+          continue;
+        }
+        Py_INCREF(s.value);
         if (opcode == BUILD_TUPLE)
-          PyTuple_SET_ITEM(r, i, v);
+          PyTuple_SET_ITEM(r, i, s.value);
         else
-          PyList_SET_ITEM(r, i, v);
+          PyList_SET_ITEM(r, i, s.value);
       }
+      dropTop(oparg);
+      if (rc < 0) {
+        Py_DECREF(r);
+        return nullptr;
+      }
+      // Only tuples keep item shadows: a list may change behind them.
+      push(r, {},
+           opcode == BUILD_TUPLE && anySource ? ItemSources(items)
+                                              : ItemSources());
+      break;
+    }
+    case LIST_APPEND:
+    case SET_ADD: {
+      Slot v = pop();
+      PyObject *target = stack[stack.size() - oparg].value;
+      int rc = opcode == LIST_APPEND ? PyList_Append(target, v.value)
+                                     : PySet_Add(target, v.value);
+      Py_DECREF(v.value);
+      if (rc < 0)
+        return nullptr;
+      break;
+    }
+    case MAP_ADD: {
+      Slot value = pop(), key = pop();
+      int rc = PyDict_SetItem(stack[stack.size() - oparg].value, key.value,
+                              value.value);
+      Py_DECREF(value.value), Py_DECREF(key.value);
+      if (rc < 0)
+        return nullptr;
+      break;
+    }
+    case LIST_EXTEND:
+    case SET_UPDATE:
+    case DICT_UPDATE:
+    case DICT_MERGE: {
+      Slot v = pop();
+      PyObject *target = stack[stack.size() - oparg].value;
+      int rc;
+      {
+        Passthrough p;
+        if (opcode == LIST_EXTEND) {
+          PyObject *res = PyObject_CallMethod(target, "extend", "(O)", v.value);
+          rc = res ? 0 : -1;
+          Py_XDECREF(res);
+        } else if (opcode == SET_UPDATE) {
+          PyObject *res = PyObject_CallMethod(target, "update", "(O)", v.value);
+          rc = res ? 0 : -1;
+          Py_XDECREF(res);
+        } else {
+          rc = PyDict_Update(target, v.value);
+        }
+      }
+      Py_DECREF(v.value);
+      if (rc < 0)
+        return nullptr;
+      break;
+    }
+    case LIST_TO_TUPLE: {
+      Slot l = pop();
+      r = PyList_AsTuple(l.value);
+      Py_DECREF(l.value);
+      FAIL_IF_NULL(r);
       push(r);
       break;
     }
@@ -659,9 +1168,7 @@ PyObject *Evaluator::run() {
       for (int i = 0; i < oparg && rc == 0; ++i)
         rc = PyDict_SetItem(r, stack[base + 2 * i].value,
                             stack[base + 2 * i + 1].value);
-      for (size_t i = base; i < stack.size(); ++i)
-        Py_DECREF(stack[i].value);
-      stack.resize(base);
+      dropTop(2 * oparg);
       if (rc < 0) {
         Py_DECREF(r);
         return nullptr;
@@ -678,9 +1185,7 @@ PyObject *Evaluator::run() {
       for (int i = 0; i < oparg && rc == 0; ++i)
         rc = PyDict_SetItem(r, PyTuple_GET_ITEM(keys.value, i),
                             stack[base + i].value);
-      for (size_t i = base; i < stack.size(); ++i)
-        Py_DECREF(stack[i].value);
-      stack.resize(base);
+      dropTop(oparg);
       Py_DECREF(keys.value);
       if (rc < 0) {
         Py_DECREF(r);
@@ -692,10 +1197,18 @@ PyObject *Evaluator::run() {
     case BUILD_SLICE: {
       Slot step = oparg == 3 ? pop() : Slot{};
       Slot stop = pop(), start = pop();
+      guardScalar(start), guardScalar(stop), guardScalar(step);
       r = PySlice_New(start.value, stop.value, step.value);
       Py_DECREF(start.value), Py_DECREF(stop.value), Py_XDECREF(step.value);
       FAIL_IF_NULL(r);
       push(r);
+      break;
+    }
+    case GET_LEN: {
+      Py_ssize_t len = PyObject_Length(stack.back().value);
+      if (len < 0)
+        return nullptr;
+      push(PyLong_FromSsize_t(len));
       break;
     }
     case RETURN_VALUE:
@@ -761,7 +1274,7 @@ PyObject *Evaluator::run() {
       }
       Py_DECREF(s.value);
       FAIL_IF_NULL(r);
-      push(r, std::move(s.source));
+      push(r, std::move(s.source), std::move(s.items));
       break;
     }
     case FOR_ITER: {
@@ -771,10 +1284,7 @@ PyObject *Evaluator::run() {
         r = PyIter_Next(it.value);
       }
       if (r) {
-        std::string src =
-            it.source.empty()
-                ? std::string()
-                : it.source + "[" + std::to_string(it.iterIndex) + "]";
+        std::string src = itemSource(it, it.iterIndex);
         ++it.iterIndex;
         noteTensor(r, src);
         push(r, std::move(src));
@@ -795,51 +1305,159 @@ PyObject *Evaluator::run() {
     case SWAP:
       std::swap(stack.back(), stack[stack.size() - oparg]);
       break;
-    case UNPACK_SEQUENCE: {
+    case UNPACK_SEQUENCE:
+    case UNPACK_EX: {
+      int before = opcode == UNPACK_SEQUENCE ? oparg : oparg & 0xFF;
+      int after = opcode == UNPACK_SEQUENCE ? 0 : oparg >> 8;
+      bool star = opcode == UNPACK_EX;
       Slot s = pop();
-      PyObject *seq =
-          PySequence_Fast(s.value, "cannot unpack non-iterable object");
+      PyObject *seq;
+      {
+        Passthrough p;
+        seq = PySequence_List(s.value);
+      }
       Py_DECREF(s.value);
       FAIL_IF_NULL(seq);
-      if (PySequence_Fast_GET_SIZE(seq) != oparg) {
-        PyErr_Format(PyExc_ValueError, "expected %d values to unpack, got %zd",
-                     oparg, PySequence_Fast_GET_SIZE(seq));
+      Py_ssize_t len = PyList_GET_SIZE(seq);
+      if (star ? len < before + after : len != before) {
+        if (len < before + after)
+          PyErr_Format(PyExc_ValueError,
+                       "not enough values to unpack (expected %s%d, got %zd)",
+                       star ? "at least " : "", before + after, len);
+        else
+          PyErr_Format(PyExc_ValueError,
+                       "too many values to unpack (expected %d)", before);
         Py_DECREF(seq);
         return nullptr;
       }
-      for (int i = oparg - 1; i >= 0; --i) {
-        PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+      for (Py_ssize_t i = len - 1; i >= len - after; --i) {
+        PyObject *v = PyList_GET_ITEM(seq, i);
         Py_INCREF(v);
-        PyObject *idx = PyLong_FromLong(i);
-        push(v, itemSource(s.source, idx));
-        Py_DECREF(idx);
+        push(v, itemSource(s, i));
+      }
+      if (star) {
+        PyObject *rest = PyList_GetSlice(seq, before, len - after);
+        if (!rest) {
+          Py_DECREF(seq);
+          return nullptr;
+        }
+        push(rest);
+      }
+      for (int i = before - 1; i >= 0; --i) {
+        PyObject *v = PyList_GET_ITEM(seq, i);
+        Py_INCREF(v);
+        std::string src = itemSource(s, i);
+        noteTensor(v, src);
+        push(v, std::move(src));
       }
       Py_DECREF(seq);
       break;
     }
-    case RAISE_VARARGS: {
-      if (oparg == 1) {
-        Slot e = pop();
-        if (PyExceptionClass_Check(e.value)) {
-          PyObject *inst = PyObject_CallNoArgs(e.value);
-          if (inst) {
-            PyErr_SetObject(e.value, inst);
-            Py_DECREF(inst);
-          }
-        } else if (PyExceptionInstance_Check(e.value)) {
-          PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(e.value)),
-                          e.value);
-        } else {
-          PyErr_SetString(PyExc_TypeError,
-                          "exceptions must derive from BaseException");
-        }
-        Py_DECREF(e.value);
-      } else {
-        PyErr_SetString(
-            PyExc_RuntimeError,
-            "dynoc: this form of 'raise' is not supported by the evaluator");
-      }
+    case RAISE_VARARGS:
+      raise(oparg);
       return nullptr;
+    case RERAISE: {
+      if (oparg) {
+        // The offset the handler saved is what an outer handler sees as
+        // lasti; the handler lookup itself still uses this RERAISE's pc.
+        PyObject *saved = stack[stack.size() - 1 - oparg].value;
+        if (PyLong_Check(saved))
+          lasti = PyLong_AsSsize_t(saved);
+      }
+      PyObject *val = pop().value; // stolen by PyErr_Restore
+      PyObject *type = reinterpret_cast<PyObject *>(Py_TYPE(val));
+      Py_INCREF(type);
+      PyErr_Restore(type, val, PyException_GetTraceback(val));
+      return nullptr;
+    }
+    case PUSH_EXC_INFO: {
+      Slot value = pop();
+      PyObject *type, *prev, *tb;
+      PyErr_GetExcInfo(&type, &prev, &tb);
+      Py_XDECREF(type), Py_XDECREF(tb);
+      push(prev ? prev : Py_NewRef(Py_None));
+      Py_INCREF(value.value);
+      PyErr_SetExcInfo(nullptr, value.value, nullptr);
+      push(value.value);
+      break;
+    }
+    case POP_EXCEPT: {
+      Slot prev = pop();
+      if (prev.value == Py_None) {
+        Py_DECREF(prev.value);
+        PyErr_SetExcInfo(nullptr, nullptr, nullptr);
+      } else {
+        PyErr_SetExcInfo(nullptr, prev.value, nullptr);
+      }
+      break;
+    }
+    case CHECK_EXC_MATCH: {
+      Slot right = pop();
+      int match = PyErr_GivenExceptionMatches(stack.back().value, right.value);
+      Py_DECREF(right.value);
+      push(Py_NewRef(match ? Py_True : Py_False));
+      break;
+    }
+    case LOAD_ASSERTION_ERROR:
+      push(Py_NewRef(PyExc_AssertionError));
+      break;
+    case BEFORE_WITH: {
+      Slot mgr = pop();
+      PyObject *exit = nullptr, *res = nullptr;
+      {
+        Passthrough p;
+        PyObject *enter = PyObject_GetAttrString(mgr.value, "__enter__");
+        exit = enter ? PyObject_GetAttrString(mgr.value, "__exit__") : nullptr;
+        res = exit ? PyObject_CallNoArgs(enter) : nullptr;
+        Py_XDECREF(enter);
+      }
+      Py_DECREF(mgr.value);
+      if (!res) {
+        Py_XDECREF(exit);
+        return nullptr;
+      }
+      push(exit);
+      push(res);
+      break;
+    }
+    case WITH_EXCEPT_START: {
+      // Stack: __exit__, lasti, previous exception, exception (top).
+      PyObject *exit = stack[stack.size() - 4].value;
+      PyObject *val = stack.back().value;
+      PyObject *tb = PyException_GetTraceback(val);
+      {
+        Passthrough p;
+        r = PyObject_CallFunctionObjArgs(
+            exit, reinterpret_cast<PyObject *>(Py_TYPE(val)), val,
+            tb ? tb : Py_None, nullptr);
+      }
+      Py_XDECREF(tb);
+      FAIL_IF_NULL(r);
+      push(r);
+      break;
+    }
+    case IMPORT_NAME: {
+      Slot fromlist = pop(), level = pop();
+      {
+        Passthrough p;
+        r = PyImport_ImportModuleLevelObject(
+            PyTuple_GET_ITEM(co->co_names, oparg), f.globals, Py_None,
+            fromlist.value, PyLong_AsLong(level.value));
+      }
+      Py_DECREF(fromlist.value), Py_DECREF(level.value);
+      FAIL_IF_NULL(r);
+      push(r);
+      break;
+    }
+    case IMPORT_FROM: {
+      PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+      {
+        Passthrough p;
+        r = PyObject_GetAttr(stack.back().value, name);
+      }
+      FAIL_IF_NULL(r);
+      push(r);
+      break;
     }
     default:
       PyErr_Format(PyExc_SystemError, "dynoc: opcode %d reached the evaluator",
@@ -861,10 +1479,10 @@ using namespace dynoc::capture;
 extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
                                     PyObject **result) {
   RegionState &st = regionState();
-  if (!st.tracker || st.passthrough || st.pendingCode != view->code)
+  if (!st.tracker || st.passthrough || st.pending.code != view->code)
     return 0;
-  std::vector<std::string> sources = std::move(st.pendingSources);
-  st.pendingCode = nullptr;
+  PendingCall call = std::move(st.pending);
+  st.pending = PendingCall{};
   int bad;
   if (const char *why = unsupportedReason(view->code, bad)) {
     PyObject *args = Py_BuildValue(
@@ -876,7 +1494,7 @@ extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
       PyErr_WriteUnraisable(st.tracker);
     return 0; // CPython runs it; its ATen calls are still recorded
   }
-  Evaluator ev(*view, std::move(sources));
+  Evaluator ev(*view, std::move(call));
   *result = ev.run();
   return 1;
 }

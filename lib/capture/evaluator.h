@@ -5,7 +5,9 @@
 
 #include <Python.h>
 
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace dynoc::capture {
@@ -17,16 +19,41 @@ struct Runtime {
   PyObject *followPredicate = nullptr; // code -> bool: inline this function?
   PyObject *forwardOf = nullptr;       // module -> forward function or None
   PyObject *followCache = nullptr;     // dict: code -> bool
+  PyObject *specialCalls = nullptr;    // dict: callable -> kind (str), the
+                                       // seed APIs (graph_break, disable, ...)
   unsigned char inlineCaches[256] = {};
 };
 Runtime &runtime();
+
+/// A followed call on its way to the frame hook: the callee's code and the
+/// shadows of what it is called with.
+struct PendingCall {
+  PyCodeObject *code = nullptr;
+  std::vector<std::string> argSources;    // positional, then keyword values
+  PyObject *kwnames = nullptr;            // borrowed; keyword names or null
+  std::vector<std::string> varargSources; // items of a forwarded *args
+  std::string funcSource;                 // where the callee function came from
+  bool entry = false;                     // the region's own function
+};
+
+/// Shadows of closure cells' contents, keyed by cell (the map owns a
+/// reference to each cell so that an address is never reused meanwhile).
+class CellSources {
+public:
+  ~CellSources();
+  const std::string *find(PyObject *cell) const;
+  void set(PyObject *cell, std::string source);
+
+private:
+  std::unordered_map<PyObject *, std::string> map;
+};
 
 /// The capture region running on this thread.
 struct RegionState {
   PyObject *tracker = nullptr; // dynoc._recorder.Tracker of the region
   bool passthrough = false;    // inside a call the evaluator does not follow
-  PyCodeObject *pendingCode = nullptr;
-  std::vector<std::string> pendingSources;
+  PendingCall pending;
+  std::shared_ptr<CellSources> cells;
 };
 RegionState &regionState();
 

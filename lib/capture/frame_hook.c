@@ -15,7 +15,7 @@ static PyObject *dynoc_eval_frame(PyThreadState *tstate,
                                   CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE));
   if (!throwflag && fresh && plain) {
     dynoc_frame_view view = {code, frame->f_globals, frame->f_builtins,
-                             frame->localsplus};
+                             frame->localsplus, frame->f_func->func_closure};
     PyObject *result = NULL;
     if (dynoc_evaluate_frame(&view, &result))
       return result;

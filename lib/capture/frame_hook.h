@@ -16,6 +16,7 @@ typedef struct dynoc_frame_view {
   PyObject *globals;     /* borrowed */
   PyObject *builtins;    /* borrowed */
   PyObject **localsplus; /* borrowed; co_nlocalsplus entries, arguments bound */
+  PyObject *closure;     /* borrowed; the function's cells (tuple) or NULL */
 } dynoc_frame_view;
 
 /* Decides whether the evaluator runs `view`; returns 1 and sets *result (a new

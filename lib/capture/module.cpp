@@ -5,11 +5,13 @@
 namespace {
 using namespace dynoc::capture;
 
-// init(tensor_type, module_type, inline_cache_entries, follow, forward_of)
+// init(tensor_type, module_type, inline_cache_entries, follow, forward_of,
+//      special_calls)
 PyObject *init(PyObject *, PyObject *args) {
-  PyObject *tensorType, *moduleType, *caches, *follow, *forwardOf;
-  if (!PyArg_ParseTuple(args, "O!OOOO", &PyType_Type, &tensorType, &moduleType,
-                        &caches, &follow, &forwardOf))
+  PyObject *tensorType, *moduleType, *caches, *follow, *forwardOf, *special;
+  if (!PyArg_ParseTuple(args, "O!OOOOO!", &PyType_Type, &tensorType,
+                        &moduleType, &caches, &follow, &forwardOf, &PyDict_Type,
+                        &special))
     return nullptr;
   Runtime &rt = runtime();
   Py_INCREF(tensorType), Py_INCREF(moduleType), Py_INCREF(follow),
@@ -19,6 +21,8 @@ PyObject *init(PyObject *, PyObject *args) {
   rt.followPredicate = follow;
   rt.forwardOf = forwardOf;
   rt.followCache = PyDict_New();
+  Py_INCREF(special);
+  rt.specialCalls = special;
   PyObject *seq =
       PySequence_Fast(caches, "inline_cache_entries must be a sequence");
   if (!seq)
@@ -42,19 +46,49 @@ PyObject *runRegion(PyObject *, PyObject *args) {
                     "run_region: fn must be a Python function");
     return nullptr;
   }
+  if (fkwargs != Py_None && !PyDict_Check(fkwargs)) {
+    PyErr_SetString(PyExc_TypeError, "run_region: kwargs must be a dict");
+    return nullptr;
+  }
+  // The call as a vectorcall: positional arguments, then keyword values.
+  std::vector<PyObject *> argv;
+  PendingCall call;
+  call.code = reinterpret_cast<PyCodeObject *>(PyFunction_GET_CODE(fn));
+  call.entry = true;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fargs); ++i) {
+    argv.push_back(PyTuple_GET_ITEM(fargs, i));
+    PyObject *src =
+        i < PyList_GET_SIZE(sources) ? PyList_GET_ITEM(sources, i) : nullptr;
+    const char *s = src ? PyUnicode_AsUTF8(src) : nullptr;
+    call.argSources.push_back(s ? s : "");
+  }
+  PyObject *kwnames = nullptr;
+  if (fkwargs != Py_None && PyDict_GET_SIZE(fkwargs) > 0) {
+    kwnames = PyTuple_New(PyDict_GET_SIZE(fkwargs));
+    if (!kwnames)
+      return nullptr;
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *key, *val;
+    while (PyDict_Next(fkwargs, &pos, &key, &val)) {
+      Py_INCREF(key);
+      PyTuple_SET_ITEM(kwnames, k++, key);
+      argv.push_back(val);
+      call.argSources.push_back(std::string("L['") + PyUnicode_AsUTF8(key) +
+                                "']");
+    }
+  }
+  call.kwnames = kwnames;
   RegionState saved = regionState();
   RegionState &st = regionState();
   st.tracker = tracker;
   st.passthrough = false;
-  st.pendingCode = reinterpret_cast<PyCodeObject *>(PyFunction_GET_CODE(fn));
-  st.pendingSources.clear();
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sources); ++i) {
-    const char *s = PyUnicode_AsUTF8(PyList_GET_ITEM(sources, i));
-    st.pendingSources.push_back(s ? s : "");
-  }
+  st.pending = std::move(call);
+  st.cells = std::make_shared<CellSources>();
   dynoc_set_frame_hook(1);
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject *r =
-      PyObject_Call(fn, fargs, fkwargs == Py_None ? nullptr : fkwargs);
+      PyObject_Vectorcall(fn, argv.data(), argv.size() - nkw, kwnames);
+  Py_XDECREF(kwnames);
   st = saved;
   if (!saved.tracker)
     dynoc_set_frame_hook(0);

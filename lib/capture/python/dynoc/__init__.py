@@ -9,7 +9,9 @@ from . import _region, _session
 from ._explain import ExplainOutput, explain
 from ._runtime import Error, GuardError, LoadedModel, load
 
-__all__ = ["compile", "optimize", "is_compiling", "list_backends", "reset", "config",
+__all__ = ["compile", "optimize", "optimize_assert", "is_compiling", "is_dynamo_compiling",
+           "list_backends", "reset", "config", "allow_in_graph", "disallow_in_graph",
+           "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
            "load", "LoadedModel", "Error", "GuardError", "explain", "ExplainOutput"]
 
 _BACKENDS = {"eager": ("debug",), "inductor": ()}
@@ -43,14 +45,86 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return region
 
 
-def optimize(backend="inductor", *, nopython=False, dynamic=None):
+def optimize(backend="inductor", *, nopython=False, dynamic=None, disable=False):
     """Like torch._dynamo.optimize: a decorator making a capture region."""
     return lambda fn: compile(fn, backend=backend if isinstance(backend, str) else "inductor",
-                              fullgraph=nopython, dynamic=dynamic)
+                              fullgraph=nopython, dynamic=dynamic, disable=disable)
+
+
+def optimize_assert(backend="inductor", *, dynamic=None):
+    """Like torch._dynamo.optimize_assert: optimize(nopython=True)."""
+    return optimize(backend, nopython=True, dynamic=dynamic)
 
 
 def is_compiling():
-    return False
+    """True while dynoc's evaluator runs a capture region (as torch.compiler.
+    is_compiling is while Dynamo traces)."""
+    return _region.capturing > 0
+
+
+is_dynamo_compiling = is_compiling
+
+
+def _mark(fn, kind):
+    if not callable(fn):
+        raise TypeError(f"dynoc: {kind} expects a function, got {type(fn).__name__}")
+    _region.special_calls[fn] = kind
+    return fn
+
+
+def allow_in_graph(fn):
+    """Calls to `fn` are not followed: it runs as a unit and its ATen calls are
+    recorded into the graph, with no break for what it does in Python."""
+    return _mark(fn, "allow")
+
+
+def disallow_in_graph(fn):
+    """A call to `fn` inside a region is a graph break; it runs eagerly."""
+    return _mark(fn, "disallow")
+
+
+def forbid_in_graph(fn):
+    """A call to `fn` inside a region is an error naming it."""
+    return _mark(fn, "forbid")
+
+
+def graph_break():
+    """Inside a region: ends the current graph (a break with this reason)."""
+
+
+_mark(graph_break, "graph_break")
+
+
+def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
+    """Like torch._dynamo.disable: `fn` runs eagerly, outside any graph (a graph
+    break where a region calls it). recursive=False: only fn's own frame runs
+    natively; the ATen calls of what it calls are still recorded."""
+    if fn is None:
+        return lambda f: disable(f, recursive, reason=reason)
+    if isinstance(fn, _region.Region):
+        return fn.target
+    if getattr(fn, "__module__", "").startswith("torch."):
+        return fn  # torch's own uses: library code is never followed anyway
+
+    @functools.wraps(fn)
+    def disabled(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return _mark(disabled, "disable" if recursive else "disable_frame")
+
+
+def mark_static(t, index=None):
+    """Marks dims of `t` static. dynoc specializes every dim already, so this
+    only records the request (as torch._dynamo.mark_static does)."""
+    dims = range(t.dim()) if index is None else ([index] if isinstance(index, int) else index)
+    t._dynoc_static_dims = set(getattr(t, "_dynoc_static_dims", set())) | set(dims)
+
+
+def mark_dynamic(t, index, **kwargs):
+    """Marks dims of `t` dynamic. Capture does not make symbolic shapes yet, so
+    a region that receives such a tensor stops with an error naming the dim
+    (Dynamo stops too when a marked dim is specialized)."""
+    dims = [index] if isinstance(index, int) else list(index)
+    t._dynoc_dynamic_dims = set(getattr(t, "_dynoc_dynamic_dims", set())) | set(dims)
 
 
 def reset():

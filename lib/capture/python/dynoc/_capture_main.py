@@ -11,8 +11,16 @@ import traceback
 def _route_torch_entry_points(dynoc):
     import torch
     import torch._dynamo
+    import torch.compiler
     torch.compile = dynoc.compile
-    torch._dynamo.optimize = dynoc.optimize
+    for name in ("optimize", "optimize_assert", "allow_in_graph", "disallow_in_graph",
+                 "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
+                 "is_compiling", "explain", "reset"):
+        setattr(torch._dynamo, name, getattr(dynoc, name))
+    from dynoc import _region
+    _region.read_limit = lambda: torch._dynamo.config.cache_size_limit
+    for name in ("allow_in_graph", "disable", "is_compiling", "is_dynamo_compiling", "reset"):
+        setattr(torch.compiler, name, getattr(dynoc, name))
 
 
 def main():

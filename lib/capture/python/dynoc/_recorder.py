@@ -73,6 +73,8 @@ class Tracker(TorchDispatchMode):
         self.constants = 0
         self.current = None
         self._escape_reported = False
+        self.paused = 0            # inside a disable()d / disallowed call
+        self.break_values = {}     # id(tensor) -> name, made while paused
         self._new_graph()
 
     # --- graphs -------------------------------------------------------------
@@ -97,6 +99,8 @@ class Tracker(TorchDispatchMode):
         if v is not None:  # made by an earlier graph: flows in across the break
             out_idx = v.graph.add_output(v)
             nv = g.add_input(t.shape, t.dtype, "user", f"{v.graph.name}.output_{out_idx}")
+        elif key in self.break_values:  # made outside the graphs, at a break
+            nv = g.add_input(t.shape, t.dtype, "user", self.break_values[key])
         elif key in self.params:
             kind, name = self.params[key]
             nv = g.add_input(t.shape, t.dtype, kind, name)
@@ -125,6 +129,8 @@ class Tracker(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        if self.paused:
+            return out
         name = func._schema.name
         if name in _ESCAPES:
             if self._escape_reported:
@@ -204,10 +210,36 @@ class Tracker(TorchDispatchMode):
     def on_guard_none(self, source, is_none):
         self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"
 
-    def on_break(self, reason, filename, lineno):
-        # A break the evaluator reports is followed by the tensor's conversion to
-        # a Python value, which must not count twice.
-        self._escape_reported = filename is not None
+    def pause(self):
+        """A call runs outside the graphs (disable(), disallow_in_graph)."""
+        self.paused += 1
+
+    def resume(self, result, name):
+        """The paused call returned `result`; its tensors are named inputs of
+        the graphs that use them."""
+        self.paused -= 1
+        flat = []
+
+        def walk(o):
+            if isinstance(o, torch.Tensor):
+                flat.append(o)
+            elif isinstance(o, (tuple, list)):
+                for x in o:
+                    walk(x)
+            elif isinstance(o, dict):
+                for x in o.values():
+                    walk(x)
+        walk(result)
+        for i, t in enumerate(flat):
+            self.break_values[id(t)] = name if len(flat) == 1 else f"{name}[{i}]"
+            self.values.pop(id(t), None)
+            self.keepalive.append(t)
+
+    def on_break(self, reason, filename, lineno, escape=False):
+        # A break where a tensor becomes a Python value (reported by the
+        # evaluator) is followed by the dispatcher's conversion, which must not
+        # count twice.
+        self._escape_reported = bool(escape)
         where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
         self.breaks.append({"reason": reason, "location": where})
         _logs.log("graph_breaks", f"graph break at {where}: {reason}")

@@ -16,6 +16,12 @@ _C = None
 _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 _TORCH_NN = os.path.join(os.path.dirname(torch.__file__), "nn", "modules")
 cache_size_limit = 64
+# Under `dynoc capture`, torch._dynamo.config's limit applies (scripts set it).
+read_limit = lambda: cache_size_limit  # noqa: E731
+# callable -> how the evaluator treats a call to it: "graph_break", "allow",
+# "disallow", "forbid", "disable", "disable_frame" (the seed APIs fill it).
+special_calls = {}
+capturing = 0  # regions being captured on the stack (dynoc.is_compiling)
 
 
 def _follow(code):
@@ -48,7 +54,7 @@ def _ext():
                                f"{sys.version.split()[0]}")
         import _dynoc_C
         _dynoc_C.init(torch.Tensor, torch.nn.Module, list(opcode._inline_cache_entries),
-                      _follow, _forward_of)
+                      _follow, _forward_of, special_calls)
         _C = _dynoc_C
     return _C
 
@@ -65,10 +71,18 @@ def _positional(code, fargs):
     return out
 
 
-def _locals(code, fargs, kwargs):
-    """The call's arguments as the guards see them: L['x'], L['args'], ..."""
+def _locals(fn, fargs, kwargs):
+    """The call's arguments and closure variables as the guards see them:
+    L['x'], L['args'], L['scale'] (a free variable), ..."""
+    code = fn.__code__
     names = code.co_varnames[:code.co_argcount]
-    L = dict(zip(names, fargs))
+    L = {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            L[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+    L.update(zip(names, fargs))
     if code.co_flags & inspect.CO_VARARGS:
         L[code.co_varnames[code.co_argcount + code.co_kwonlyargcount]] = \
             tuple(fargs[code.co_argcount:])
@@ -100,15 +114,16 @@ class Region:
             return self.target(*args, **kwargs)
         code = fn.__code__
         names = code.co_varnames[:code.co_argcount]
-        L = _locals(code, fargs, kwargs)
+        L = _locals(fn, fargs, kwargs)
         failure = None
         for guards in self.variants:
             failure = _guards.first_failure(guards, L, fn.__globals__)
             if failure is None:
                 return fn(*fargs, **kwargs)  # an existing graph covers this call
-        if len(self.variants) >= cache_size_limit:
+        limit = read_limit()
+        if len(self.variants) >= limit:
             warnings.warn(f"dynoc: {code.co_name} hit config.cache_size_limit "
-                          f"({cache_size_limit}); running eagerly")
+                          f"({limit}); running eagerly")
             return fn(*fargs, **kwargs)
         return self._capture(fn, fargs, kwargs, module, names, failure)
 
@@ -135,8 +150,19 @@ class Region:
                 [(f"L['{k}']", v) for k, v in kwargs.items()]:
             if v is None or isinstance(v, (bool, int, float, str)):
                 tracker.on_guard(src, v)
-        with tracker:
-            result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources, tracker)
+        for src, v in user_inputs:
+            dyn = getattr(v, "_dynoc_dynamic_dims", None)
+            if dyn:
+                raise NotImplementedError(
+                    f"dynoc: {src} has dims {sorted(dyn)} marked dynamic (mark_dynamic); "
+                    f"capture makes static shapes only (symbolic dims are not implemented)")
+        global capturing
+        capturing += 1
+        try:
+            with tracker:
+                result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources, tracker)
+        finally:
+            capturing -= 1
         graphs = tracker.finish(result)
         if self.fullgraph and tracker.breaks:
             b = tracker.breaks[0]
