@@ -204,6 +204,16 @@ PyObject *binaryOp(int op, PyObject *a, PyObject *b) {
   return nullptr;
 }
 
+/// A new tuple of the call's argument values (positional and keyword).
+PyObject *argsTuple(const std::vector<PyObject *> &args) {
+  PyObject *t = PyTuple_New(args.size());
+  for (size_t i = 0; t && i < args.size(); ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(t, i, args[i]);
+  }
+  return t;
+}
+
 bool isGuardableScalar(PyObject *v) {
   return v == Py_None || PyBool_Check(v) || PyLong_Check(v) ||
          PyFloat_Check(v) || PyUnicode_Check(v);
@@ -283,9 +293,13 @@ private:
     if (!s.source.empty() && s.value && isGuardableScalar(s.value))
       callTracker("on_guard", Py_BuildValue("(sO)", s.source.c_str(), s.value));
   }
-  void breakHere(const char *reason, bool escape) {
-    callTracker("on_break", Py_BuildValue("(sOii)", reason, co->co_filename,
-                                          line(), int(escape)));
+  /// A graph break here; `escaping` is the tensor whose value Python reads
+  /// (the graph so far outputs it).
+  void breakHere(const char *reason, bool escape,
+                 PyObject *escaping = nullptr) {
+    callTracker("on_break",
+                Py_BuildValue("(sOiiO)", reason, co->co_filename, line(),
+                              int(escape), escaping ? escaping : Py_None));
   }
   PyObject *callTracker(const char *method, PyObject *args) {
     PyObject *tracker = regionState().tracker;
@@ -346,6 +360,13 @@ void Evaluator::bindArgumentSources() {
   int argc = co->co_argcount, kwonly = co->co_kwonlyargcount;
   for (Py_ssize_t i = 0; i < npos && i < argc; ++i)
     locals[i].source = src[i];
+  if (call_.entry) // the region's own parameters, defaults included: L['p']
+    for (int j = 0; j < argc + kwonly; ++j)
+      if (j >= npos)
+        locals[j].source =
+            std::string("L['") +
+            PyUnicode_AsUTF8(PyTuple_GET_ITEM(co->co_localsplusnames, j)) +
+            "']";
   if ((co->co_flags & CO_VARARGS) && int(locals.size()) > argc + kwonly) {
     std::vector<std::string> extra(
         src.begin() + std::min<Py_ssize_t>(npos, argc), src.begin() + npos);
@@ -367,7 +388,7 @@ void Evaluator::bindArgumentSources() {
 
 int Evaluator::truth(const Slot &s) {
   if (isTensor(s.value))
-    breakHere("a tensor's value decides Python control flow", true);
+    breakHere("a tensor's value decides Python control flow", true, s.value);
   else
     guardScalar(s);
   Passthrough p;
@@ -439,6 +460,16 @@ PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
   }
   if (k2 == "allow")
     return callNative(callable, args, kw);
+  if (k2 == "side_effect") {
+    // print() and logging: a break; what they print runs unrecorded.
+    std::string reason =
+        "call to " + name + "(), a side effect outside the graph";
+    breakHere(reason.c_str(), false);
+    callTracker("pause", Py_BuildValue("(N)", argsTuple(args)));
+    PyObject *r = callNative(callable, args, kw);
+    callTracker("resume", Py_BuildValue("(Os)", Py_None, ""));
+    return r;
+  }
   // disallow_in_graph / disable: a break; the call runs eagerly, unrecorded.
   std::string reason = k2 == "disallow"
                            ? "call to '" + name + "', marked disallow_in_graph"
@@ -446,7 +477,7 @@ PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
   breakHere(reason.c_str(), false);
   bool record = k2 == "disable_frame"; // recursive=False: nested ops recorded
   if (!record)
-    callTracker("pause", PyTuple_New(0));
+    callTracker("pause", Py_BuildValue("(N)", argsTuple(args)));
   PyObject *r = callNative(callable, args, kw);
   if (!record)
     callTracker("resume", Py_BuildValue("(Os)", r ? r : Py_None,
@@ -461,8 +492,34 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
   Runtime &rt = runtime();
   if (PyObject *kind = PyDict_GetItem(rt.specialCalls, callable))
     return invokeSpecial(kind, callable, args, kw);
+  if (PyMethod_Check(callable))
+    if (PyObject *kind =
+            PyDict_GetItem(rt.specialCalls, PyMethod_GET_FUNCTION(callable)))
+      return invokeSpecial(kind, callable, args, kw);
+  // Tensor methods that hand a tensor's data to Python. item() goes through
+  // the dispatcher (which would report it again); tolist() and numpy() not.
+  if (PyCFunction_Check(callable) && isTensor(PyCFunction_GET_SELF(callable))) {
+    const char *name =
+        reinterpret_cast<PyCFunctionObject *>(callable)->m_ml->ml_name;
+    std::string n = name ? name : "";
+    if (n == "item" || n == "tolist" || n == "numpy") {
+      std::string reason = "Tensor." + n + "() makes a Python value";
+      breakHere(reason.c_str(), n == "item", PyCFunction_GET_SELF(callable));
+    }
+  }
   if (callable == reinterpret_cast<PyObject *>(&PySuper_Type) && args.empty())
     return zeroArgSuper();
+  // A compiled function called inside a region is inlined, as Dynamo does.
+  if (PyObject_TypeCheck(callable,
+                         reinterpret_cast<PyTypeObject *>(rt.regionType))) {
+    PyObject *target = PyObject_GetAttrString(callable, "target");
+    if (!target)
+      return nullptr;
+    PyObject *r = invoke(target, callableSrc, args, sources, kw,
+                         std::move(varargSources));
+    Py_DECREF(target);
+    return r;
+  }
   // nn.Module without hooks: follow its forward directly.
   if (PyObject_IsInstance(callable, rt.moduleType) == 1) {
     PyObject *fwd = PyObject_CallOneArg(rt.forwardOf, callable);

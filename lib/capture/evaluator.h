@@ -19,6 +19,7 @@ struct Runtime {
   PyObject *followPredicate = nullptr; // code -> bool: inline this function?
   PyObject *forwardOf = nullptr;       // module -> forward function or None
   PyObject *followCache = nullptr;     // dict: code -> bool
+  PyObject *regionType = nullptr;      // dynoc._region.Region
   PyObject *specialCalls = nullptr;    // dict: callable -> kind (str), the
                                        // seed APIs (graph_break, disable, ...)
   unsigned char inlineCaches[256] = {};

@@ -6,12 +6,13 @@ namespace {
 using namespace dynoc::capture;
 
 // init(tensor_type, module_type, inline_cache_entries, follow, forward_of,
-//      special_calls)
+//      special_calls, region_type)
 PyObject *init(PyObject *, PyObject *args) {
-  PyObject *tensorType, *moduleType, *caches, *follow, *forwardOf, *special;
-  if (!PyArg_ParseTuple(args, "O!OOOOO!", &PyType_Type, &tensorType,
+  PyObject *tensorType, *moduleType, *caches, *follow, *forwardOf, *special,
+      *regionType;
+  if (!PyArg_ParseTuple(args, "O!OOOOO!O!", &PyType_Type, &tensorType,
                         &moduleType, &caches, &follow, &forwardOf, &PyDict_Type,
-                        &special))
+                        &special, &PyType_Type, &regionType))
     return nullptr;
   Runtime &rt = runtime();
   Py_INCREF(tensorType), Py_INCREF(moduleType), Py_INCREF(follow),
@@ -23,6 +24,8 @@ PyObject *init(PyObject *, PyObject *args) {
   rt.followCache = PyDict_New();
   Py_INCREF(special);
   rt.specialCalls = special;
+  Py_INCREF(regionType);
+  rt.regionType = regionType;
   PyObject *seq =
       PySequence_Fast(caches, "inline_cache_entries must be a sequence");
   if (!seq)

@@ -90,7 +90,9 @@ def test_graph_break_on_tensor_control_flow_matches_dynamo(dynoc, python, tmp_pa
     assert reasons == ["a tensor's value decides Python control flow"]
     assert m["breaks"][0]["location"].endswith("brk.py:6")
     assert len(m["graphs"]) == 2
-    assert m["graphs"][1]["inputs"][0]["name"] == "graph_0.output_0"
+    # y flows across the break; graph_0 also outputs the condition it hands Python.
+    assert m["graphs"][1]["inputs"][0]["name"].startswith("graph_0.output_")
+    assert len(m["graphs"][0]["outputs"]) == 2
     # PyTorch's Dynamo makes the same number of graphs and breaks here.
     ref = python("-c", textwrap.dedent(f"""
         import sys, torch, torch._dynamo

@@ -38,6 +38,7 @@ class Graph:
         self.outputs = []
         self.output_structure = None
         self.guards = []
+        self.mutations = []  # {"input": name, "output": index}: write back
 
     def add_input(self, shape, dtype, kind, name):
         v = Value(self, shape, dtype, kind, name)

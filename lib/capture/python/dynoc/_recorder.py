@@ -34,6 +34,19 @@ def _is_tensor_list_type(t):
 _ARG_TYPES = {}
 
 
+def _functional_variant(func):
+    """The out-of-place overload of an in-place ATen op (add_.Tensor ->
+    add.Tensor), or None."""
+    schema = func._schema
+    name = schema.name.split("::", 1)[1]
+    first = schema.arguments[0] if schema.arguments else None
+    if not name.endswith("_") or first is None or first.alias_info is None \
+            or not first.alias_info.is_write:
+        return None
+    packet = getattr(torch.ops.aten, name[:-1], None)
+    return getattr(packet, func._overloadname, None) if packet is not None else None
+
+
 def _arg_types(func):
     """The argument types of `func` as native_functions.yaml spells them
     ("Tensor?", "int[]", "ScalarType"); the Python schema objects lose
@@ -57,6 +70,17 @@ def _arg_types(func):
     return types
 
 
+def _tensors(obj):
+    """The tensors in obj (nested tuples, lists and dicts), in order."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (tuple, list)):
+        return [t for x in obj for t in _tensors(x)]
+    if isinstance(obj, dict):
+        return [t for x in obj.values() for t in _tensors(x)]
+    return []
+
+
 class Tracker(TorchDispatchMode):
     def __init__(self, region, entry, params, user_inputs):
         super().__init__()
@@ -75,6 +99,7 @@ class Tracker(TorchDispatchMode):
         self._escape_reported = False
         self.paused = 0            # inside a disable()d / disallowed call
         self.break_values = {}     # id(tensor) -> name, made while paused
+        self.mutated_inputs = {}   # id(tensor) -> (tensor, input name)
         self._new_graph()
 
     # --- graphs -------------------------------------------------------------
@@ -136,15 +161,35 @@ class Tracker(TorchDispatchMode):
             if self._escape_reported:
                 self._escape_reported = False  # the evaluator already broke here
             else:
-                self.on_break(_ESCAPES[name], None, None)
+                self.on_break(_ESCAPES[name], None, None, False, args[0] if args else None)
             return out
         try:
             self._record(func, args, kwargs, out)
         except mw.Unencodable as e:
             self.on_break(f"{_op_name(func)}: {e}", None, None)
+            if func._schema.is_mutable and args and isinstance(args[0], torch.Tensor):
+                # Changed outside the graphs: later graphs take it as an input.
+                self.values.pop(id(args[0]), None)
+                self.break_values[id(args[0])] = f"result of {_op_name(func)}"
+                self.keepalive.append(args[0])
         return out
 
     def _record(self, func, args, kwargs, out):
+        # In-place ops are recorded functionally: `x.add_(y)` becomes
+        # `x' = add(x, y)` and later uses of x read x'. A mutated region input
+        # is written back by the caller (the graph's "mutations").
+        recorded = func
+        if func._schema.is_mutable:
+            recorded = _functional_variant(func)
+            target = args[0] if args else None
+            if recorded is None or not isinstance(target, torch.Tensor):
+                raise mw.Unencodable("in-place op without a functional form")
+            if target._base is not None:
+                raise mw.Unencodable("in-place update of a view is not functionalized")
+            if id(target) not in self.values:
+                v = self._lift(target)
+                self.mutated_inputs.setdefault(id(target), (target, v.name))
+        func = recorded
         schema = func._schema
         operands, attrs, segments, flexible = [], {}, [], 0
         for i, (a, t) in enumerate(zip(schema.arguments, _arg_types(func))):
@@ -196,7 +241,7 @@ class Tracker(TorchDispatchMode):
             self.keepalive.append(o)
         self.current.nodes.append(Node(_op_name(func), operands, attrs,
                                        segments if flexible > 1 else None, results,
-                                       schema.is_mutable))
+                                       False))
 
     # --- evaluator listener ------------------------------------------------
     def on_tensor(self, tensor, source):
@@ -210,36 +255,34 @@ class Tracker(TorchDispatchMode):
     def on_guard_none(self, source, is_none):
         self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"
 
-    def pause(self):
-        """A call runs outside the graphs (disable(), disallow_in_graph)."""
+    def pause(self, args=()):
+        """A call runs outside the graphs (disable(), disallow_in_graph); the
+        graph values it receives leave the graph: they become outputs."""
+        for t in _tensors(args):
+            v = self.values.get(id(t))
+            if v is not None:
+                v.graph.add_output(v)
         self.paused += 1
 
     def resume(self, result, name):
         """The paused call returned `result`; its tensors are named inputs of
         the graphs that use them."""
         self.paused -= 1
-        flat = []
-
-        def walk(o):
-            if isinstance(o, torch.Tensor):
-                flat.append(o)
-            elif isinstance(o, (tuple, list)):
-                for x in o:
-                    walk(x)
-            elif isinstance(o, dict):
-                for x in o.values():
-                    walk(x)
-        walk(result)
+        flat = _tensors(result)
         for i, t in enumerate(flat):
             self.break_values[id(t)] = name if len(flat) == 1 else f"{name}[{i}]"
             self.values.pop(id(t), None)
             self.keepalive.append(t)
 
-    def on_break(self, reason, filename, lineno, escape=False):
+    def on_break(self, reason, filename, lineno, escape=False, value=None):
         # A break where a tensor becomes a Python value (reported by the
         # evaluator) is followed by the dispatcher's conversion, which must not
         # count twice.
         self._escape_reported = bool(escape)
+        if isinstance(value, torch.Tensor):  # its value leaves: an output
+            v = self.values.get(id(value))
+            if v is not None:
+                v.graph.add_output(v)
         where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
         self.breaks.append({"reason": reason, "location": where})
         _logs.log("graph_breaks", f"graph break at {where}: {reason}")
@@ -282,6 +325,9 @@ class Tracker(TorchDispatchMode):
                                   for f in dataclasses.fields(obj)}}
             return {"type": "opaque", "python_type": type(obj).__name__}
 
+        for key, (t, name) in self.mutated_inputs.items():
+            v = self.values[key]
+            v.graph.mutations.append({"input": name, "output": v.graph.add_output(v)})
         s = structure(result)
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}

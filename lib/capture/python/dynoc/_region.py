@@ -1,5 +1,6 @@
 """A capture region: a function or module passed to dynoc.compile / torch.compile."""
 import inspect
+import logging
 import os
 import sys
 import sysconfig
@@ -20,7 +21,10 @@ cache_size_limit = 64
 read_limit = lambda: cache_size_limit  # noqa: E731
 # callable -> how the evaluator treats a call to it: "graph_break", "allow",
 # "disallow", "forbid", "disable", "disable_frame" (the seed APIs fill it).
-special_calls = {}
+special_calls = {print: "side_effect"}
+for _level in ("debug", "info", "warning", "warn", "error", "exception", "critical", "log"):
+    special_calls[getattr(logging.Logger, _level)] = "side_effect"
+    special_calls[getattr(logging, _level)] = "side_effect"
 capturing = 0  # regions being captured on the stack (dynoc.is_compiling)
 
 
@@ -54,7 +58,7 @@ def _ext():
                                f"{sys.version.split()[0]}")
         import _dynoc_C
         _dynoc_C.init(torch.Tensor, torch.nn.Module, list(opcode._inline_cache_entries),
-                      _follow, _forward_of, special_calls)
+                      _follow, _forward_of, special_calls, Region)
         _C = _dynoc_C
     return _C
 
@@ -82,6 +86,14 @@ def _locals(fn, fargs, kwargs):
             L[name] = cell.cell_contents
         except ValueError:  # an empty cell
             pass
+    try:  # defaults too: a guard may name a parameter the call left out
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*fargs, **kwargs)
+        bound.apply_defaults()
+        for name, value in bound.arguments.items():
+            if name not in L:
+                L[name] = value
+    except (TypeError, ValueError):
+        pass
     L.update(zip(names, fargs))
     if code.co_flags & inspect.CO_VARARGS:
         L[code.co_varnames[code.co_argcount + code.co_kwonlyargcount]] = \

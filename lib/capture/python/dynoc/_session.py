@@ -87,6 +87,7 @@ class Session:
                 "outputs": [{"dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape)}
                             for v in g.outputs],
                 "output_structure": g.output_structure,
+                "mutations": g.mutations,
             } for g in self.graphs],
             "breaks": self.breaks,
             "recompiles": self.recompiles,

@@ -1,0 +1,120 @@
+"""The capture corpus: each program in programs/ runs under `dynoc capture` and
+under PyTorch's Dynamo (dynamo_reference.py); the test checks what the program's
+header expects and compares with Dynamo.
+
+Header lines (docs/capture.md, "The capture corpus"):
+  # expect graphs: N          graph count in manifest.json
+  # expect breaks: N          graph break count
+  # expect recompiles: N
+  # expect exit: N            exit code (default 0), equal to Dynamo's run's
+  # expect break: TEXT        some break reason contains TEXT
+  # expect guard: TEXT        some graph has exactly this guard text
+  # expect ops: A B ...       every op appears in some graph
+  # expect input: KIND NAME   some graph has this input (user/parameter/buffer/constant)
+  # expect stderr: TEXT       dynoc capture's stderr contains TEXT
+  # expect mutation: NAME     some graph writes back to this input
+  # dynamo: same              graph and break counts equal Dynamo's (the default)
+  # dynamo: breaks<=          dynoc breaks no more often than Dynamo (graphs not compared)
+  # dynamo: graphs            graph counts equal (Dynamo does not count this kind of
+                              break, e.g. a call to a disable()d function)
+  # dynamo: skip              no comparison (the program uses a dynoc-only API)
+stdout must equal the Dynamo run's stdout (which is eager's: its backend runs the
+graphs eagerly).
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+DYNOC = os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc")
+PROGRAMS = sorted(glob.glob(os.path.join(HERE, "programs", "*.py")))
+
+
+def header(path):
+    exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [],
+           "dynamo": "same"}
+    for line in open(path):
+        m = re.match(r"#\s*expect (\w+):\s*(.*)$", line)
+        if m:
+            key, val = m.group(1), m.group(2).strip()
+            if key in ("graphs", "breaks", "recompiles", "exit"):
+                exp["expect"][key] = int(val)
+            elif key == "ops":
+                exp["ops"] += val.split()
+            elif key in exp:
+                exp[key].append(val)
+            else:
+                raise ValueError(f"{path}: unknown expectation '{key}'")
+        m = re.match(r"#\s*dynamo:\s*(\S+)", line)
+        if m:
+            exp["dynamo"] = m.group(1)
+    return exp
+
+
+def run(args, env=None):
+    e = dict(os.environ, PYTHONHASHSEED="0", **(env or {}))
+    return subprocess.run(args, capture_output=True, text=True, env=e, timeout=600)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[os.path.basename(p)[:-3] for p in PROGRAMS])
+def test_program(program, tmp_path):
+    exp = header(program)
+    out = tmp_path / "dynoc_out"
+    dyn = run([DYNOC, "capture", "-o", str(out), program])
+    want_exit = exp["expect"].get("exit", 0)
+    assert dyn.returncode == want_exit, f"dynoc capture exited {dyn.returncode}:\n{dyn.stderr}"
+    manifest = json.load(open(out / "manifest.json"))
+    graphs, breaks = manifest["graphs"], manifest["breaks"]
+    counts = {"graphs": len(graphs), "breaks": len(breaks),
+              "recompiles": len(manifest["recompiles"])}
+    report = dyn.stderr[-3000:]
+    for key, want in exp["expect"].items():
+        if key != "exit":
+            assert counts[key] == want, f"{key}: {counts[key]} != {want}\n{report}"
+    reasons = [b["reason"] for b in breaks]
+    for text in exp["break"]:
+        assert any(text in r for r in reasons), f"no break reason contains {text!r}: {reasons}"
+    for b in breaks:  # every break names the user's file:line
+        assert re.search(r":\d+$", b["location"]), b
+    guards = [t for g in graphs for t in g["guards"]]
+    for text in exp["guard"]:
+        assert text in guards, f"guard {text!r} not in {guards}"
+    ops = {op for g in graphs for op in g["ops"]}
+    for op in exp["ops"]:
+        assert op in ops, f"op {op} not in {sorted(ops)}"
+    inputs = {(i["kind"], i["name"]) for g in graphs for i in g["inputs"]}
+    for text in exp["input"]:
+        kind, name = text.split(None, 1)
+        assert (kind, name) in inputs, f"input {kind} {name} not in {sorted(inputs)}"
+    mutated = {m["input"] for g in graphs for m in g["mutations"]}
+    for name in exp["mutation"]:
+        assert name in mutated, f"no graph writes back {name}: {sorted(mutated)}"
+    for text in exp["stderr"]:
+        assert text in dyn.stderr, f"{text!r} not in stderr:\n{dyn.stderr}"
+    for g in graphs:  # the .mlir of every graph is there and names its ops
+        text = open(out / g["mlir"]).read()
+        for op in g["ops"]:
+            assert op.split(".")[1] in text
+
+    if exp["dynamo"] == "skip":
+        return
+    ref_json = tmp_path / "dynamo.json"
+    ref = run([sys.executable, os.path.join(HERE, "dynamo_reference.py"), str(ref_json), program])
+    dynamo = json.load(open(ref_json))
+    assert dyn.stdout == ref.stdout, "stdout differs from the reference run"
+    assert dynamo["exit"] == want_exit, ref.stderr[-3000:]
+    if exp["dynamo"] == "same":
+        assert (counts["graphs"], counts["breaks"]) == (dynamo["graphs"], dynamo["breaks"]), \
+            f"dynoc {counts} vs Dynamo {dynamo}"
+    elif exp["dynamo"] == "graphs":
+        assert counts["graphs"] == dynamo["graphs"], f"dynoc {counts} vs Dynamo {dynamo}"
+    elif exp["dynamo"] == "breaks<=":
+        assert counts["breaks"] <= dynamo["breaks"], f"dynoc {counts} vs Dynamo {dynamo}"
+    else:
+        raise ValueError(f"{program}: unknown dynamo mode {exp['dynamo']!r}")
