@@ -22,8 +22,6 @@ bazel build //...
 bazel test //...
 echo "[test] lit: IR, passes and build diagnostics" >&2
 .venv/bin/lit -sv test/ir
-echo "[test] end to end" >&2
-.venv/bin/python -m pytest -q test/e2e
-echo "[test] capture corpus (each program against PyTorch's Dynamo)" >&2
-.venv/bin/python -m pytest -q -n 2 test/capture
+echo "[test] end to end, and the capture corpus (each program against PyTorch's Dynamo)" >&2
+.venv/bin/python -m pytest -q -n 2 test/e2e test/capture
 echo "[test] all tests passed" >&2

@@ -100,6 +100,8 @@ bool isSupportedOpcode(int op) {
   case RAISE_VARARGS: case RERAISE: case PUSH_EXC_INFO: case POP_EXCEPT:
   case CHECK_EXC_MATCH: case LOAD_ASSERTION_ERROR: case BEFORE_WITH:
   case WITH_EXCEPT_START: case IMPORT_NAME: case IMPORT_FROM:
+  case LOAD_NAME: case STORE_NAME: case DELETE_NAME: case LOAD_BUILD_CLASS:
+  case SETUP_ANNOTATIONS:
     return true;
   default:
     return false;
@@ -348,7 +350,8 @@ private:
   std::vector<Slot> locals, stack;
   PyObject *kwnames = nullptr; // borrowed from co_consts
   Py_ssize_t pc = 0;
-  Py_ssize_t lasti = -1; // set by RERAISE: the offset an exception came from
+  Py_ssize_t lasti = -1;  // set by RERAISE: the offset an exception came from
+  bool reraising = false; // RERAISE adds no traceback entry
 };
 
 void Evaluator::bindArgumentSources() {
@@ -704,10 +707,21 @@ PyObject *Evaluator::run() {
   code = PyCode_GetCode(co);
   if (!code)
     return nullptr;
+  auto &frames = regionState().frames;
+  frames.emplace_back(co, &pc);
+  struct PopFrame {
+    std::vector<std::pair<PyCodeObject *, const Py_ssize_t *>> &frames;
+    ~PopFrame() { frames.pop_back(); }
+  } popFrame{frames};
   for (;;) {
     PyObject *r = runUntilError();
-    if (r || !unwindToHandler())
+    if (r)
       return r;
+    if (!reraising) // as CPython: one entry per frame an exception passes
+      dynoc_add_traceback(co, f.globals, int(pc));
+    reraising = false;
+    if (!unwindToHandler())
+      return nullptr;
   }
 }
 
@@ -863,6 +877,75 @@ PyObject *Evaluator::runUntilError() {
       PyCell_Set(cell, nullptr);
       break;
     }
+    case LOAD_NAME: {
+      // Module-level code (a whole-script region): names live in f_locals,
+      // then globals, then builtins.
+      PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+      std::string src;
+      if (f.locals) {
+        r = PyObject_GetItem(f.locals, name); // new reference
+        if (!r) {
+          if (!PyErr_ExceptionMatches(PyExc_KeyError))
+            return nullptr;
+          PyErr_Clear();
+        } else if (f.locals == f.globals) {
+          src = std::string("G['") + PyUnicode_AsUTF8(name) + "']";
+        }
+      }
+      if (!r) {
+        r = PyDict_GetItemWithError(f.globals, name);
+        if (r)
+          src = std::string("G['") + PyUnicode_AsUTF8(name) + "']";
+        else if (!PyErr_Occurred())
+          r = PyDict_GetItemWithError(f.builtins, name);
+        if (!r) {
+          if (!PyErr_Occurred())
+            PyErr_Format(PyExc_NameError, "name '%U' is not defined", name);
+          return nullptr;
+        }
+        Py_INCREF(r);
+      }
+      noteTensor(r, src);
+      push(r, std::move(src));
+      break;
+    }
+    case STORE_NAME:
+    case DELETE_NAME: {
+      PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+      if (!f.locals) {
+        PyErr_Format(PyExc_SystemError, "no locals when storing %R", name);
+        return nullptr;
+      }
+      int rc;
+      if (opcode == STORE_NAME) {
+        Slot v = pop();
+        rc = PyObject_SetItem(f.locals, name, v.value);
+        Py_DECREF(v.value);
+      } else {
+        rc = PyObject_DelItem(f.locals, name);
+      }
+      if (rc < 0)
+        return nullptr;
+      break;
+    }
+    case LOAD_BUILD_CLASS:
+      r = PyDict_GetItemString(f.builtins, "__build_class__");
+      if (!r) {
+        PyErr_SetString(PyExc_NameError, "__build_class__ not found");
+        return nullptr;
+      }
+      push(Py_NewRef(r));
+      break;
+    case SETUP_ANNOTATIONS:
+      if (f.locals && !PyMapping_HasKeyString(f.locals, "__annotations__")) {
+        PyObject *d = PyDict_New();
+        int rc =
+            d ? PyMapping_SetItemString(f.locals, "__annotations__", d) : -1;
+        Py_XDECREF(d);
+        if (rc < 0)
+          return nullptr;
+      }
+      break;
     case LOAD_CONST:
       r = PyTuple_GET_ITEM(co->co_consts, oparg);
       Py_INCREF(r);
@@ -1421,6 +1504,7 @@ PyObject *Evaluator::runUntilError() {
         if (PyLong_Check(saved))
           lasti = PyLong_AsSsize_t(saved);
       }
+      reraising = true;
       PyObject *val = pop().value; // stolen by PyErr_Restore
       PyObject *type = reinterpret_cast<PyObject *>(Py_TYPE(val));
       Py_INCREF(type);
@@ -1533,9 +1617,71 @@ PyObject *Evaluator::runUntilError() {
 
 using namespace dynoc::capture;
 
+namespace {
+
+/// Is this frame a call of the `--entry` function?
+bool isEntry(const dynoc_frame_view &view) {
+  Runtime &rt = runtime();
+  if (PyUnicode_CompareWithASCIIString(view.code->co_name,
+                                       rt.entryName.c_str()) != 0)
+    return false;
+  PyObject *mod = PyDict_GetItemString(view.globals, "__name__");
+  if (!mod || !PyUnicode_Check(mod))
+    return false;
+  for (const std::string &m : rt.entryModules)
+    if (PyUnicode_CompareWithASCIIString(mod, m.c_str()) == 0)
+      return true;
+  return false;
+}
+
+/// Hands a call of the entry function, with its bound arguments rebuilt as
+/// (args, kwargs), to the Python side, which runs it as a region call.
+int runEntry(const dynoc_frame_view &view, PyObject **result) {
+  PyCodeObject *co = view.code;
+  int argc = co->co_argcount, kwonly = co->co_kwonlyargcount;
+  PyObject **lp = view.localsplus;
+  PyObject *args = PyList_New(0), *kwargs = PyDict_New();
+  bool ok = args && kwargs;
+  for (int i = 0; ok && i < argc; ++i)
+    ok = lp[i] && PyList_Append(args, lp[i]) == 0;
+  int next = argc + kwonly;
+  if (ok && (co->co_flags & CO_VARARGS)) {
+    PyObject *rest = lp[next++];
+    Py_ssize_t n = PyList_GET_SIZE(args);
+    ok = rest && PyList_SetSlice(args, n, n, rest) == 0;
+  }
+  for (int i = argc; ok && i < argc + kwonly; ++i)
+    ok = lp[i] &&
+         PyDict_SetItem(kwargs, PyTuple_GET_ITEM(co->co_localsplusnames, i),
+                        lp[i]) == 0;
+  if (ok && (co->co_flags & CO_VARKEYWORDS) && lp[next])
+    ok = PyDict_Update(kwargs, lp[next]) == 0;
+  PyObject *argTuple = ok ? PyList_AsTuple(args) : nullptr;
+  Py_XDECREF(args);
+  if (!argTuple) {
+    Py_XDECREF(kwargs);
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_SystemError, "dynoc: unbound entry arguments");
+    *result = nullptr;
+    return 1;
+  }
+  RegionState &st = regionState();
+  st.inEntry = true;
+  *result = PyObject_CallFunctionObjArgs(runtime().entryCallback, view.func,
+                                         argTuple, kwargs, nullptr);
+  st.inEntry = false;
+  Py_DECREF(argTuple);
+  Py_DECREF(kwargs);
+  return 1;
+}
+
+} // namespace
+
 extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
                                     PyObject **result) {
   RegionState &st = regionState();
+  if (!st.tracker && runtime().entryCallback && !st.inEntry && isEntry(*view))
+    return runEntry(*view, result);
   if (!st.tracker || st.passthrough || st.pending.code != view->code)
     return 0;
   PendingCall call = std::move(st.pending);

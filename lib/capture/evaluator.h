@@ -15,13 +15,16 @@ namespace dynoc::capture {
 /// Objects the evaluator needs from Python, set once by `_dynoc_C.init`.
 struct Runtime {
   PyTypeObject *tensorType = nullptr;
-  PyObject *moduleType = nullptr;      // torch.nn.Module
-  PyObject *followPredicate = nullptr; // code -> bool: inline this function?
-  PyObject *forwardOf = nullptr;       // module -> forward function or None
-  PyObject *followCache = nullptr;     // dict: code -> bool
-  PyObject *regionType = nullptr;      // dynoc._region.Region
-  PyObject *specialCalls = nullptr;    // dict: callable -> kind (str), the
-                                       // seed APIs (graph_break, disable, ...)
+  PyObject *moduleType = nullptr;        // torch.nn.Module
+  PyObject *followPredicate = nullptr;   // code -> bool: inline this function?
+  PyObject *forwardOf = nullptr;         // module -> forward function or None
+  PyObject *followCache = nullptr;       // dict: code -> bool
+  PyObject *regionType = nullptr;        // dynoc._region.Region
+  PyObject *entryCallback = nullptr;     // (fn, args, kwargs) -> result
+  std::vector<std::string> entryModules; // --entry: module __name__s
+  std::string entryName;                 // --entry: function name
+  PyObject *specialCalls = nullptr;      // dict: callable -> kind (str), the
+                                    // seed APIs (graph_break, disable, ...)
   unsigned char inlineCaches[256] = {};
 };
 Runtime &runtime();
@@ -53,8 +56,12 @@ private:
 struct RegionState {
   PyObject *tracker = nullptr; // dynoc._recorder.Tracker of the region
   bool passthrough = false;    // inside a call the evaluator does not follow
+  bool inEntry = false;        // inside a call of the --entry function
   PendingCall pending;
   std::shared_ptr<CellSources> cells;
+  /// The frames the evaluator is running, innermost last: their code and
+  /// current instruction (for the location of breaks seen at the dispatcher).
+  std::vector<std::pair<PyCodeObject *, const Py_ssize_t *>> frames;
 };
 RegionState &regionState();
 

@@ -93,12 +93,50 @@ PyObject *runRegion(PyObject *, PyObject *args) {
       PyObject_Vectorcall(fn, argv.data(), argv.size() - nkw, kwnames);
   Py_XDECREF(kwnames);
   st = saved;
-  if (!saved.tracker)
+  if (!saved.tracker && !runtime().entryCallback)
     dynoc_set_frame_hook(0);
   return r;
 }
 
+// set_entry(modules, func_name, callback): from now on every call of
+// func_name in one of the modules goes to callback(fn, args, kwargs).
+PyObject *setEntry(PyObject *, PyObject *args) {
+  PyObject *modules, *callback;
+  const char *name;
+  if (!PyArg_ParseTuple(args, "O!sO", &PyList_Type, &modules, &name, &callback))
+    return nullptr;
+  Runtime &rt = runtime();
+  rt.entryModules.clear();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(modules); ++i) {
+    const char *m = PyUnicode_AsUTF8(PyList_GET_ITEM(modules, i));
+    if (!m)
+      return nullptr;
+    rt.entryModules.push_back(m);
+  }
+  rt.entryName = name;
+  Py_INCREF(callback);
+  Py_XSETREF(rt.entryCallback, callback);
+  dynoc_set_frame_hook(1);
+  Py_RETURN_NONE;
+}
+
+// current_location(): (filename, line) of the innermost frame the evaluator
+// runs on this thread, or None.
+PyObject *currentLocation(PyObject *, PyObject *) {
+  auto &frames = regionState().frames;
+  if (frames.empty())
+    Py_RETURN_NONE;
+  auto [co, pc] = frames.back();
+  return Py_BuildValue("(Oi)", co->co_filename,
+                       PyCode_Addr2Line(co, int(*pc * 2)));
+}
+
 PyMethodDef kMethods[] = {
+    {"current_location", currentLocation, METH_NOARGS,
+     "(filename, line) of the innermost evaluated frame, or None."},
+    {"set_entry", setEntry, METH_VARARGS,
+     "set_entry(modules, func_name, callback): calls of that function become "
+     "capture regions."},
     {"init", init, METH_VARARGS, "Hand the evaluator the objects it needs."},
     {"run_region", runRegion, METH_VARARGS,
      "run_region(fn, args, kwargs, arg_sources, tracker): run fn under the "

@@ -13,6 +13,7 @@ Header lines (docs/capture.md, "The capture corpus"):
   # expect input: KIND NAME   some graph has this input (user/parameter/buffer/constant)
   # expect stderr: TEXT       dynoc capture's stderr contains TEXT
   # expect mutation: NAME     some graph writes back to this input
+  # capture-args: ARGS        extra `dynoc capture` arguments (e.g. --entry MOD:FUNC)
   # dynamo: same              graph and break counts equal Dynamo's (the default)
   # dynamo: breaks<=          dynoc breaks no more often than Dynamo (graphs not compared)
   # dynamo: graphs            graph counts equal (Dynamo does not count this kind of
@@ -38,7 +39,7 @@ PROGRAMS = sorted(glob.glob(os.path.join(HERE, "programs", "*.py")))
 
 def header(path):
     exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [],
-           "dynamo": "same"}
+           "dynamo": "same", "args": []}
     for line in open(path):
         m = re.match(r"#\s*expect (\w+):\s*(.*)$", line)
         if m:
@@ -51,6 +52,9 @@ def header(path):
                 exp[key].append(val)
             else:
                 raise ValueError(f"{path}: unknown expectation '{key}'")
+        m = re.match(r"#\s*capture-args:\s*(.*)$", line)
+        if m:
+            exp["args"] += m.group(1).split()
         m = re.match(r"#\s*dynamo:\s*(\S+)", line)
         if m:
             exp["dynamo"] = m.group(1)
@@ -66,7 +70,7 @@ def run(args, env=None):
 def test_program(program, tmp_path):
     exp = header(program)
     out = tmp_path / "dynoc_out"
-    dyn = run([DYNOC, "capture", "-o", str(out), program])
+    dyn = run([DYNOC, "capture", "-o", str(out), *exp["args"], program])
     want_exit = exp["expect"].get("exit", 0)
     assert dyn.returncode == want_exit, f"dynoc capture exited {dyn.returncode}:\n{dyn.stderr}"
     manifest = json.load(open(out / "manifest.json"))

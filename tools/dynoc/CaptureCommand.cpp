@@ -86,6 +86,7 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
 /// left for the caller to print.
 struct CaptureMode {
   bool explain = false;
+  std::string entry; // --entry MODULE:FUNC, or empty
 };
 
 int capture(const std::string &script, const std::string &outDir,
@@ -112,7 +113,13 @@ int capture(const std::string &script, const std::string &outDir,
     python = DYNOC_PYTHON;
   std::vector<std::string> argv = {python,      "-m",   "dynoc._capture_main",
                                    "--out",     outDir, "--backend",
-                                   backendName, "--",   script};
+                                   backendName};
+  if (!mode.entry.empty()) {
+    argv.push_back("--entry");
+    argv.push_back(mode.entry);
+  }
+  argv.push_back("--");
+  argv.push_back(script);
   argv.insert(argv.end(), args.begin(), args.end());
   std::string existing = getenv("PYTHONPATH") ? getenv("PYTHONPATH") : "";
   std::string newPath = pythonPath + (existing.empty() ? "" : ":" + existing);
@@ -159,7 +166,9 @@ int explain(const std::string &script, const std::vector<std::string> &args) {
              ("dynoc-explain-" + std::to_string(getpid()));
   if (ec)
     return fail("explain", "no temporary directory: " + ec.message());
-  int rc = capture(script, tmp.string(), "eager", args, {/*explain=*/true});
+  CaptureMode mode;
+  mode.explain = true;
+  int rc = capture(script, tmp.string(), "eager", args, mode);
   std::ifstream report(tmp / "report.txt");
   if (report)
     fmt::print("{}", std::string(std::istreambuf_iterator<char>(report), {}));
@@ -191,9 +200,12 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
       "Run a PyTorch script under dynoc's instrumented interpreter and record "
       "guarded ATen graphs: DIR/<graph>.mlir, manifest.json, "
       "weights.safetensors "
-      "and report.txt. The script's output and exit code are untouched.");
+      "and report.txt. The script's output and exit code are untouched. "
+      "Regions: what the script passes to torch.compile / "
+      "torch._dynamo.optimize / dynoc.compile; a script that calls none of "
+      "them is one region as a whole; --entry narrows it to one function.");
   struct Opts {
-    std::string script, out = "dynoc_out", backend = "eager";
+    std::string script, out = "dynoc_out", backend = "eager", entry;
     std::vector<std::string> args;
   };
   auto o = std::make_shared<Opts>();
@@ -203,9 +215,15 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--backend", o->backend,
                   "eager: record only; inductor: also build each graph (.so)")
       ->capture_default_str();
+  cmd->add_option("--entry", o->entry,
+                  "MODULE:FUNC: every call of this function is the region "
+                  "(MODULE is the script's file name without .py, or an "
+                  "importable module)");
   cmd->add_option("ARGS", o->args, "arguments for the script (after --)");
   cmd->callback([o, &exitCode] {
-    exitCode = capture(o->script, o->out, o->backend, o->args);
+    CaptureMode mode;
+    mode.entry = o->entry;
+    exitCode = capture(o->script, o->out, o->backend, o->args, mode);
   });
 }
 

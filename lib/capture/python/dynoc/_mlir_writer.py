@@ -4,6 +4,8 @@ Attribute encodings mirror lib/ir/tools/gen_aten_ops.py (ARG_ATTRS); `dynoc capt
 verifies every file it writes against the dialect, so the two cannot drift apart
 silently.
 """
+import os
+import re
 import json
 import math
 import struct
@@ -22,6 +24,25 @@ RESERVED = {"operands", "results", "attributes", "operation", "context", "locati
 
 class Unencodable(Exception):
     """An argument or dtype the aten dialect has no encoding for."""
+
+
+_ATEN_OPS_TD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                            "ir", "include", "dynoc", "IR", "AtenOps.td")
+_known_ops = None
+
+
+def check_op(name):
+    """Raises Unencodable unless `name` (aten.add.Tensor) is an op of the aten
+    dialect (lib/ir/include/dynoc/IR/AtenOps.td, generated)."""
+    global _known_ops
+    if _known_ops is None:
+        try:
+            with open(_ATEN_OPS_TD) as f:
+                _known_ops = set(re.findall(r'Aten_Op<"([^"]+)"', f.read()))
+        except OSError:
+            _known_ops = set()  # no list to check against: the verifier will
+    if _known_ops and name[len("aten."):] not in _known_ops:
+        raise Unencodable(f"{name} is not an op of the aten dialect")
 
 
 def element_type(dtype):

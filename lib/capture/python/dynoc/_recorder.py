@@ -142,9 +142,29 @@ class Tracker(TorchDispatchMode):
         self.keepalive.append(t)
         return nv
 
-    def _tensor_guard(self, input_index, src, t):
-        text = (f"check_tensor({src}, {t.dtype}, device='{t.device.type}', "
+    @staticmethod
+    def _tensor_guard_text(src, t):
+        return (f"check_tensor({src}, {t.dtype}, device='{t.device.type}', "
                 f"requires_grad={t.requires_grad}, size={list(t.shape)}, stride={list(t.stride())})")
+
+    def region_guards(self):
+        """What a later call must match to reuse this capture: every tensor
+        argument, the global state and every Python value the region read,
+        whether or not a graph came out of it."""
+        out = [{"kind": "tensor_match", "text": self._tensor_guard_text(src, t)}
+               for src, t in self.user_inputs]
+        out += self._global_state_guards()
+        out += [{"kind": "value", "text": text} for text in self.value_guards.values()]
+        return out
+
+    @staticmethod
+    def _global_state_guards():
+        return [{"kind": "global_state", "text": f"___is_grad_enabled() == {torch.is_grad_enabled()}"},
+                {"kind": "global_state",
+                 "text": f"torch.get_default_dtype() == {torch.get_default_dtype()}"}]
+
+    def _tensor_guard(self, input_index, src, t):
+        text = self._tensor_guard_text(src, t)
         self.current.guards.append({
             "kind": "tensor_match", "input": input_index, "text": text, "source": src,
             "dtype": t.dtype, "sizes": list(t.shape), "strides": list(t.stride()),
@@ -179,11 +199,14 @@ class Tracker(TorchDispatchMode):
         # `x' = add(x, y)` and later uses of x read x'. A mutated region input
         # is written back by the caller (the graph's "mutations").
         recorded = func
-        if func._schema.is_mutable:
+        if not func._schema.is_mutable:
+            mw.check_op(_op_name(func))
+        else:
             recorded = _functional_variant(func)
             target = args[0] if args else None
             if recorded is None or not isinstance(target, torch.Tensor):
                 raise mw.Unencodable("in-place op without a functional form")
+            mw.check_op(_op_name(recorded))
             if target._base is not None:
                 raise mw.Unencodable("in-place update of a view is not functionalized")
             if id(target) not in self.values:
@@ -301,9 +324,15 @@ class Tracker(TorchDispatchMode):
                                   f"{self.breaks[-1]['reason']}")
 
     # --- finishing ---------------------------------------------------------
-    def finish(self, result):
-        """Sets the output structure from the region's result; drops empty graphs."""
+    def finish(self, result, live=()):
+        """Sets the output structure from the region's result; drops empty graphs.
+        `live`: tensors that outlive the region besides its result (a whole
+        script's globals); the graphs that made them output them."""
         last = self.current
+        for t in _tensors(list(live)):
+            v = self.values.get(id(t))
+            if v is not None:
+                v.graph.add_output(v)
 
         def structure(obj):
             if isinstance(obj, torch.Tensor):
@@ -326,19 +355,17 @@ class Tracker(TorchDispatchMode):
             return {"type": "opaque", "python_type": type(obj).__name__}
 
         for key, (t, name) in self.mutated_inputs.items():
-            v = self.values[key]
+            v = self.values.get(key)
+            if v is None:  # changed outside the graphs (after a break)
+                continue
             v.graph.mutations.append({"input": name, "output": v.graph.add_output(v)})
         s = structure(result)
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}
-        grad = torch.is_grad_enabled()
         for g in self.graphs:
             g.eliminate_dead_nodes()
             g.order_inputs()
-            g.guards.append({"kind": "global_state",
-                             "text": f"___is_grad_enabled() == {grad}"})
-            g.guards.append({"kind": "global_state",
-                             "text": f"torch.get_default_dtype() == {torch.get_default_dtype()}"})
+            g.guards.extend(self._global_state_guards())
             for text in self.value_guards.values():
                 g.guards.append({"kind": "value", "text": text})
         self.graphs = [g for g in self.graphs if g.nodes]

@@ -50,6 +50,24 @@ def _forward_of(module):
     return fwd if inspect.isfunction(fwd) else None
 
 
+def _on_entry(fn, args, kwargs):
+    """`dynoc capture --entry`: a call of the entry function, seen by the frame
+    hook, runs as a call of the function's (one) region."""
+    region = _entry_regions.get(fn.__code__)
+    if region is None:
+        region = _entry_regions[fn.__code__] = Region(fn)
+    return region(*args, **kwargs)
+
+
+_entry_regions = {}
+
+
+def set_entry(modules, func_name):
+    """Makes every call of `func_name` defined in a module named in `modules`
+    (a module's __name__) a capture region."""
+    _ext().set_entry(list(modules), func_name, _on_entry)
+
+
 def _ext():
     global _C
     if _C is None:
@@ -103,13 +121,18 @@ def _locals(fn, fargs, kwargs):
 
 
 class Region:
-    def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None):
+    def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None,
+                 live=None):
         self.target = target
+        self.live = live  # () -> tensors alive after the region (whole scripts)
         self.backend = backend
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.variants = []  # guard lists, one per captured variant
         self.session = None
+
+    def _live(self):
+        return list(self.live()) if self.live else []
 
     def _resolve(self, args):
         t = self.target
@@ -173,9 +196,14 @@ class Region:
         try:
             with tracker:
                 result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources, tracker)
+        except BaseException:
+            # The program raised: what was captured up to here is kept.
+            session.graphs.extend(tracker.finish(None, self._live()))
+            session.breaks.extend(tracker.breaks)
+            raise
         finally:
             capturing -= 1
-        graphs = tracker.finish(result)
+        graphs = tracker.finish(result, self._live())
         if self.fullgraph and tracker.breaks:
             b = tracker.breaks[0]
             raise RuntimeError(f"dynoc: fullgraph=True but the region breaks at "
@@ -187,9 +215,5 @@ class Region:
                       "\n".join(f"  {gd['text']}" for gd in g.guards))
             if _logs.enabled("graph_code"):
                 _logs.log("graph_code", mw.write_module([g], _session.WEIGHTS_FILE))
-        guards = [g for g in (graphs[0].guards if graphs else [])]
-        # Every region input's tensor guard, wherever a graph first used it.
-        guards = [g for gr in graphs for g in gr.guards if g["kind"] == "tensor_match"] + \
-                 [g for g in guards if g["kind"] != "tensor_match"]
-        self.variants.append(guards)
+        self.variants.append(tracker.region_guards())
         return result

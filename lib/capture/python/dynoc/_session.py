@@ -43,6 +43,11 @@ class Session:
 
     def user_location(self):
         """file:line of the innermost frame of user code on the Python stack."""
+        from . import _region
+        if _region._C is not None:
+            loc = _region._C.current_location()
+            if loc is not None:
+                return f"{loc[0]}:{loc[1]}"
         here = os.path.dirname(__file__)
         for fs in reversed(traceback.extract_stack()):
             if not fs.filename.startswith(here) and "/torch/" not in fs.filename:
