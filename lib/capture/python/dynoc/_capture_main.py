@@ -2,6 +2,8 @@
 `python3 SCRIPT ARGS` would, with torch.compile routed to dynoc; at exit the
 captured graphs are written (even when the script raised)."""
 import argparse
+import importlib.abc
+import importlib.util
 import os
 import runpy
 import sys
@@ -41,19 +43,49 @@ def _run_whole_script(dynoc, path):
     exec(code, module.__dict__)
 
 
+_DYNAMO_NAMES = ("optimize", "optimize_assert", "allow_in_graph", "disallow_in_graph",
+                 "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
+                 "is_compiling", "explain", "reset")
+
+
+def _patch_dynamo(dynoc, dynamo):
+    for name in _DYNAMO_NAMES:
+        setattr(dynamo, name, getattr(dynoc, name))
+    from dynoc import _region
+    _region.read_limit = lambda: dynamo.config.cache_size_limit
+
+
+class _PatchDynamoOnImport(importlib.abc.MetaPathFinder):
+    """Routes torch._dynamo's entry points to dynoc when the script imports it.
+    Importing torch._dynamo up front would cost every capture about a second."""
+
+    def __init__(self, dynoc):
+        self.dynoc = dynoc
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "torch._dynamo":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        exec_module, dynoc = spec.loader.exec_module, self.dynoc
+
+        def exec_and_patch(module):
+            exec_module(module)
+            _patch_dynamo(dynoc, module)
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+
 def _route_torch_entry_points(dynoc):
     import torch
-    import torch._dynamo
     import torch.compiler
     torch.compile = dynoc.compile
-    for name in ("optimize", "optimize_assert", "allow_in_graph", "disallow_in_graph",
-                 "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
-                 "is_compiling", "explain", "reset"):
-        setattr(torch._dynamo, name, getattr(dynoc, name))
-    from dynoc import _region
-    _region.read_limit = lambda: torch._dynamo.config.cache_size_limit
     for name in ("allow_in_graph", "disable", "is_compiling", "is_dynamo_compiling", "reset"):
         setattr(torch.compiler, name, getattr(dynoc, name))
+    if "torch._dynamo" in sys.modules:
+        _patch_dynamo(dynoc, sys.modules["torch._dynamo"])
+    else:
+        sys.meta_path.insert(0, _PatchDynamoOnImport(dynoc))
 
 
 def main():

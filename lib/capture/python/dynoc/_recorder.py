@@ -82,6 +82,12 @@ def _tensors(obj):
 
 
 class Tracker(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls):
+        # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable, whose
+        # first call imports Dynamo (a second per capture); no Dynamo runs here.
+        return False
+
     def __init__(self, region, entry, params, user_inputs):
         super().__init__()
         self.region = region
