@@ -120,9 +120,9 @@ def mark_static(t, index=None):
 
 
 def mark_dynamic(t, index, **kwargs):
-    """Marks dims of `t` dynamic. Capture does not make symbolic shapes yet, so
-    a region that receives such a tensor stops with an error naming the dim
-    (Dynamo stops too when a marked dim is specialized)."""
+    """Marks dims of `t` dynamic. dynoc makes a dim dynamic when a second call
+    brings another size and the same graphs (automatic dynamic shapes, see
+    docs/capture.md); the mark is recorded for that, not required by it."""
     dims = [index] if isinstance(index, int) else list(index)
     t._dynoc_dynamic_dims = set(getattr(t, "_dynoc_dynamic_dims", set())) | set(dims)
 

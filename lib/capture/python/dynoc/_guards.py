@@ -6,10 +6,15 @@ text is a Python expression over L (the region's arguments) and G (its globals).
 import torch
 
 
+def _match(actual, want):
+    """Sizes or strides against a guard's; None in the guard: a dynamic dim."""
+    return len(actual) == len(want) and all(w is None or a == w for a, w in zip(actual, want))
+
+
 def check_tensor(t, dtype, device, requires_grad, size, stride):
     return (isinstance(t, torch.Tensor) and t.dtype == dtype and t.device.type == device
-            and t.requires_grad == requires_grad and list(t.shape) == size
-            and list(t.stride()) == stride)
+            and t.requires_grad == requires_grad and _match(t.shape, size)
+            and _match(t.stride(), stride))
 
 
 def first_failure(guards, L, G):

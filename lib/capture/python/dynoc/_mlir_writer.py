@@ -53,7 +53,7 @@ def element_type(dtype):
 
 
 def tensor_type(shape, dtype):
-    dims = "x".join(str(d) for d in shape)
+    dims = "x".join("?" if d is None else str(d) for d in shape)
     return f"tensor<{dims + 'x' if dims else ''}{element_type(dtype)}>"
 
 
@@ -147,8 +147,9 @@ def write_func(g, weights_file):
         if guard["kind"] == "tensor_match":
             d["input"] = f"{guard['input']} : i64"
             d["dtype"] = element_type(guard["dtype"])
-            d["sizes"] = encode_attr("int[]", guard["sizes"])
-            d["strides"] = encode_attr("int[]", guard["strides"])
+            # None (a dynamic dim) is -1, as the runtime's guard check reads it.
+            d["sizes"] = encode_attr("int[]", [-1 if x is None else x for x in guard["sizes"]])
+            d["strides"] = encode_attr("int[]", [-1 if x is None else x for x in guard["strides"]])
             d["requires_grad"] = "true" if guard["requires_grad"] else "false"
             d["device"] = string_attr(guard["device"])
         guards.append(dict_attr(d))

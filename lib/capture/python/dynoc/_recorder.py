@@ -149,15 +149,19 @@ class Tracker(TorchDispatchMode):
         return nv
 
     @staticmethod
-    def _tensor_guard_text(src, t):
+    def _tensor_guard_text(src, t, sizes=None, strides=None):
+        sizes = list(t.shape) if sizes is None else sizes
+        strides = list(t.stride()) if strides is None else strides
         return (f"check_tensor({src}, {t.dtype}, device='{t.device.type}', "
-                f"requires_grad={t.requires_grad}, size={list(t.shape)}, stride={list(t.stride())})")
+                f"requires_grad={t.requires_grad}, size={sizes}, stride={strides})")
 
     def region_guards(self):
         """What a later call must match to reuse this capture: every tensor
         argument, the global state and every Python value the region read,
         whether or not a graph came out of it."""
-        out = [{"kind": "tensor_match", "text": self._tensor_guard_text(src, t)}
+        out = [{"kind": "tensor_match", "text": self._tensor_guard_text(src, t), "source": src,
+                "dtype": t.dtype, "device": t.device.type, "requires_grad": t.requires_grad,
+                "sizes": list(t.shape), "strides": list(t.stride())}
                for src, t in self.user_inputs]
         out += self._global_state_guards()
         out += [{"kind": "value", "text": text} for text in self.value_guards.values()]

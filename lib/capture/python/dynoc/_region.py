@@ -10,7 +10,7 @@ import opcode
 import torch
 
 from . import _logs, _mlir_writer as mw
-from . import _guards, _session
+from . import _dynamic, _guards, _session
 from ._recorder import Tracker
 
 _C = None
@@ -129,6 +129,7 @@ class Region:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.variants = []  # guard lists, one per captured variant
+        self.variant_graphs = []  # the graphs of each variant
         self.session = None
 
     def _live(self):
@@ -185,12 +186,6 @@ class Region:
                 [(f"L['{k}']", v) for k, v in kwargs.items()]:
             if v is None or isinstance(v, (bool, int, float, str)):
                 tracker.on_guard(src, v)
-        for src, v in user_inputs:
-            dyn = getattr(v, "_dynoc_dynamic_dims", None)
-            if dyn:
-                raise NotImplementedError(
-                    f"dynoc: {src} has dims {sorted(dyn)} marked dynamic (mark_dynamic); "
-                    f"capture makes static shapes only (symbolic dims are not implemented)")
         global capturing
         capturing += 1
         try:
@@ -208,6 +203,10 @@ class Region:
             b = tracker.breaks[0]
             raise RuntimeError(f"dynoc: fullgraph=True but the region breaks at "
                                f"{b['location']}: {b['reason']}")
+        guards = tracker.region_guards()
+        if failure is not None and self.dynamic is not False and \
+                self._merge_dynamic(guards, graphs, session, entry):
+            return result
         session.graphs.extend(graphs)
         session.breaks.extend(tracker.breaks)
         for g in graphs:
@@ -215,5 +214,23 @@ class Region:
                       "\n".join(f"  {gd['text']}" for gd in g.guards))
             if _logs.enabled("graph_code"):
                 _logs.log("graph_code", mw.write_module([g], _session.WEIGHTS_FILE))
-        self.variants.append(tracker.region_guards())
+        self.variants.append(guards)
+        self.variant_graphs.append(graphs)
         return result
+
+    def _merge_dynamic(self, guards, graphs, session, entry):
+        """dynamic=None/True: a recompile for new sizes of the same computation
+        makes an earlier variant dynamic instead of adding one (_dynamic.py)."""
+        for i, old in enumerate(self.variants):
+            merged = _dynamic.merge_guards(old, guards)
+            if merged is None or not _dynamic.dynamic_dims(merged):
+                continue
+            if not _dynamic.merge_graphs(self.variant_graphs[i], graphs):
+                continue
+            self.variants[i] = merged
+            dims = _dynamic.dynamic_dims(merged)
+            session.recompiles[-1]["dynamic"] = dims
+            _logs.log("recompiles", f"{entry}: sizes changed, same graphs: dims {dims} "
+                                    f"are dynamic now")
+            return True
+        return False
