@@ -96,32 +96,17 @@ std::string elemBytes(Value v) { return elemCType(v) == "int64_t" ? "8" : "4"; }
 
 /// Ops the CPU backend runs on int64 values as well as float32 ones.
 bool supportsInt64(Operation *op) {
-  static const llvm::StringSet<> names = {"aten.view",
-                                          "aten._unsafe_view",
-                                          "aten.reshape",
-                                          "aten.clone",
-                                          "aten.contiguous",
-                                          "aten.alias",
-                                          "aten.detach",
-                                          "aten.flatten.using_ints",
-                                          "aten.unsqueeze",
-                                          "aten.squeeze.dim",
-                                          "aten.lift_fresh_copy",
-                                          "aten.lift_fresh",
-                                          "aten._to_copy",
-                                          "aten.expand",
-                                          "aten.slice.Tensor",
-                                          "aten.select.int",
-                                          "aten.cat",
-                                          "aten.arange",
-                                          "aten.embedding",
-                                          "aten.gather",
-                                          "aten.add.Tensor",
-                                          "aten.sub.Tensor",
-                                          "aten.mul.Tensor",
-                                          "aten.div.Tensor",
-                                          "aten.maximum",
-                                          "aten.minimum"};
+  static const llvm::StringSet<> names = {
+      "aten.view", "aten._unsafe_view", "aten.reshape", "aten.clone",
+      "aten.contiguous", "aten.alias", "aten.detach", "aten.flatten.using_ints",
+      "aten.unsqueeze", "aten.squeeze.dim", "aten.lift_fresh_copy",
+      "aten.lift_fresh", "aten._to_copy", "aten.expand", "aten.slice.Tensor",
+      "aten.select.int", "aten.cat", "aten.arange", "aten.embedding",
+      "aten.gather", "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+      "aten.div.Tensor", "aten.maximum", "aten.minimum",
+      // its body's ops are checked one
+      // by one (emitFusionGroup)
+      "dynoc.fusion_group"};
   return names.contains(op->getName().getStringRef());
 }
 
@@ -279,6 +264,9 @@ private:
   LogicalResult emitMaxPool(Operation *op);
   LogicalResult emitLayerNorm(Operation *op);
   LogicalResult emitSoftmax(Operation *op);
+  LogicalResult emitReduction(Operation *op);
+  LogicalResult emitStack(Operation *op);
+  LogicalResult emitUnbind(Operation *op);
   LogicalResult emitSplit(Operation *op);
   LogicalResult emitFusionGroup(Operation *op);
   LogicalResult emitEmbedding(Operation *op);
@@ -324,7 +312,8 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     llvm::StringMap<EmitFn> m;
     for (const char *n :
          {"aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
-          "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs"})
+          "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs",
+          "aten.sin", "aten.cos", "aten.log"})
       m[n] = &FuncEmitter::emitUnary;
     for (const char *n :
          {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
@@ -353,6 +342,9 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     m["aten.max_pool2d_with_indices"] = &FuncEmitter::emitMaxPool;
     m["aten.native_layer_norm"] = &FuncEmitter::emitLayerNorm;
     m["aten._softmax"] = &FuncEmitter::emitSoftmax;
+    for (const char *n : {"aten.sum", "aten.sum.dim_IntList", "aten.mean",
+                          "aten.mean.dim", "aten.amax", "aten.amin"})
+      m[n] = &FuncEmitter::emitReduction;
     m["aten._log_softmax"] = &FuncEmitter::emitSoftmax;
     m["aten.split.Tensor"] = &FuncEmitter::emitSplit;
     m["dynoc.fusion_group"] = &FuncEmitter::emitFusionGroup;
@@ -361,6 +353,8 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     m["aten.slice.Tensor"] = &FuncEmitter::emitSliceSelect;
     m["aten.select.int"] = &FuncEmitter::emitSliceSelect;
     m["aten.cat"] = &FuncEmitter::emitCat;
+    m["aten.stack"] = &FuncEmitter::emitStack;
+    m["aten.unbind.int"] = &FuncEmitter::emitUnbind;
     m["aten.gather"] = &FuncEmitter::emitGather;
     m["aten.pow.Tensor_Scalar"] = &FuncEmitter::emitPow;
     m["aten._scaled_dot_product_flash_attention_for_cpu"] =
@@ -463,6 +457,12 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
     f = "1.f / std::sqrt(x)";
   else if (n == "aten.abs")
     f = "std::fabs(x)";
+  else if (n == "aten.sin")
+    f = "std::sin(x)";
+  else if (n == "aten.cos")
+    f = "std::cos(x)";
+  else if (n == "aten.log")
+    f = "std::log(x)";
   else if (n == "aten.gelu") {
     auto approx = op->getAttrOfType<StringAttr>("approximate");
     if (approx && approx.getValue() != "none" && approx.getValue() != "tanh")
@@ -978,6 +978,113 @@ LogicalResult FuncEmitter::emitSoftmax(Operation *op) {
       name(in), product(all.take_front(*dim)), d.empty() ? "1" : d[*dim],
       d.empty() ? "1" : product(all.drop_front(*dim + 1)),
       op->getName().getStringRef() == "aten._log_softmax" ? "true" : "false");
+  return success();
+}
+
+/// sum, mean, amax, amin over one run of adjacent dims (all dims when the op
+/// names none): the input is viewed as (outer, n, inner).
+LogicalResult FuncEmitter::emitReduction(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  Value in = op->getOperand(0), out = op->getResult(0);
+  if (auto dt = op->getAttrOfType<TypeAttr>("dtype"))
+    if (!dt.getValue().isF32())
+      return op->emitError() << "dynoc build (cpu): '" << n << "' with dtype "
+                             << dt.getValue() << " is not supported yet";
+  const DimList &d = dimsOf(in);
+  int64_t rank = d.size();
+  std::vector<bool> reduced(rank, false);
+  auto dimAttr = op->getAttrOfType<DenseI64ArrayAttr>("dim");
+  if (!dimAttr || dimAttr.empty()) {
+    reduced.assign(rank, true);
+  } else {
+    for (int64_t x : dimAttr.asArrayRef()) {
+      auto dim = normDim(op, x, rank);
+      if (failed(dim))
+        return failure();
+      reduced[*dim] = true;
+    }
+  }
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < rank; ++i)
+    if (reduced[i]) {
+      if (first < 0)
+        first = i;
+      else if (last != i - 1)
+        return op->emitError()
+               << "dynoc build (cpu): '" << n
+               << "' over dims that are not adjacent is not supported yet";
+      last = i;
+    }
+  bool keepdim = op->getAttrOfType<BoolAttr>("keepdim") &&
+                 op->getAttrOfType<BoolAttr>("keepdim").getValue();
+  DimList outDims;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!reduced[i])
+      outDims.push_back(d[i]);
+    else if (keepdim)
+      outDims.push_back("1");
+  setDims(out, op, outDims);
+  ArrayRef<std::string> all(d);
+  std::string outer = first < 0 ? product(all) : product(all.take_front(first));
+  std::string len =
+      first < 0 ? "1" : product(all.slice(first, last - first + 1));
+  std::string inner = first < 0 ? "1" : product(all.drop_front(last + 1));
+  int kind = n.startswith("aten.sum")    ? 0
+             : n.startswith("aten.mean") ? 1
+             : n == "aten.amax"          ? 2
+                                         : 3;
+  code += llvm::formatv("  dynoc_k::reduce({0}, {1}, {2}, {3}, {4}, {5});\n",
+                        name(out), name(in), outer, len, inner, kind);
+  return success();
+}
+
+/// stack: a cat along a new dim, each input one slice of it.
+LogicalResult FuncEmitter::emitStack(Operation *op) {
+  auto stack = cast<aten::AtenStackOp>(op);
+  Value out = op->getResult(0);
+  auto tensors = stack.getTensors();
+  if (tensors.empty())
+    return op->emitError() << "dynoc build (cpu): stack of nothing";
+  DimList d = dimsOf(tensors.front());
+  for (Value t : tensors)
+    if (dimsOf(t).size() != d.size())
+      return op->emitError() << "dynoc build (cpu): stack of different ranks";
+  auto dim = normDim(op, stack.getDim() ? *stack.getDim() : 0, d.size() + 1);
+  if (failed(dim))
+    return failure();
+  DimList outDims = d;
+  outDims.insert(outDims.begin() + *dim, std::to_string(tensors.size()));
+  setDims(out, op, outDims);
+  ArrayRef<std::string> all(d);
+  std::string outer = product(all.take_front(*dim)),
+              inner = product(all.drop_front(*dim));
+  for (auto [k, t] : llvm::enumerate(tensors))
+    code +=
+        llvm::formatv("  dynoc_k::place({0}, {1}, {2}, {3}, {4}, {5}, 1);\n",
+                      name(out), name(t), outer, tensors.size(), inner, k);
+  return success();
+}
+
+/// unbind: one result per index along `dim`, that dim removed.
+LogicalResult FuncEmitter::emitUnbind(Operation *op) {
+  auto unbind = cast<aten::AtenUnbindIntOp>(op);
+  const DimList &d = dimsOf(unbind.getSelf());
+  auto dim = normDim(op, unbind.getDim() ? *unbind.getDim() : 0, d.size());
+  if (failed(dim))
+    return failure();
+  ArrayRef<std::string> all(d);
+  std::string outer = product(all.take_front(*dim)),
+              inner = product(all.drop_front(*dim + 1));
+  DimList rd = d;
+  rd.erase(rd.begin() + *dim);
+  for (auto [i, r] : llvm::enumerate(op->getResults())) {
+    setDims(r, op, rd);
+    if (!needed(r))
+      continue;
+    code += llvm::formatv(
+        "  dynoc_k::slice({0}, {1}, {2}, {3}, {4}, {5}, 1);\n", name(r),
+        name(unbind.getSelf()), outer, d[*dim], inner, i);
+  }
   return success();
 }
 

@@ -162,6 +162,28 @@ for causal in (False, True):
         {"dropout_p": 0.0, "is_causal": causal},
         lambda q, k, v, c=causal: aten._scaled_dot_product_flash_attention_for_cpu(
             q, k, v, 0.0, c)[0].contiguous()), results=2)
+for name in ("sin", "cos"):
+    CASES[name] = case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name))
+CASES["log"] = dict(case("aten.log", [[3, 17]], {}, aten.log), positive=[0])
+# Reductions: over all dims, the last, a middle run (keepdim), negative dims, zero size.
+CASES["sum_all"] = case("aten.sum", [[5, 7]], {}, lambda x: aten.sum(x))
+CASES["sum_last"] = case("aten.sum.dim_IntList", [[3, 4, 9]], {"dim": [-1]},
+                         lambda x: aten.sum.dim_IntList(x, [-1]))
+CASES["sum_mid_keepdim"] = case("aten.sum.dim_IntList", [[3, 4, 5, 2]],
+                                {"dim": [1, 2], "keepdim": True},
+                                lambda x: aten.sum.dim_IntList(x, [1, 2], True))
+CASES["sum_zero"] = case("aten.sum.dim_IntList", [[3, 0, 2]], {"dim": [1]},
+                         lambda x: aten.sum.dim_IntList(x, [1]))
+CASES["mean_dim"] = case("aten.mean.dim", [[4, 6, 3]], {"dim": [0]},
+                         lambda x: aten.mean.dim(x, [0]))
+CASES["mean_all"] = case("aten.mean", [[4, 6]], {}, lambda x: aten.mean(x))
+CASES["amax"] = case("aten.amax", [[4, 6, 3]], {"dim": [-2]}, lambda x: aten.amax(x, [-2]))
+CASES["amin_keepdim"] = case("aten.amin", [[4, 6]], {"dim": [1], "keepdim": True},
+                             lambda x: aten.amin(x, [1], True))
+CASES["stack_mid"] = dict(case("aten.stack", [[2, 3], [2, 3], [2, 3]], {"dim": 1},
+                               lambda *xs: aten.stack(list(xs), 1)), segments=None)
+CASES["stack_neg"] = case("aten.stack", [[4], [4]], {"dim": -1},
+                          lambda *xs: aten.stack(list(xs), -1))
 CASES["view"] = case("aten.view", [[4, 6]], {"size": [2, 12]}, lambda x: aten.view(x, [2, 12]))
 CASES["arange"] = case("aten.arange", [], {"end": 7},
                        lambda: aten.arange(7))

@@ -797,6 +797,58 @@ inline void layer_norm(float *out, const float *in, const float *weight,
   }
 }
 
+// Reduces the middle dim of an (outer, n, inner) tensor: kind 0 sum, 1 mean,
+// 2 max, 3 min. Sums and means accumulate in double; max/min propagate NaN,
+// as torch does.
+inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
+                   int64_t inner, int kind) {
+  bool extremum = kind >= 2;
+  double init = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.0;
+  auto pick = [kind](double a, double x) {
+    if (x != x)
+      return x;
+    return kind == 2 ? (x > a ? x : a) : (x < a ? x : a);
+  };
+  double scale = kind == 1 ? 1.0 / double(n) : 1.0;
+  if (inner == 1) {
+#pragma omp parallel for if (outer * n > kParallelGrain)
+    for (int64_t o = 0; o < outer; ++o) {
+      const float *x = in + o * n;
+      double acc = init;
+      if (extremum) {
+        for (int64_t k = 0; k < n; ++k)
+          acc = pick(acc, x[k]);
+      } else {
+#pragma omp simd reduction(+ : acc)
+        for (int64_t k = 0; k < n; ++k)
+          acc += x[k];
+      }
+      out[o] = float(acc * scale);
+    }
+    return;
+  }
+#pragma omp parallel if (outer * n * inner > kParallelGrain)
+  {
+    std::vector<double> acc(inner);
+#pragma omp for
+    for (int64_t o = 0; o < outer; ++o) {
+      std::fill(acc.begin(), acc.end(), init);
+      for (int64_t k = 0; k < n; ++k) {
+        const float *x = in + (o * n + k) * inner;
+        if (extremum)
+          for (int64_t i = 0; i < inner; ++i)
+            acc[i] = pick(acc[i], x[i]);
+        else
+#pragma omp simd
+          for (int64_t i = 0; i < inner; ++i)
+            acc[i] += x[i];
+      }
+      for (int64_t i = 0; i < inner; ++i)
+        out[o * inner + i] = float(acc[i] * scale);
+    }
+  }
+}
+
 // Softmax (or log-softmax) along the middle dim of an (outer, n, inner)
 // tensor.
 inline void softmax(float *out, const float *in, int64_t outer, int64_t n,

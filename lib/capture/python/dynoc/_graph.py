@@ -39,6 +39,7 @@ class Graph:
         self.output_structure = None
         self.guards = []
         self.mutations = []  # {"input": name, "output": index}: write back
+        self.examples = None  # name -> tensor (DYNOC_SAVE_EXAMPLES)
 
     def add_input(self, shape, dtype, kind, name):
         v = Value(self, shape, dtype, kind, name)

@@ -7,6 +7,7 @@ tensors came from, which Python values steered control flow (guards) and where
 execution left the graph (graph breaks).
 """
 import dataclasses
+import os
 import opcode as _opcode
 import re
 
@@ -106,6 +107,11 @@ class Tracker(TorchDispatchMode):
         self.paused = 0            # inside a disable()d / disallowed call
         self.break_values = {}     # id(tensor) -> name, made while paused
         self.mutated_inputs = {}   # id(tensor) -> (tensor, input name)
+        # DYNOC_SAVE_EXAMPLES=1: each graph's user inputs (as first used) and
+        # outputs (at the region's end) are written beside it, for checking a
+        # build against the program's own values.
+        self.examples = {} if os.environ.get("DYNOC_SAVE_EXAMPLES") else None
+        self.result_tensors = {}
         self._new_graph()
 
     # --- graphs -------------------------------------------------------------
@@ -142,9 +148,13 @@ class Tracker(TorchDispatchMode):
                 self._tensor_guard(len(g.inputs) - 1, src, t)
             else:
                 self.constants += 1
-                nv = g.add_input(t.shape, t.dtype, "constant", src or f"_constant_{self.constants}")
-                self.region.session.add_constant(nv.name, t)
+                # Session-unique: variants of a region share one weights file.
+                name = self.region.session.add_constant(
+                    src or f"_constant_{self.constants}", t)
+                nv = g.add_input(t.shape, t.dtype, "constant", name)
         self.input_values[key] = nv
+        if self.examples is not None and nv.kind == "user":
+            self.examples[nv.vid] = t.detach().clone()
         self.keepalive.append(t)
         return nv
 
@@ -183,6 +193,9 @@ class Tracker(TorchDispatchMode):
     # --- dispatcher observer -----------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if not self.paused and func._schema.is_mutable and args and \
+                isinstance(args[0], torch.Tensor) and id(args[0]) not in self.values:
+            self._lift(args[0])  # an input about to change: lifted as it was
         out = func(*args, **kwargs)
         if self.paused:
             return out
@@ -272,6 +285,8 @@ class Tracker(TorchDispatchMode):
         for o, v in zip(outs, results):
             self.values[id(o)] = v
             self.keepalive.append(o)
+            if self.examples is not None:
+                self.result_tensors[v.vid] = o
         self.current.nodes.append(Node(_op_name(func), operands, attrs,
                                        segments if flexible > 1 else None, results,
                                        False))
@@ -375,6 +390,12 @@ class Tracker(TorchDispatchMode):
         for g in self.graphs:
             g.eliminate_dead_nodes()
             g.order_inputs()
+            if self.examples is not None:
+                ins = [self.examples.get(v.vid) for v in g.inputs if v.kind == "user"]
+                outs = [self.result_tensors.get(v.vid) for v in g.outputs]
+                if all(x is not None for x in ins + outs):
+                    g.examples = {**{f"input_{i}": x for i, x in enumerate(ins)},
+                                  **{f"output_{i}": x.detach().clone() for i, x in enumerate(outs)}}
             g.guards.extend(self._global_state_guards())
             for text in self.value_guards.values():
                 g.guards.append({"kind": "value", "text": text})

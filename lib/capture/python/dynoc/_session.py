@@ -39,7 +39,14 @@ class Session:
         return name
 
     def add_constant(self, name, tensor):
+        """Registers a constant tensor; returns its session-unique name (the
+        same source in two variants may hold different values)."""
+        base, k = name, 1
+        while name in self.weights:
+            name = f"{base}_{k}"
+            k += 1
         self.weights[name] = tensor.detach()
+        return name
 
     def user_location(self):
         """file:line of the innermost frame of user code on the Python stack."""
@@ -112,6 +119,11 @@ class Session:
             with open(path + ".tmp", "w") as f:
                 f.write(mw.write_module([g], WEIGHTS_FILE))
             os.replace(path + ".tmp", path)
+        for g in self.graphs:
+            if g.examples is not None:
+                from safetensors.torch import save_file
+                save_file({k: v.contiguous() for k, v in g.examples.items()},
+                          os.path.join(self.out_dir, f"{g.name}.examples.safetensors"))
         used = self._used_weights()
         if used:
             from safetensors.torch import save_file
