@@ -51,7 +51,17 @@ def dynamic_dims(guards):
             for g in guards if g["kind"] == "tensor_match" and None in g["sizes"]}
 
 
-def _signature(graph):
+def _input_key(v, weights):
+    """A graph input as the comparison sees it: constants by value (their names
+    are session-unique, so two variants never share one), the rest by name."""
+    if v.kind == "constant" and v.name in weights:
+        t = weights[v.name]
+        return (v.kind, str(t.dtype), tuple(t.shape), t.contiguous().view(-1).tolist()
+                if t.numel() <= 4096 else hash(t.numpy().tobytes()))
+    return (v.kind, v.name, str(v.dtype), len(v.shape))
+
+
+def _signature(graph, weights):
     """Everything about a graph but its tensors' sizes, with values numbered."""
     ids = {}
     for v in graph.inputs:
@@ -63,7 +73,7 @@ def _signature(graph):
         nodes.append((n.op, [ids.get(o.vid) for o in n.operands], sorted(n.attrs.items()),
                       n.segment_sizes, [(str(r.dtype), len(r.shape)) for r in n.results]))
     structure = json.dumps(graph.output_structure, sort_keys=True).replace(graph.name, "<self>")
-    return ([(v.kind, v.name, str(v.dtype), len(v.shape)) for v in graph.inputs], nodes,
+    return ([_input_key(v, weights) for v in graph.inputs], nodes,
             [ids.get(v.vid) for v in graph.outputs], graph.mutations, structure)
 
 
@@ -71,11 +81,12 @@ def _values(graph):
     return list(graph.inputs) + [r for n in graph.nodes for r in n.results]
 
 
-def merge_graphs(old, new):
+def merge_graphs(old, new, weights):
     """Makes the graphs `old` (an earlier variant's, in place) dynamic where
     `new` (the same region at other sizes) differs. False, and nothing changed,
     when the graphs are not the same computation."""
-    if len(old) != len(new) or any(_signature(a) != _signature(b) for a, b in zip(old, new)):
+    if len(old) != len(new) or \
+            any(_signature(a, weights) != _signature(b, weights) for a, b in zip(old, new)):
         return False
     for a, b in zip(old, new):
         for va, vb in zip(_values(a), _values(b)):

@@ -225,7 +225,7 @@ class Region:
             merged = _dynamic.merge_guards(old, guards)
             if merged is None or not _dynamic.dynamic_dims(merged):
                 continue
-            if not _dynamic.merge_graphs(self.variant_graphs[i], graphs):
+            if not _dynamic.merge_graphs(self.variant_graphs[i], graphs, session.weights):
                 continue
             self.variants[i] = merged
             dims = _dynamic.dynamic_dims(merged)
