@@ -4,8 +4,19 @@
 #include "dynoc/CodegenCPU/CpuCodegen.h"
 #include "dynoc/IR/GraphIO.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 
 namespace dynoc::cli {
 
@@ -29,19 +40,134 @@ int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
   return mlir::failed(buildCpuModel(*module, options)) ? 1 : 0;
 }
 
+/// `dynoc build DIR`: the variants of one entry in a capture directory become
+/// one model (the runtime runs the first whose guards pass).
+int buildCaptureDir(const std::string &dir, const std::string &entryWanted,
+                    const std::string &outPath, int optLevel,
+                    const std::string &emit, bool embedWeights) {
+  std::ifstream in(dir + "/manifest.json");
+  if (!in)
+    return fail("build", "'" + dir +
+                             "' has no manifest.json (is it a 'dynoc "
+                             "capture' output directory?)");
+  nlohmann::json manifest;
+  try {
+    in >> manifest;
+  } catch (const std::exception &e) {
+    return fail("build", "'" + dir + "/manifest.json' is malformed: " +
+                             std::string(e.what()));
+  }
+  // Whole regions only: a graph of a region split by a break (its inputs
+  // come from another graph, or its outputs feed one) is not a model.
+  static const std::regex crossGraph(R"(graph_\d+\.output_\d+)");
+  std::map<std::string, std::vector<nlohmann::json>> byEntry;
+  std::vector<std::string> fragments;
+  for (auto &g : manifest.value("graphs", nlohmann::json::array())) {
+    bool fragment = g.value("output_structure", nlohmann::json::object())
+                        .value("type", "") == "intermediate";
+    for (auto &i : g.value("inputs", nlohmann::json::array()))
+      fragment |= std::regex_match(i.value("name", ""), crossGraph);
+    if (fragment)
+      fragments.push_back(g.value("name", "?"));
+    else
+      byEntry[g.value("entry", "?")].push_back(g);
+  }
+  if (byEntry.empty())
+    return fail("build", "no graph in '" + dir +
+                             "' is a whole region (graphs of regions split by "
+                             "a graph break build one by one)");
+  std::vector<nlohmann::json> graphs;
+  if (!entryWanted.empty()) {
+    auto it = byEntry.find(entryWanted);
+    if (it == byEntry.end())
+      return fail("build", "no whole-region graph of entry '" + entryWanted +
+                               "' in '" + dir + "'");
+    graphs = it->second;
+  } else if (byEntry.size() == 1) {
+    graphs = byEntry.begin()->second;
+  } else {
+    std::string names;
+    for (auto &[e, gs] : byEntry)
+      names += "\n  " + e + " (" + std::to_string(gs.size()) + " graphs)";
+    return fail("build", "'" + dir +
+                             "' has graphs of several entries; pick "
+                             "one with --entry:" +
+                             names);
+  }
+  // The runtime checks tensor guards only: variants must not differ in the
+  // Python-value guards it cannot check.
+  auto valueGuards = [](const nlohmann::json &g) {
+    std::set<std::string> out;
+    for (auto &t : g.value("guards", nlohmann::json::array()))
+      if (t.get<std::string>().rfind("check_tensor(", 0) != 0)
+        out.insert(t.get<std::string>());
+    return out;
+  };
+  for (auto &g : graphs)
+    if (valueGuards(g) != valueGuards(graphs.front()))
+      return fail("build",
+                  "variants " + graphs.front().value("name", "?") + " and " +
+                      g.value("name", "?") +
+                      " differ in Python-value guards, which the runtime "
+                      "cannot check; build them one by one");
+  mlir::DialectRegistry registry;
+  registerGraphDialects(registry);
+  mlir::MLIRContext context(registry);
+  // One source manager per file: a parse reads its manager's main buffer.
+  std::vector<std::unique_ptr<llvm::SourceMgr>> sources;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string first = dir + "/" + graphs.front().value("mlir", "");
+  for (auto &g : graphs) {
+    sources.push_back(std::make_unique<llvm::SourceMgr>());
+    mlir::SourceMgrDiagnosticHandler handler(*sources.back(), &context);
+    auto parsed = parseGraphFile(dir + "/" + g.value("mlir", ""), context,
+                                 *sources.back());
+    if (!parsed)
+      return 1;
+    if (!module) {
+      module = std::move(parsed);
+      continue;
+    }
+    for (auto func : llvm::make_early_inc_range(
+             parsed->getBody()->getOps<mlir::func::FuncOp>()))
+      func->moveBefore(module->getBody(), module->getBody()->end());
+  }
+  llvm::SourceMgr &sourceMgr = *sources.front();
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  fmt::print(stderr, "[dynoc build] {}: {} variant(s) of {}{}\n", dir,
+             graphs.size(), graphs.front().value("entry", "?"),
+             fragments.empty() ? ""
+                               : " (" + std::to_string(fragments.size()) +
+                                     " graph(s) of split regions left out)");
+  CpuBuildOptions options;
+  options.mlirPath = first;
+  options.outputPath = outPath;
+  options.optLevel = optLevel;
+  options.emitCppOnly = emit == "cpp";
+  options.emitMlirOnly = emit == "mlir";
+  options.embedWeights = embedWeights;
+  return mlir::failed(buildCpuModel(*module, options)) ? 1 : 0;
+}
+
 void addBuildCommand(CLI::App &app, int &exitCode) {
   auto *cmd = app.add_subcommand(
-      "build", "Compile a captured graph file (.mlir) into a model .so that "
+      "build", "Compile a captured graph file (.mlir), or a capture "
+               "directory's variants of one entry, into a model .so that "
                "libdynrt runs. Its weights go to <MODEL>.weights.safetensors "
                "beside it.");
   struct Opts {
-    std::string input, output, target = "cpu", emit = "so";
+    std::string input, output, target = "cpu", emit = "so", entry;
     int optLevel = 2;
     bool embedWeights = false;
   };
   auto opts = std::make_shared<Opts>();
-  cmd->add_option("GRAPH", opts->input, "graph file written by 'dynoc capture'")
+  cmd->add_option("GRAPH", opts->input,
+                  "graph file written by 'dynoc capture', or its output "
+                  "directory (all variants of one entry in one model)")
       ->required();
+  cmd->add_option("--entry", opts->entry,
+                  "with a directory: the entry (file:line:function, as in "
+                  "manifest.json) whose variants to bundle");
   cmd->add_option("-o,--output", opts->output, "model .so to write")
       ->required();
   cmd->add_option("--target", opts->target, "code generator: cpu")
@@ -62,8 +188,12 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
                 "link the weights into the .so instead of writing the "
                 "<MODEL>.weights.safetensors sidecar");
   cmd->callback([opts, &exitCode] {
-    exitCode = buildGraphFile(opts->input, opts->output, opts->optLevel,
-                              opts->emit, opts->embedWeights);
+    exitCode =
+        std::filesystem::is_directory(opts->input)
+            ? buildCaptureDir(opts->input, opts->entry, opts->output,
+                              opts->optLevel, opts->emit, opts->embedWeights)
+            : buildGraphFile(opts->input, opts->output, opts->optLevel,
+                             opts->emit, opts->embedWeights);
   });
 }
 

@@ -1,0 +1,42 @@
+"""`dynoc build DIR`: the variants of one entry in a capture directory, one model."""
+import os
+
+import pytest
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "..", "capture", "programs")
+
+
+def capture(dynoc, program, out):
+    dynoc("capture", "-o", out, os.path.join(PROGRAMS, program), check=True)
+
+
+def test_variants_of_one_entry_become_one_model(dynoc, tmp_path):
+    import dynoc as dy
+    capture(dynoc, "p74_dynamic_false.py", tmp_path / "cap")  # sizes 2 and 3, static
+    p = dynoc("build", tmp_path / "cap", "-o", tmp_path / "m.so", check=True)
+    assert "2 variant(s) of" in p.stderr
+    m = dy.load(tmp_path / "m.so")
+    for b in (2, 3):  # each size runs its own variant
+        x = torch.randn(b, 2)
+        assert torch.equal(m(x), x.relu() + 1)
+    with pytest.raises(dy.GuardError, match=r"size\(\)\[0\] == 2, got 4"):
+        m(torch.ones(4, 2))
+
+
+def test_variants_differing_in_python_values_are_refused(dynoc, tmp_path):
+    capture(dynoc, "p39_int_arg_recompile.py", tmp_path / "cap")  # L['n'] == 2 / 5
+    p = dynoc("build", tmp_path / "cap", "-o", tmp_path / "m.so")
+    assert p.returncode == 1
+    assert "differ in Python-value guards, which the runtime cannot check" in p.stderr
+    assert not (tmp_path / "m.so").exists()
+
+
+def test_split_regions_and_bad_directories(dynoc, tmp_path):
+    capture(dynoc, "p51_graph_break.py", tmp_path / "cap")  # one region, two graphs
+    p = dynoc("build", tmp_path / "cap", "-o", tmp_path / "m.so")
+    assert p.returncode == 1 and "is a whole region" in p.stderr
+    (tmp_path / "empty").mkdir()
+    p = dynoc("build", tmp_path / "empty", "-o", tmp_path / "m.so")
+    assert p.returncode == 1 and "has no manifest.json" in p.stderr
