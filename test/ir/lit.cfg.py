@@ -6,6 +6,7 @@ import lit.formats
 config.name = "dynoc-ir"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
+config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 bin_dir = os.path.join(root, "bazel-bin", "tools", "dynoc")
