@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import ROOT, run
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "cpu"))
 import models  # noqa: E402
@@ -33,6 +33,13 @@ def test_model_matches_eager(dynoc, tmp_path, name):
     dynoc("capture", script, "-o", tmp_path / "out", check=True)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert len(manifest["graphs"]) == 1
+    # No more breaks than PyTorch's Dynamo makes on the same script (0 on each).
+    ref_json = tmp_path / "dynamo.json"
+    run(sys.executable, os.path.join(ROOT, "test", "capture", "dynamo_reference.py"),
+        ref_json, script, check=True)
+    dynamo = json.loads(ref_json.read_text())
+    assert (len(manifest["graphs"]), len(manifest["breaks"])) == \
+        (dynamo["graphs"], dynamo["breaks"]), (manifest["breaks"], dynamo)
     build = dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so",
                   check=True)
     assert "peak intermediate bytes" in build.stderr
