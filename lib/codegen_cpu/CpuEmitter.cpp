@@ -1861,6 +1861,13 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
                << "'" << attrs::kOutputs << "' is not valid JSON";
       g["output_structure"] = structure;
     }
+    if (auto s = func->getAttrOfType<StringAttr>(attrs::kMutations)) {
+      json mutations = json::parse(s.str(), nullptr, false);
+      if (mutations.is_discarded() || !mutations.is_array())
+        return func.emitError()
+               << "'" << attrs::kMutations << "' is not a JSON array";
+      g["mutations"] = mutations;
+    }
     g["guards"] = json::array();
     if (auto guards = func->getAttrOfType<ArrayAttr>(attrs::kGuards))
       for (Attribute a : guards)

@@ -130,7 +130,7 @@ LogicalResult dynoc::DynocDialect::verifyOperationAttribute(Operation *op,
   if (name == attrs::kGuards)
     return verifyGuards(func, a.getValue());
   if (name == attrs::kEntry || name == attrs::kOutputs ||
-      name == attrs::kWeights) {
+      name == attrs::kWeights || name == attrs::kMutations) {
     if (!a.getValue().isa<StringAttr>())
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();

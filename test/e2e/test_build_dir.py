@@ -40,3 +40,18 @@ def test_split_regions_and_bad_directories(dynoc, tmp_path):
     (tmp_path / "empty").mkdir()
     p = dynoc("build", tmp_path / "empty", "-o", tmp_path / "m.so")
     assert p.returncode == 1 and "has no manifest.json" in p.stderr
+
+
+def test_input_mutation_is_written_back(dynoc, tmp_path):
+    """`x.mul_(3)` in the region: the graph records it functionally and lists
+    the write-back; dynoc.load applies it, so the caller sees eager's x."""
+    import dynoc as dy
+    capture(dynoc, "p29_input_mutation.py", tmp_path / "cap")
+    assert "dynoc.mutations" in (tmp_path / "cap" / "graph_0.mlir").read_text()
+    dynoc("build", tmp_path / "cap" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
+    m = dy.load(tmp_path / "m.so")
+    assert m.manifest["graphs"][0]["mutations"] == [{"input": "L['x']", "output": 0}]
+    x, ref = torch.arange(2.0), torch.arange(2.0)
+    y = m(x)
+    ref.mul_(3)
+    assert torch.equal(x, ref) and torch.equal(y, ref + 1)

@@ -159,6 +159,8 @@ def write_func(g, weights_file):
         "dynoc.outputs": string_attr(json.dumps(g.output_structure)),
         "dynoc.guards": "[" + ", ".join(guards) + "]",
     }
+    if g.mutations:
+        fattrs["dynoc.mutations"] = string_attr(json.dumps(g.mutations))
     if any(i.kind != "user" for i in g.inputs):
         fattrs["dynoc.weights"] = string_attr(weights_file)
     res = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"

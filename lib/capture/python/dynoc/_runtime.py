@@ -56,6 +56,11 @@ class LoadedModel:
         graph = self.manifest["graphs"][0]
         self._num_inputs = sum(1 for i in graph["inputs"] if i["kind"] == "user")
         self._structure = graph.get("output_structure")
+        # In-place updates of user inputs the graph recorded functionally: after
+        # a run, output `output` is copied into user input number k.
+        users = [i["name"] for i in graph["inputs"] if i["kind"] == "user"]
+        self._writebacks = [(users.index(m["input"]), m["output"])
+                            for m in graph.get("mutations", []) if m["input"] in users]
 
     def __call__(self, *tensors):
         if len(tensors) != self._num_inputs:
@@ -66,6 +71,9 @@ class LoadedModel:
                 raise TypeError(f"input {i}: expected a torch.Tensor, got {type(t).__name__}")
             capsules.append(dlpack.to_dlpack(t.detach().contiguous()))  # no copy if contiguous
         outputs = [dlpack.from_dlpack(c) for c in self._model.run(capsules)]
+        for k, o in self._writebacks:
+            with torch.no_grad():
+                tensors[k].copy_(outputs[o])
         if not self._structure:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return _rebuild(self._structure, outputs)

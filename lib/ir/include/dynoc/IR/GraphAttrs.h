@@ -18,6 +18,9 @@ inline constexpr char kEntry[] = "dynoc.entry";
 inline constexpr char kInputs[] = "dynoc.inputs";
 /// Func: the output structure, as JSON text (docs/graph-format.md).
 inline constexpr char kOutputs[] = "dynoc.outputs";
+/// Func: in-place updates of user inputs, as JSON text: [{"input": name,
+/// "output": index}] — after a run, that output is copied into that input.
+inline constexpr char kMutations[] = "dynoc.mutations";
 /// Func: one dictionary per guard: {kind, text, ...}.
 inline constexpr char kGuards[] = "dynoc.guards";
 /// Func: the safetensors file (relative to the .mlir) that holds the
