@@ -209,14 +209,17 @@ def test_value_guards_loops_and_recompiles(dynoc, python, tmp_path):
         print(m(torch.ones(2, 4), 2.0).sum().item() != 0)
         print(m(torch.ones(2, 4), 2.0).shape)       # same guards: no new graph
         print(m(torch.ones(2, 4), 3.0).shape)       # a scalar is specialized: recompile
-        print(m(torch.ones(5, 4), 3.0).shape)       # new size: recompile
+        print(m(torch.ones(5, 4), 3.0).shape)       # new size: recompile, dim 0 dynamic
     """)
     cap = dynoc("capture", script, "-o", tmp_path / "out", check=True)
     assert cap.stdout == python(script, check=True).stdout
     m = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert len(m["graphs"]) == 3
+    # The size change made the scale=3.0 variant dynamic instead of a third graph.
+    assert len(m["graphs"]) == 2
     assert [r["guard"] for r in m["recompiles"]][0] == "L['scale'] == 2.0"
     assert m["recompiles"][1]["guard"].startswith("check_tensor(L['x'], torch.float32")
+    assert m["recompiles"][1]["dynamic"] == {"L['x']": [0]}
+    assert m["graphs"][1]["inputs"][0]["shape"] == [None, 4]
     g = m["graphs"][0]
     assert "L['self'].use_relu == True" in g["guards"]
     assert g["ops"]["aten.addmm"] == 2 and g["ops"]["aten.relu"] == 1
