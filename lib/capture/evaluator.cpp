@@ -340,6 +340,19 @@ private:
     return PyObject_Vectorcall(callable, args.data(), args.size() - nkw, kw);
   }
   PyObject *zeroArgSuper();
+  /// A global (source `G['name']`) or builtin, as a new reference; null with
+  /// NameError when neither has it.
+  PyObject *lookupGlobal(PyObject *name, std::string &src) {
+    PyObject *r = PyDict_GetItemWithError(f.globals, name);
+    if (r)
+      src = std::string("G['") + PyUnicode_AsUTF8(name) + "']";
+    else if (!PyErr_Occurred())
+      r = PyDict_GetItemWithError(f.builtins, name);
+    if (!r && !PyErr_Occurred())
+      PyErr_Format(PyExc_NameError, "name '%U' is not defined", name);
+    Py_XINCREF(r);
+    return r;
+  }
   PyObject *makeFunction(int flags);
   int raise(int oparg);
 
@@ -892,19 +905,8 @@ PyObject *Evaluator::runUntilError() {
           src = std::string("G['") + PyUnicode_AsUTF8(name) + "']";
         }
       }
-      if (!r) {
-        r = PyDict_GetItemWithError(f.globals, name);
-        if (r)
-          src = std::string("G['") + PyUnicode_AsUTF8(name) + "']";
-        else if (!PyErr_Occurred())
-          r = PyDict_GetItemWithError(f.builtins, name);
-        if (!r) {
-          if (!PyErr_Occurred())
-            PyErr_Format(PyExc_NameError, "name '%U' is not defined", name);
-          return nullptr;
-        }
-        Py_INCREF(r);
-      }
+      if (!r)
+        FAIL_IF_NULL(r = lookupGlobal(name, src));
       noteTensor(r, src);
       push(r, std::move(src));
       break;
@@ -956,17 +958,7 @@ PyObject *Evaluator::runUntilError() {
       if (oparg & 1)
         push(nullptr);
       std::string src;
-      r = PyDict_GetItemWithError(f.globals, name);
-      if (r)
-        src = std::string("G['") + PyUnicode_AsUTF8(name) + "']";
-      else if (!PyErr_Occurred())
-        r = PyDict_GetItemWithError(f.builtins, name);
-      if (!r) {
-        if (!PyErr_Occurred())
-          PyErr_Format(PyExc_NameError, "name '%U' is not defined", name);
-        return nullptr;
-      }
-      Py_INCREF(r);
+      FAIL_IF_NULL(r = lookupGlobal(name, src));
       noteTensor(r, src);
       push(r, std::move(src));
       break;

@@ -20,6 +20,21 @@
 
 namespace dynoc::cli {
 
+/// Runs the CPU build on a parsed graph module; `mlirPath` locates the weights
+/// its `dynoc.weights` names.
+static int lowerModule(mlir::ModuleOp module, const std::string &mlirPath,
+                       const std::string &outPath, int optLevel,
+                       const std::string &emit, bool embedWeights) {
+  CpuBuildOptions options;
+  options.mlirPath = mlirPath;
+  options.outputPath = outPath;
+  options.optLevel = optLevel;
+  options.emitCppOnly = emit == "cpp";
+  options.emitMlirOnly = emit == "mlir";
+  options.embedWeights = embedWeights;
+  return mlir::failed(buildCpuModel(module, options)) ? 1 : 0;
+}
+
 int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
                    int optLevel, const std::string &emit, bool embedWeights) {
   mlir::DialectRegistry registry;
@@ -30,14 +45,7 @@ int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
   auto module = parseGraphFile(mlirPath, context, sourceMgr);
   if (!module)
     return 1;
-  CpuBuildOptions options;
-  options.mlirPath = mlirPath;
-  options.outputPath = outPath;
-  options.optLevel = optLevel;
-  options.emitCppOnly = emit == "cpp";
-  options.emitMlirOnly = emit == "mlir";
-  options.embedWeights = embedWeights;
-  return mlir::failed(buildCpuModel(*module, options)) ? 1 : 0;
+  return lowerModule(*module, mlirPath, outPath, optLevel, emit, embedWeights);
 }
 
 /// `dynoc build DIR`: the variants of one entry in a capture directory become
@@ -139,14 +147,7 @@ int buildCaptureDir(const std::string &dir, const std::string &entryWanted,
              fragments.empty() ? ""
                                : " (" + std::to_string(fragments.size()) +
                                      " graph(s) of split regions left out)");
-  CpuBuildOptions options;
-  options.mlirPath = first;
-  options.outputPath = outPath;
-  options.optLevel = optLevel;
-  options.emitCppOnly = emit == "cpp";
-  options.emitMlirOnly = emit == "mlir";
-  options.embedWeights = embedWeights;
-  return mlir::failed(buildCpuModel(*module, options)) ? 1 : 0;
+  return lowerModule(*module, first, outPath, optLevel, emit, embedWeights);
 }
 
 void addBuildCommand(CLI::App &app, int &exitCode) {
