@@ -266,6 +266,7 @@ private:
   LogicalResult emitSoftmax(Operation *op);
   LogicalResult emitReduction(Operation *op);
   LogicalResult emitStack(Operation *op);
+  LogicalResult emitFull(Operation *op);
   LogicalResult emitUnbind(Operation *op);
   LogicalResult emitSplit(Operation *op);
   LogicalResult emitFusionGroup(Operation *op);
@@ -350,6 +351,7 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     m["dynoc.fusion_group"] = &FuncEmitter::emitFusionGroup;
     m["aten.embedding"] = &FuncEmitter::emitEmbedding;
     m["aten.arange"] = &FuncEmitter::emitArange;
+    m["aten.full"] = &FuncEmitter::emitFull;
     m["aten.slice.Tensor"] = &FuncEmitter::emitSliceSelect;
     m["aten.select.int"] = &FuncEmitter::emitSliceSelect;
     m["aten.cat"] = &FuncEmitter::emitCat;
@@ -1395,6 +1397,22 @@ LogicalResult FuncEmitter::emitArange(Operation *op) {
   setDims(out, op, {std::to_string(n)});
   code += llvm::formatv("  dynoc_k::arange({0}, {1}, {2:e17}, {3:e17});\n",
                         name(out), dimsOf(out)[0], start, step);
+  return success();
+}
+
+/// full: every element the fill value (arange's kernel with step 0).
+LogicalResult FuncEmitter::emitFull(Operation *op) {
+  Value out = op->getResult(0);
+  auto size = op->getAttrOfType<DenseI64ArrayAttr>("size");
+  if (!size)
+    return op->emitError() << "dynoc build (cpu): full without a size";
+  DimList d;
+  for (int64_t x : size.asArrayRef())
+    d.push_back(std::to_string(x));
+  setDims(out, op, d);
+  code +=
+      llvm::formatv("  dynoc_k::arange({0}, {1}, {2:e17}, 0.0);\n", name(out),
+                    numelOf(out), scalarAttr(op, "fill_value", 0));
   return success();
 }
 

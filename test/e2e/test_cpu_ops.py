@@ -184,6 +184,8 @@ CASES["stack_mid"] = dict(case("aten.stack", [[2, 3], [2, 3], [2, 3]], {"dim": 1
                                lambda *xs: aten.stack(list(xs), 1)), segments=None)
 CASES["stack_neg"] = case("aten.stack", [[4], [4]], {"dim": -1},
                           lambda *xs: aten.stack(list(xs), -1))
+CASES["full"] = case("aten.full", [], {"size": [2, 3], "fill_value": 1.5},
+                     lambda: aten.full([2, 3], 1.5))
 CASES["view"] = case("aten.view", [[4, 6]], {"size": [2, 12]}, lambda x: aten.view(x, [2, 12]))
 CASES["arange"] = case("aten.arange", [], {"end": 7},
                        lambda: aten.arange(7))
