@@ -55,3 +55,23 @@ def test_input_mutation_is_written_back(dynoc, tmp_path):
     y = m(x)
     ref.mul_(3)
     assert torch.equal(x, ref) and torch.equal(y, ref + 1)
+
+
+def test_several_entries_need_entry(dynoc, tmp_path):
+    capture(dynoc, "p64_nested_regions.py", tmp_path / "one")  # one entry: fine
+    script = tmp_path / "two.py"
+    script.write_text("import torch\n"
+                      "f = torch.compile(lambda x: x + 1)\n"
+                      "g = torch.compile(lambda x: x * 2)\n"
+                      "f(torch.ones(2)); g(torch.ones(2))\n")
+    dynoc("capture", "-o", tmp_path / "cap", script, check=True)
+    p = dynoc("build", tmp_path / "cap", "-o", tmp_path / "m.so")
+    assert p.returncode == 1 and "has graphs of several entries; pick one with --entry" in p.stderr
+    entry = p.stderr.strip().splitlines()[-1].strip().rsplit(" (", 1)[0]
+    dynoc("build", tmp_path / "cap", "--entry", entry, "-o", tmp_path / "m.so", check=True)
+
+
+def test_capture_entry_must_be_module_colon_function(dynoc, tmp_path):
+    p = dynoc("capture", "-o", tmp_path / "out", "--entry", "nocolon",
+              os.path.join(PROGRAMS, "p01_function.py"))
+    assert p.returncode == 2 and "--entry 'nocolon' is not MODULE:FUNC" in p.stderr
