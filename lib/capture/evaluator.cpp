@@ -15,9 +15,11 @@
 #include "evaluator.h"
 #include "exception_table.h"
 #include "frame_hook.h"
+#include "size_sources.h"
 
 #include <opcode.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -295,6 +297,87 @@ private:
     if (!s.source.empty() && s.value && isGuardableScalar(s.value))
       callTracker("on_guard", Py_BuildValue("(sO)", s.source.c_str(), s.value));
   }
+  /// guardScalar for an operand that is not itself a size (a size there is
+  /// part of a size expression or guard instead).
+  void guardUnlessSize(const Slot &s) {
+    if (!isSizeInt(s.value, s.source))
+      guardScalar(s);
+  }
+  /// A tensor's source for its sizes: tensors the region made have none,
+  /// and a decision on their sizes keeps the variant static.
+  static std::string tensorSource(const std::string &source) {
+    return source.empty() ? std::string(kIntermediateTensor) : source;
+  }
+  /// `t.shape` / `t.size()` as built here: a torch.Size with a size source.
+  static bool isSizeTuple(const Slot &s) {
+    return PyTuple_Check(s.value) && s.source.size() > 7 &&
+           s.source.compare(s.source.size() - 7, 7, ".size()") == 0;
+  }
+  /// The source of `sizes[key]` for a torch.Size `sizes`: one dim, or for a
+  /// slice, per-item sources in `items`.
+  static std::string sizeItemSource(const Slot &sizes, PyObject *key,
+                                    ItemSources &items) {
+    std::string tensor = sizes.source.substr(0, sizes.source.size() - 7);
+    Py_ssize_t rank = PyTuple_GET_SIZE(sizes.value);
+    if (PyLong_CheckExact(key)) {
+      long long d = PyLong_AsLongLong(key);
+      return d >= -rank && d < rank ? sizeDimSource(tensor, d, rank)
+                                    : std::string();
+    }
+    Py_ssize_t start, stop, step;
+    if (PySlice_Check(key) && PySlice_Unpack(key, &start, &stop, &step) == 0) {
+      PySlice_AdjustIndices(rank, &start, &stop, step);
+      auto list = std::make_shared<std::vector<std::string>>();
+      for (Py_ssize_t i = start; step > 0 ? i < stop : i > stop; i += step)
+        list->push_back(sizeDimSource(tensor, i, rank));
+      items = std::move(list);
+    }
+    PyErr_Clear();
+    return {};
+  }
+  /// The source of a call's result when it reads sizes: `t.size()` and
+  /// `t.size(d)`.
+  std::string sizeCallSource(PyObject *callable, const std::string &callableSrc,
+                             const std::vector<PyObject *> &args, PyObject *kw,
+                             PyObject *result) {
+    if (kw || !PyCFunction_Check(callable) ||
+        !isTensor(PyCFunction_GET_SELF(callable)) ||
+        std::strcmp(
+            reinterpret_cast<PyCFunctionObject *>(callable)->m_ml->ml_name,
+            "size") != 0)
+      return {};
+    std::string tensor = callableSrc.size() > 5
+                             ? callableSrc.substr(0, callableSrc.size() - 5)
+                             : tensorSource(std::string());
+    if (args.empty() && PyTuple_Check(result))
+      return tensor + ".size()";
+    if (args.size() == 1 && PyLong_CheckExact(args[0]) &&
+        PyLong_CheckExact(result)) {
+      PyObject *shape =
+          PyObject_GetAttrString(PyCFunction_GET_SELF(callable), "shape");
+      if (!shape) {
+        PyErr_Clear();
+        return {};
+      }
+      Py_ssize_t rank = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -1;
+      Py_DECREF(shape);
+      if (rank < 0)
+        return {};
+      return sizeDimSource(tensor, PyLong_AsLongLong(args[0]), rank);
+    }
+    return {};
+  }
+  /// A builtin torch function or Tensor method: it maps to dispatcher calls
+  /// directly, with no Python in between that could branch on its arguments.
+  bool isAtenCallable(PyObject *callable) {
+    if (!PyCFunction_Check(callable))
+      return false;
+    if (isTensor(PyCFunction_GET_SELF(callable)))
+      return true;
+    PyObject *mod = reinterpret_cast<PyCFunctionObject *>(callable)->m_module;
+    return mod && PyUnicode_Check(mod) &&
+           PyUnicode_CompareWithASCIIString(mod, "torch") == 0;
+  }
   /// A graph break here; `escaping` is the tensor whose value Python reads
   /// (the graph so far outputs it).
   void breakHere(const char *reason, bool escape,
@@ -362,6 +445,7 @@ private:
   PyObject *code = nullptr;
   std::vector<Slot> locals, stack;
   PyObject *kwnames = nullptr; // borrowed from co_consts
+  std::string callSource;      // the last CALL's result source (sizes)
   Py_ssize_t pc = 0;
   Py_ssize_t lasti = -1;  // set by RERAISE: the offset an exception came from
   bool reraising = false; // RERAISE adds no traceback entry
@@ -405,6 +489,12 @@ void Evaluator::bindArgumentSources() {
 int Evaluator::truth(const Slot &s) {
   if (isTensor(s.value))
     breakHere("a tensor's value decides Python control flow", true, s.value);
+  else if (isSizeInt(s.value, s.source))
+    callTracker(
+        "on_size_guard",
+        Py_BuildValue(
+            "(s)", (s.source + (PyObject_IsTrue(s.value) ? " != 0" : " == 0"))
+                       .c_str()));
   else
     guardScalar(s);
   Passthrough p;
@@ -568,9 +658,12 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
     return callFollowed(callable, callableSrc, args, sources, kw,
                         std::move(varargSources));
   // A native call (torch op, builtin, library code): the Python scalars it
-  // gets decide what it does.
+  // gets decide what it does. A size given to an ATen-backed torch function
+  // lands in the graph's attributes, where a dynamic merge checks it.
+  bool aten = isAtenCallable(callable);
   for (size_t i = 0; i < args.size(); ++i)
-    if (!sources[i].empty() && isGuardableScalar(args[i]))
+    if (!sources[i].empty() && isGuardableScalar(args[i]) &&
+        !(aten && isSizeInt(args[i], sources[i])))
       callTracker("on_guard",
                   Py_BuildValue("(sO)", sources[i].c_str(), args[i]));
   return callNative(callable, args, kw);
@@ -595,6 +688,8 @@ PyObject *Evaluator::call(int nargs) {
   PyObject *kw = kwnames;
   kwnames = nullptr;
   PyObject *result = invoke(callable, callableSrc, args, sources, kw);
+  if (result)
+    callSource = sizeCallSource(callable, callableSrc, args, kw, result);
   dropTop(stack.size() - (base - 2));
   return result;
 }
@@ -987,6 +1082,9 @@ PyObject *Evaluator::runUntilError() {
       std::string src = owner.source.empty()
                             ? std::string()
                             : owner.source + "." + PyUnicode_AsUTF8(name);
+      if (isTensor(owner.value) &&
+          PyUnicode_CompareWithASCIIString(name, "shape") == 0)
+        src = tensorSource(owner.source) + ".size()"; // one spelling
       Py_DECREF(owner.value);
       FAIL_IF_NULL(r);
       noteTensor(r, src);
@@ -1017,7 +1115,8 @@ PyObject *Evaluator::runUntilError() {
     case CALL:
       r = call(oparg);
       FAIL_IF_NULL(r);
-      push(r);
+      push(r, std::move(callSource));
+      callSource.clear();
       break;
     case CALL_FUNCTION_EX:
       r = callFunctionEx(oparg & 1);
@@ -1031,7 +1130,12 @@ PyObject *Evaluator::runUntilError() {
       break;
     case BINARY_OP: {
       Slot b = pop(), a = pop();
-      guardScalar(a), guardScalar(b);
+      std::string src =
+          sizeArithmeticSource(oparg, a.value, a.source, b.value, b.source);
+      if (src.empty())
+        guardScalar(a), guardScalar(b);
+      else // an affine expression of sizes; the other operand is pinned
+        guardUnlessSize(a), guardUnlessSize(b);
       {
         Passthrough p;
         r = binaryOp(oparg, a.value, b.value);
@@ -1039,7 +1143,7 @@ PyObject *Evaluator::runUntilError() {
       Py_DECREF(a.value);
       Py_DECREF(b.value);
       FAIL_IF_NULL(r);
-      push(r);
+      push(r, std::move(src));
       break;
     }
     case BINARY_SUBSCR: {
@@ -1050,7 +1154,10 @@ PyObject *Evaluator::runUntilError() {
         r = PyObject_GetItem(container.value, key.value);
       }
       std::string src;
-      if (PyLong_Check(key.value) && container.items) {
+      ItemSources items;
+      if (isSizeTuple(container)) {
+        src = sizeItemSource(container, key.value, items);
+      } else if (PyLong_Check(key.value) && container.items) {
         Py_ssize_t i = PyLong_AsSsize_t(key.value);
         if (i < 0)
           i += Py_ssize_t(container.items->size());
@@ -1062,7 +1169,7 @@ PyObject *Evaluator::runUntilError() {
       Py_DECREF(key.value);
       FAIL_IF_NULL(r);
       noteTensor(r, src);
-      push(r, std::move(src));
+      push(r, std::move(src), std::move(items));
       break;
     }
     case STORE_SUBSCR: {
@@ -1091,11 +1198,23 @@ PyObject *Evaluator::runUntilError() {
     }
     case COMPARE_OP: {
       Slot b = pop(), a = pop();
-      guardScalar(a), guardScalar(b);
+      bool sizes =
+          (isSizeInt(a.value, a.source) || isSizeInt(b.value, b.source)) &&
+          PyLong_CheckExact(a.value) && PyLong_CheckExact(b.value);
+      if (sizes)
+        guardUnlessSize(a), guardUnlessSize(b);
+      else
+        guardScalar(a), guardScalar(b);
       {
         Passthrough p;
         r = PyObject_RichCompare(a.value, b.value, oparg);
       }
+      if (sizes && r)
+        callTracker(
+            "on_size_guard",
+            Py_BuildValue("(s)", sizeCompareGuard(oparg, r == Py_True, a.value,
+                                                  a.source, b.value, b.source)
+                                     .c_str()));
       Py_DECREF(a.value), Py_DECREF(b.value);
       FAIL_IF_NULL(r);
       push(r);

@@ -71,6 +71,36 @@ LogicalResult verifyInputs(func::FuncOp func, Attribute attr) {
   return success();
 }
 
+/// A size guard: `sum(coefficient * size(input, dim)) + constant OP 0`, with
+/// `terms` listing (input, dim, coefficient) triples.
+LogicalResult verifySizeGuard(func::FuncOp func, DictionaryAttr dict,
+                              size_t i) {
+  auto terms = dict.getAs<DenseI64ArrayAttr>("terms");
+  auto constant = dict.getAs<IntegerAttr>("constant");
+  auto op = dict.getAs<StringAttr>("op");
+  if (!terms || !constant || !op || terms.size() % 3 != 0)
+    return func.emitOpError()
+           << "size guard " << i
+           << " needs 'terms' ((input, dim, coefficient) triples), 'constant' "
+              "and 'op'";
+  if (!llvm::is_contained(ArrayRef<StringRef>{"<", "<=", "==", "!=", ">", ">="},
+                          op.getValue()))
+    return func.emitOpError()
+           << "size guard " << i << " has unknown op '" << op.getValue() << "'";
+  ArrayRef<int64_t> t = terms.asArrayRef();
+  for (size_t k = 0; k < t.size(); k += 3) {
+    if (t[k] < 0 || t[k] >= (int64_t)func.getNumArguments())
+      return func.emitOpError() << "guard " << i << " names input " << t[k]
+                                << ", which does not exist";
+    auto argType = func.getArgumentTypes()[t[k]].dyn_cast<RankedTensorType>();
+    if (!argType || t[k + 1] < 0 || t[k + 1] >= argType.getRank())
+      return func.emitOpError()
+             << "size guard " << i << " names dim " << t[k + 1] << " of input "
+             << t[k] << ", which it does not have";
+  }
+  return success();
+}
+
 LogicalResult verifyGuards(func::FuncOp func, Attribute attr) {
   auto list = attr.dyn_cast<ArrayAttr>();
   if (!list)
@@ -82,7 +112,13 @@ LogicalResult verifyGuards(func::FuncOp func, Attribute attr) {
         !dict.getAs<StringAttr>("text"))
       return func.emitOpError()
              << "guard " << i << " needs string attributes 'kind' and 'text'";
-    if (dict.getAs<StringAttr>("kind").getValue() != "tensor_match")
+    StringRef kind = dict.getAs<StringAttr>("kind").getValue();
+    if (kind == "size") {
+      if (failed(verifySizeGuard(func, dict, i)))
+        return failure();
+      continue;
+    }
+    if (kind != "tensor_match")
       continue;
     auto input = dict.getAs<IntegerAttr>("input");
     auto sizes = dict.getAs<DenseI64ArrayAttr>("sizes");

@@ -49,6 +49,36 @@ std::string onInput(const std::string &name, const std::string &what) {
     return name + "." + what;
   return "input '" + name + "': " + what;
 }
+
+/// A size guard; on failure, names it and the sizes it read.
+bool checkSizeGuard(const Guard &g, const DLTensor *const *inputs,
+                    std::string &failure) {
+  int64_t v = g.constant;
+  std::string sizes;
+  for (size_t k = 0; k < g.terms.size(); k += 3) {
+    const DLTensor &t = *inputs[g.terms[k]];
+    if (t.ndim <= g.terms[k + 1]) {
+      failure = "guard failed: " + g.text + " (input " +
+                std::to_string(g.terms[k]) + " has " + std::to_string(t.ndim) +
+                " dims)";
+      return false;
+    }
+    int64_t size = t.shape[g.terms[k + 1]];
+    v += g.terms[k + 2] * size;
+    sizes += (k ? ", input " : "input ") + std::to_string(g.terms[k]) +
+             " size()[" + std::to_string(g.terms[k + 1]) +
+             "] = " + std::to_string(size);
+  }
+  bool ok = g.op == "<"    ? v < 0
+            : g.op == "<=" ? v <= 0
+            : g.op == "==" ? v == 0
+            : g.op == "!=" ? v != 0
+            : g.op == ">"  ? v > 0
+                           : v >= 0;
+  if (!ok)
+    failure = "guard failed: " + g.text + " (" + sizes + ")";
+  return ok;
+}
 } // namespace
 
 bool isContiguous(const DLTensor &t) {
@@ -84,8 +114,13 @@ bool checkSignature(const GraphSpec &graph, const DLTensor *const *inputs,
 bool checkGuards(const GraphSpec &graph, const DLTensor *const *inputs,
                  std::string &failure) {
   for (const Guard &g : graph.guards) {
+    if (g.kind == "size") {
+      if (!checkSizeGuard(g, inputs, failure))
+        return false;
+      continue;
+    }
     if (g.kind != "tensor_match")
-      continue; // global-state guards were checked at capture time
+      continue; // global-state and value guards were checked at capture time
     std::string what = checkMeta(*inputs[g.input], g.dtype, g.sizes);
     if (!what.empty()) {
       failure = "guard failed: " + onInput(graph.inputs[g.input].name, what) +

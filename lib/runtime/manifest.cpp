@@ -137,6 +137,25 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
           return false;
         if (gj.contains("strides") && !r.ints(gj, "strides", guard.strides, gw))
           return false;
+      } else if (guard.kind == "size") {
+        if (!r.ints(gj, "terms", guard.terms, gw) ||
+            !r.string(gj, "op", guard.op, gw))
+          return false;
+        if (!gj.contains("constant") || !gj["constant"].is_number_integer())
+          return r.fail(gw + " needs an integer 'constant'");
+        guard.constant = gj["constant"].get<int64_t>();
+        static const char *const ops[] = {"<", "<=", "==", "!=", ">", ">="};
+        if (guard.terms.size() % 3 != 0 ||
+            std::find(std::begin(ops), std::end(ops), guard.op) ==
+                std::end(ops))
+          return r.fail(gw + " has malformed 'terms' or an unknown 'op'");
+        for (size_t k = 0; k < guard.terms.size(); k += 3)
+          if (guard.terms[k] < 0 ||
+              guard.terms[k] >= (int64_t)spec.numUserInputs ||
+              guard.terms[k + 1] < 0 ||
+              guard.terms[k + 1] >=
+                  (int64_t)spec.inputs[guard.terms[k]].shape.size())
+            return r.fail(gw + " names a dim of an input it does not have");
       }
       spec.guards.push_back(std::move(guard));
     }

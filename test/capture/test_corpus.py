@@ -14,6 +14,7 @@ Header lines (docs/capture.md, "The capture corpus"):
   # expect stderr: TEXT       dynoc capture's stderr contains TEXT
   # expect mutation: NAME     some graph writes back to this input
   # capture-args: ARGS        extra `dynoc capture` arguments (e.g. --entry MOD:FUNC)
+  # env: NAME=VALUE           environment of the `dynoc capture` run (e.g. DYNOC_LOGS)
   # dynamo: same              graph and break counts equal Dynamo's (the default)
   # dynamo: breaks<=          dynoc breaks no more often than Dynamo (graphs not compared)
   # dynamo: graphs            graph counts equal (Dynamo does not count this kind of
@@ -38,7 +39,7 @@ PROGRAMS = sorted(glob.glob(os.path.join(HERE, "programs", "*.py")))
 
 
 def header(path):
-    exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [],
+    exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [], "env": {},
            "dynamo": "same", "args": []}
     for line in open(path):
         m = re.match(r"#\s*expect (\w+):\s*(.*)$", line)
@@ -52,6 +53,9 @@ def header(path):
                 exp[key].append(val)
             else:
                 raise ValueError(f"{path}: unknown expectation '{key}'")
+        m = re.match(r"#\s*env:\s*(\w+)=(.*)$", line)
+        if m:
+            exp["env"][m.group(1)] = m.group(2).strip()
         m = re.match(r"#\s*capture-args:\s*(.*)$", line)
         if m:
             exp["args"] += m.group(1).split()
@@ -107,7 +111,7 @@ def test_program(program, tmp_path):
     exp = header(program)
     out = tmp_path / "dynoc_out"
     dyn = run([DYNOC, "capture", "-o", str(out), *exp["args"], program],
-              env={"DYNOC_SAVE_EXAMPLES": "1"})
+              env={"DYNOC_SAVE_EXAMPLES": "1", **exp["env"]})
     want_exit = exp["expect"].get("exit", 0)
     assert dyn.returncode == want_exit, f"dynoc capture exited {dyn.returncode}:\n{dyn.stderr}"
     manifest = json.load(open(out / "manifest.json"))

@@ -75,3 +75,25 @@ def test_capture_entry_must_be_module_colon_function(dynoc, tmp_path):
     p = dynoc("capture", "-o", tmp_path / "out", "--entry", "nocolon",
               os.path.join(PROGRAMS, "p01_function.py"))
     assert p.returncode == 2 and "--entry 'nocolon' is not MODULE:FUNC" in p.stderr
+
+
+def test_size_guards_pick_the_variant(dynoc, tmp_path):
+    """p76 makes a dynamic variant guarded by `L['x'].size()[0] > 4` and a
+    static one for batch 2 (`<= 4`): one model, and the runtime checks the
+    symbolic guard itself."""
+    import dynoc as dy
+    capture(dynoc, "p76_size_guard.py", tmp_path / "cap")
+    dynoc("build", tmp_path / "cap", "-o", tmp_path / "m.so", check=True)
+    m = dy.load(tmp_path / "m.so")
+    guards = [g for graph in m.manifest["graphs"] for g in graph["guards"] if g["kind"] == "size"]
+    assert {g["text"] for g in guards} == {"L['x'].size()[0] > 4", "L['x'].size()[0] <= 4"}
+
+    def ref(x):
+        y = x * 2 if x.size(0) > 4 else x + 1
+        return y.view(x.size(0), -1).sum(1)
+
+    for b in (5, 7, 33, 2):  # dynamic variant for b > 4, the static one for 2
+        x = torch.randn(b, 3, 4)
+        assert torch.allclose(m(x), ref(x), atol=1e-5)
+    with pytest.raises(dy.GuardError, match=r"L\['x'\]\.size\(\)\[0\] > 4 \(input 0 size\(\)\[0\] = 3\)"):
+        m(torch.randn(3, 3, 4))

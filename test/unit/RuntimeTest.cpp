@@ -93,6 +93,33 @@ TEST_CASE("manifests are validated") {
   CHECK(error == "invalid manifest: graph 'g': user inputs must come first");
 }
 
+TEST_CASE("size guards name an input dim the graph has") {
+  auto manifest = [](const std::string &guard) {
+    return R"({"format":"dynoc-model","version":1,"graphs":[{"name":"g","symbol":"s","shapes_symbol":"t","inputs":[{"kind":"user","name":"x","dtype":"float32","shape":[-1,4]}],"outputs":[],"guards":[)" +
+           guard + "]}]}";
+  };
+  dynrt::Manifest m;
+  std::string error;
+  REQUIRE(dynrt::parseManifest(
+      manifest(
+          R"({"kind":"size","text":"L['x'].size()[0] > 4","terms":[0,0,1],"constant":-4,"op":">"})"),
+      m, error));
+  CHECK(m.graphs[0].guards[0].terms == std::vector<int64_t>{0, 0, 1});
+  CHECK(m.graphs[0].guards[0].constant == -4);
+  CHECK_FALSE(dynrt::parseManifest(
+      manifest(
+          R"({"kind":"size","text":"t","terms":[0,2,1],"constant":0,"op":">"})"),
+      m, error));
+  CHECK(error == "invalid manifest: graph 'g' guard 0 names a dim of an input "
+                 "it does not have");
+  error.clear();
+  CHECK_FALSE(dynrt::parseManifest(
+      manifest(R"({"kind":"size","text":"t","terms":[0,0,1],"op":">"})"), m,
+      error));
+  CHECK(error ==
+        "invalid manifest: graph 'g' guard 0 needs an integer 'constant'");
+}
+
 TEST_CASE("the C API rejects null arguments with a status, not a crash") {
   dynrt_status_t *s = dynrt_model_load(nullptr, nullptr);
   REQUIRE(s);

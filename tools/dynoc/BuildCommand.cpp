@@ -2,6 +2,7 @@
 #include "Commands.h"
 
 #include "dynoc/CodegenCPU/CpuCodegen.h"
+#include "dynoc/IR/GraphAttrs.h"
 #include "dynoc/IR/GraphIO.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,6 +47,21 @@ int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
   if (!module)
     return 1;
   return lowerModule(*module, mlirPath, outPath, optLevel, emit, embedWeights);
+}
+
+/// The texts of a graph module's guards that the runtime does not check
+/// (Python values; global state).
+static std::set<std::string> uncheckedGuards(mlir::ModuleOp module) {
+  std::set<std::string> out;
+  for (auto func : module.getBody()->getOps<mlir::func::FuncOp>())
+    if (auto guards = func->getAttrOfType<mlir::ArrayAttr>(attrs::kGuards))
+      for (mlir::Attribute a : guards) {
+        auto d = a.cast<mlir::DictionaryAttr>();
+        llvm::StringRef kind = d.getAs<mlir::StringAttr>("kind").getValue();
+        if (kind != "tensor_match" && kind != "size")
+          out.insert(d.getAs<mlir::StringAttr>("text").str());
+      }
+  return out;
 }
 
 /// `dynoc build DIR`: the variants of one entry in a capture directory become
@@ -102,28 +118,13 @@ int buildCaptureDir(const std::string &dir, const std::string &entryWanted,
                              "one with --entry:" +
                              names);
   }
-  // The runtime checks tensor guards only: variants must not differ in the
-  // Python-value guards it cannot check.
-  auto valueGuards = [](const nlohmann::json &g) {
-    std::set<std::string> out;
-    for (auto &t : g.value("guards", nlohmann::json::array()))
-      if (t.get<std::string>().rfind("check_tensor(", 0) != 0)
-        out.insert(t.get<std::string>());
-    return out;
-  };
-  for (auto &g : graphs)
-    if (valueGuards(g) != valueGuards(graphs.front()))
-      return fail("build",
-                  "variants " + graphs.front().value("name", "?") + " and " +
-                      g.value("name", "?") +
-                      " differ in Python-value guards, which the runtime "
-                      "cannot check; build them one by one");
   mlir::DialectRegistry registry;
   registerGraphDialects(registry);
   mlir::MLIRContext context(registry);
   // One source manager per file: a parse reads its manager's main buffer.
   std::vector<std::unique_ptr<llvm::SourceMgr>> sources;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::set<std::string> firstUnchecked;
   std::string first = dir + "/" + graphs.front().value("mlir", "");
   for (auto &g : graphs) {
     sources.push_back(std::make_unique<llvm::SourceMgr>());
@@ -132,6 +133,17 @@ int buildCaptureDir(const std::string &dir, const std::string &entryWanted,
                                  *sources.back());
     if (!parsed)
       return 1;
+    // The runtime checks tensor and size guards: variants must not differ in
+    // the Python-value guards it cannot check.
+    std::set<std::string> unchecked = uncheckedGuards(*parsed);
+    if (!module)
+      firstUnchecked = unchecked;
+    else if (unchecked != firstUnchecked)
+      return fail("build",
+                  "variants " + graphs.front().value("name", "?") + " and " +
+                      g.value("name", "?") +
+                      " differ in Python-value guards, which the runtime "
+                      "cannot check; build them one by one");
     if (!module) {
       module = std::move(parsed);
       continue;

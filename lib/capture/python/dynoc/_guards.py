@@ -3,6 +3,8 @@
 Guards are written in Dynamo's readable style and they are also the check: a guard
 text is a Python expression over L (the region's arguments) and G (its globals).
 """
+import ast
+
 import torch
 
 
@@ -30,3 +32,59 @@ def first_failure(guards, L, G):
         if not ok:
             return g["text"]
     return None
+
+
+_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!=", ast.Gt: ">", ast.GtE: ">="}
+
+
+def _affine(node, inputs):
+    """{(input, dim): coefficient} and a constant for an expression of sizes
+    (`L['x'].size()[0] * 2 - 1`), or None when it is not affine in them."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return {}, node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _affine(node.operand, inputs)
+        return inner and ({k: -c for k, c in inner[0].items()}, -inner[1])
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and isinstance(node.value, ast.Call) and not node.value.args \
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "size":
+        tensor = inputs.get(ast.unparse(node.value.func.value))
+        return None if tensor is None else ({(tensor, node.slice.value): 1}, 0)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        a, b = _affine(node.left, inputs), _affine(node.right, inputs)
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, ast.Mult):
+            if a[0] and b[0]:
+                return None
+            (terms, k), scale = (a, b[1]) if a[0] else (b, a[1])
+            return {key: c * scale for key, c in terms.items()}, k * scale
+        sign = 1 if isinstance(node.op, ast.Add) else -1
+        terms = dict(a[0])
+        for key, c in b[0].items():
+            terms[key] = terms.get(key, 0) + sign * c
+        return terms, a[1] + sign * b[1]
+    return None
+
+
+def size_guard_fields(text, inputs):
+    """A size guard in the form the runtime checks: `sum(coefficient *
+    size(input, dim)) + constant OP 0`, as {"terms": [input, dim, coefficient,
+    ...], "constant": int, "op": str}. `inputs` maps a tensor guard's source to
+    its graph input. None when the guard names a tensor that is not an input
+    of the graph, or is not affine in sizes."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1 or type(node.ops[0]) not in _OPS:
+        return None
+    inputs = {ast.unparse(ast.parse(src, mode="eval").body): i for src, i in inputs.items()}
+    lhs, rhs = _affine(node.left, inputs), _affine(node.comparators[0], inputs)
+    if lhs is None or rhs is None:
+        return None
+    terms = dict(lhs[0])
+    for key, c in rhs[0].items():
+        terms[key] = terms.get(key, 0) - c
+    flat = [x for (i, d), c in sorted(terms.items()) if c for x in (i, d, c)]
+    return {"terms": flat, "constant": lhs[1] - rhs[1], "op": _OPS[type(node.ops[0])]}

@@ -152,6 +152,10 @@ def write_func(g, weights_file):
             d["strides"] = encode_attr("int[]", [-1 if x is None else x for x in guard["strides"]])
             d["requires_grad"] = "true" if guard["requires_grad"] else "false"
             d["device"] = string_attr(guard["device"])
+        elif guard["kind"] == "size":
+            d["terms"] = encode_attr("int[]", guard["terms"])
+            d["constant"] = f"{guard['constant']} : i64"
+            d["op"] = string_attr(guard["op"])
         guards.append(dict_attr(d))
     fattrs = {
         "dynoc.entry": string_attr(g.entry),

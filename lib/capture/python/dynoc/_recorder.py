@@ -14,7 +14,7 @@ import re
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _logs
+from . import _guards, _logs
 from . import _mlir_writer as mw
 from ._graph import Graph, Node, Value
 
@@ -97,6 +97,8 @@ class Tracker(TorchDispatchMode):
         self.graphs = []
         self.breaks = []
         self.value_guards = {}
+        self.size_guards = {}  # guard text -> None, in the order decided
+        self.static_reason = None  # why the variant may not merge into a dynamic one
         self.values = {}      # id(tensor) -> Value (in whichever graph made it)
         self.keepalive = []   # tensors whose ids are keys of self.values/sources
         self.sources = {}     # id(tensor) -> source text from the evaluator
@@ -175,6 +177,7 @@ class Tracker(TorchDispatchMode):
                for src, t in self.user_inputs]
         out += self._global_state_guards()
         out += [{"kind": "value", "text": text} for text in self.value_guards.values()]
+        out += [{"kind": "size", "text": text} for text in self.size_guards]
         return out
 
     @staticmethod
@@ -298,7 +301,21 @@ class Tracker(TorchDispatchMode):
             self.keepalive.append(tensor)
 
     def on_guard(self, source, value):
-        self.value_guards[source] = f"{source} == {value!r}"
+        if ".size()[" in source:  # a size used where only its value will do
+            self.on_size_guard(f"{source} == {value!r}")
+        else:
+            self.value_guards[source] = f"{source} == {value!r}"
+
+    def on_size_guard(self, text):
+        """A decision on tensor sizes (`L['x'].size()[0] > 4`): implied by the
+        tensor guards while the sizes are static, the symbolic guard of a
+        variant whose dims turn dynamic."""
+        if "<intermediate>" in text:
+            # The size of a tensor the region computed: its relation to the
+            # inputs' sizes is not tracked, so this variant never turns dynamic.
+            self.static_reason = f"a decision on the size of a computed tensor ({text})"
+            return
+        self.size_guards[text] = None
 
     def on_guard_none(self, source, is_none):
         self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"
@@ -399,6 +416,13 @@ class Tracker(TorchDispatchMode):
             g.guards.extend(self._global_state_guards())
             for text in self.value_guards.values():
                 g.guards.append({"kind": "value", "text": text})
+            inputs = {gd["source"]: gd["input"] for gd in g.guards if gd["kind"] == "tensor_match"}
+            for text in self.size_guards:
+                fields = _guards.size_guard_fields(text, inputs)
+                # A guard on tensors the graph does not take is checked at
+                # capture time only, as value guards are.
+                g.guards.append({"kind": "size", "text": text, **fields} if fields
+                                else {"kind": "value", "text": text})
         self.graphs = [g for g in self.graphs if g.nodes]
         self.keepalive.clear()
         return self.graphs

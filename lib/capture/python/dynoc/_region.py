@@ -204,7 +204,10 @@ class Region:
             raise RuntimeError(f"dynoc: fullgraph=True but the region breaks at "
                                f"{b['location']}: {b['reason']}")
         guards = tracker.region_guards()
+        if failure is not None and tracker.static_reason:
+            _logs.log("recompiles", f"{entry}: stays static: {tracker.static_reason}")
         if failure is not None and self.dynamic is not False and \
+                tracker.static_reason is None and \
                 self._merge_dynamic(guards, graphs, session, entry):
             return result
         session.graphs.extend(graphs)
@@ -215,13 +218,16 @@ class Region:
             if _logs.enabled("graph_code"):
                 _logs.log("graph_code", mw.write_module([g], _session.WEIGHTS_FILE))
         self.variants.append(guards)
-        self.variant_graphs.append(graphs)
+        # A variant that decided on sizes it cannot name never merges.
+        self.variant_graphs.append(None if tracker.static_reason else graphs)
         return result
 
     def _merge_dynamic(self, guards, graphs, session, entry):
         """dynamic=None/True: a recompile for new sizes of the same computation
         makes an earlier variant dynamic instead of adding one (_dynamic.py)."""
         for i, old in enumerate(self.variants):
+            if self.variant_graphs[i] is None:
+                continue
             merged = _dynamic.merge_guards(old, guards)
             if merged is None or not _dynamic.dynamic_dims(merged):
                 continue

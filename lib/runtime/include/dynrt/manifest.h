@@ -29,12 +29,18 @@ struct TensorSpec {
 };
 
 struct Guard {
-  std::string kind; // tensor_match, or a capture-time guard the runtime skips
+  std::string
+      kind; // tensor_match, size, or a capture-time guard the runtime skips
   std::string text; // the guard in the manifest's (Dynamo-style) words
   int64_t input = -1;
   DType dtype = DType::F32;
   std::vector<int64_t> sizes;   // -1 where dynamic
   std::vector<int64_t> strides; // empty: not checked
+  // size guards: sum(coefficient * size(input, dim)) + constant OP 0, terms as
+  // (input, dim, coefficient) triples
+  std::vector<int64_t> terms;
+  int64_t constant = 0;
+  std::string op;
 };
 
 struct GraphSpec {
