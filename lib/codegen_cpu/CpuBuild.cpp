@@ -150,6 +150,7 @@ LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
   PassManager pm(module.getContext());
   auto &graph = pm.nest<func::FuncOp>();
   graph.addPass(createDecomposePass());
+  graph.addPass(createFoldBatchNormPass());
   graph.addPass(createCSEPass());
   graph.addPass(createFusionPass());
   return pm.run(module);

@@ -12,5 +12,6 @@ namespace {
 void dynoc::registerPasses() {
   mlir::registerTransformsPasses();
   registerDecompose();
+  registerFoldBatchNorm();
   registerFusion();
 }

@@ -8,6 +8,7 @@
 
 namespace dynoc {
 std::unique_ptr<mlir::Pass> createDecomposePass();
+std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
 
 #define GEN_PASS_DECL

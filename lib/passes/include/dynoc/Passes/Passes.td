@@ -21,6 +21,18 @@ def Decompose : Pass<"dynoc-decompose", "mlir::func::FuncOp"> {
   let constructor = "dynoc::createDecomposePass()";
 }
 
+def FoldBatchNorm : Pass<"dynoc-fold-batchnorm", "mlir::func::FuncOp"> {
+  let summary = "Folds eval-mode batch norm into the convolution before it";
+  let description = [{
+    batch_norm(convolution(x, W, b)) with training = false becomes
+    convolution(x, W * s, (b - mean) * s + beta), s = gamma / sqrt(var + eps)
+    per output channel; the new weight and bias are ops on the weights. The
+    convolution must have no other user, the batch norm's statistics results
+    none, and its weight, bias, mean and variance must all be given.
+  }];
+  let constructor = "dynoc::createFoldBatchNormPass()";
+}
+
 def Fusion : Pass<"dynoc-fuse", "mlir::func::FuncOp"> {
   let summary = "Groups ops the code generator emits as one kernel";
   let description = [{
