@@ -306,7 +306,19 @@ private:
   /// A tensor's source for its sizes: tensors the region made have none,
   /// and a decision on their sizes keeps the variant static.
   static std::string tensorSource(const std::string &source) {
-    return source.empty() ? std::string(kIntermediateTensor) : source;
+    return source.empty() ? std::string(kUntracked) : source;
+  }
+  static bool isBuiltinsModule(PyObject *m) {
+    if (!m || !PyModule_Check(m))
+      return false;
+    const char *n = PyModule_GetName(m);
+    if (!n)
+      PyErr_Clear();
+    return n && std::strcmp(n, "builtins") == 0;
+  }
+  static const char *cFunctionName(PyObject *f) {
+    const char *n = reinterpret_cast<PyCFunctionObject *>(f)->m_ml->ml_name;
+    return n ? n : "";
   }
   /// `t.shape` / `t.size()` as built here: a torch.Size with a size source.
   static bool isSizeTuple(const Slot &s) {
@@ -335,11 +347,21 @@ private:
     PyErr_Clear();
     return {};
   }
-  /// The source of a call's result when it reads sizes: `t.size()` and
-  /// `t.size(d)`.
+  /// The source of a call's result when it reads sizes: `t.size()`,
+  /// `t.size(d)`, `len(t)` (its first dim) and `t.numel()` (untracked).
   std::string sizeCallSource(PyObject *callable, const std::string &callableSrc,
-                             const std::vector<PyObject *> &args, PyObject *kw,
-                             PyObject *result) {
+                             const std::vector<PyObject *> &args,
+                             const std::vector<std::string> &sources,
+                             PyObject *kw, PyObject *result) {
+    if (kw || !PyCFunction_Check(callable) || !PyLong_CheckExact(result))
+      ; // not len() or numel()
+    else if (args.size() == 1 && isTensor(args[0]) &&
+             isBuiltinsModule(PyCFunction_GET_SELF(callable)) &&
+             std::strcmp(cFunctionName(callable), "len") == 0)
+      return tensorSource(sources[0]) + ".size()[0]";
+    else if (args.empty() && isTensor(PyCFunction_GET_SELF(callable)) &&
+             std::strcmp(cFunctionName(callable), "numel") == 0)
+      return std::string(kUntracked) + ".numel()";
     if (kw || !PyCFunction_Check(callable) ||
         !isTensor(PyCFunction_GET_SELF(callable)) ||
         std::strcmp(
@@ -689,7 +711,8 @@ PyObject *Evaluator::call(int nargs) {
   kwnames = nullptr;
   PyObject *result = invoke(callable, callableSrc, args, sources, kw);
   if (result)
-    callSource = sizeCallSource(callable, callableSrc, args, kw, result);
+    callSource =
+        sizeCallSource(callable, callableSrc, args, sources, kw, result);
   dropTop(stack.size() - (base - 2));
   return result;
 }

@@ -16,7 +16,8 @@ std::string operandText(PyObject *v, const std::string &src) {
 } // namespace
 
 bool isSizeSource(const std::string &source) {
-  return source.find(".size()[") != std::string::npos;
+  return source.find(".size()[") != std::string::npos ||
+         source.find(kUntracked) != std::string::npos;
 }
 
 bool isSizeInt(PyObject *value, const std::string &source) {

@@ -17,9 +17,11 @@
 
 namespace dynoc::capture {
 
-/// The source of a tensor the region computed, in size sources: its sizes
-/// follow from the inputs' in ways the evaluator does not track.
-inline constexpr char kIntermediateTensor[] = "<intermediate>";
+/// The source of a size-derived int whose relation to the region's inputs
+/// the evaluator does not track: a size of a tensor the region computed
+/// (`<untracked>.size()[0]`), `t.numel()`. A decision on one keeps the variant
+/// static.
+inline constexpr char kUntracked[] = "<untracked>";
 
 /// Whether `source` names a tensor size or an expression of sizes.
 bool isSizeSource(const std::string &source);

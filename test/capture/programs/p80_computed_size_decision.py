@@ -4,7 +4,7 @@
 # expect graphs: 3
 # expect breaks: 0
 # expect recompiles: 2
-# expect stderr: stays static: a decision on the size of a computed tensor
+# expect stderr: stays static: a decision on a size whose origin is not tracked (<untracked>.size()[0] > 4)
 # env: DYNOC_LOGS=recompiles
 # dynamo: breaks<=
 import torch

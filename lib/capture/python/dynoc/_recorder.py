@@ -310,10 +310,10 @@ class Tracker(TorchDispatchMode):
         """A decision on tensor sizes (`L['x'].size()[0] > 4`): implied by the
         tensor guards while the sizes are static, the symbolic guard of a
         variant whose dims turn dynamic."""
-        if "<intermediate>" in text:
-            # The size of a tensor the region computed: its relation to the
-            # inputs' sizes is not tracked, so this variant never turns dynamic.
-            self.static_reason = f"a decision on the size of a computed tensor ({text})"
+        if "<untracked>" in text:
+            # A size of a tensor the region computed, or numel(): its relation
+            # to the inputs' sizes is not tracked, so the variant stays static.
+            self.static_reason = f"a decision on a size whose origin is not tracked ({text})"
             return
         self.size_guards[text] = None
 

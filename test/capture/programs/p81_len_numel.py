@@ -1,0 +1,23 @@
+# len(x) is the size of dim 0 (a size guard once dynamic); a decision on
+# numel() keeps its region static per size.
+# expect graphs: 3
+# expect breaks: 0
+# expect recompiles: 2
+# expect guard: L['x'].size()[0] >= 2
+# dynamo: breaks<=
+import torch
+
+@torch.compile
+def by_len(x):
+    if len(x) >= 2:
+        return x * 2
+    return x
+
+@torch.compile
+def by_numel(x):
+    if x.numel() > 3:
+        return x - 1
+    return x
+
+for n in (2, 3):
+    print(by_len(torch.ones(n, 2)).sum().item(), by_numel(torch.ones(n, 2)).sum().item())
