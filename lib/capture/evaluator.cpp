@@ -1178,7 +1178,7 @@ PyObject *Evaluator::runUntilError() {
       }
       std::string src;
       ItemSources items;
-      if (isSizeTuple(container)) {
+      if (r && isSizeTuple(container)) {
         src = sizeItemSource(container, key.value, items);
       } else if (PyLong_Check(key.value) && container.items) {
         Py_ssize_t i = PyLong_AsSsize_t(key.value);
