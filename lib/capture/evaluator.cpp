@@ -353,41 +353,42 @@ private:
                              const std::vector<PyObject *> &args,
                              const std::vector<std::string> &sources,
                              PyObject *kw, PyObject *result) {
-    if (kw || !PyCFunction_Check(callable) || !PyLong_CheckExact(result))
-      ; // not len() or numel()
-    else if (args.size() == 1 && isTensor(args[0]) &&
-             isBuiltinsModule(PyCFunction_GET_SELF(callable)) &&
-             std::strcmp(cFunctionName(callable), "len") == 0)
-      return tensorSource(sources[0]) + ".size()[0]";
-    else if (args.empty() && isTensor(PyCFunction_GET_SELF(callable)) &&
-             std::strcmp(cFunctionName(callable), "numel") == 0)
-      return std::string(kUntracked) + ".numel()";
-    if (kw || !PyCFunction_Check(callable) ||
-        !isTensor(PyCFunction_GET_SELF(callable)) ||
-        std::strcmp(
-            reinterpret_cast<PyCFunctionObject *>(callable)->m_ml->ml_name,
-            "size") != 0)
+    if (kw || !PyCFunction_Check(callable))
       return {};
-    std::string tensor = callableSrc.size() > 5
-                             ? callableSrc.substr(0, callableSrc.size() - 5)
-                             : tensorSource(std::string());
+    PyObject *self = PyCFunction_GET_SELF(callable);
+    const char *name = cFunctionName(callable);
+    if (PyLong_CheckExact(result) && args.size() == 1 && isTensor(args[0]) &&
+        isBuiltinsModule(self) && std::strcmp(name, "len") == 0)
+      return tensorSource(sources[0]) + ".size()[0]";
+    if (!isTensor(self))
+      return {};
+    if (PyLong_CheckExact(result) && args.empty() &&
+        std::strcmp(name, "numel") == 0)
+      return std::string(kUntracked) + ".numel()";
+    if (std::strcmp(name, "size") != 0)
+      return {};
+    // `L['x'].size` names its tensor; a method reached another way does not.
+    static const std::string suffix = ".size";
+    bool named = callableSrc.size() > suffix.size() &&
+                 callableSrc.compare(callableSrc.size() - suffix.size(),
+                                     suffix.size(), suffix) == 0;
+    std::string tensor = tensorSource(
+        named ? callableSrc.substr(0, callableSrc.size() - suffix.size())
+              : std::string());
     if (args.empty() && PyTuple_Check(result))
       return tensor + ".size()";
-    if (args.size() == 1 && PyLong_CheckExact(args[0]) &&
-        PyLong_CheckExact(result)) {
-      PyObject *shape =
-          PyObject_GetAttrString(PyCFunction_GET_SELF(callable), "shape");
-      if (!shape) {
-        PyErr_Clear();
-        return {};
-      }
-      Py_ssize_t rank = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -1;
-      Py_DECREF(shape);
-      if (rank < 0)
-        return {};
-      return sizeDimSource(tensor, PyLong_AsLongLong(args[0]), rank);
+    if (args.size() != 1 || !PyLong_CheckExact(args[0]) ||
+        !PyLong_CheckExact(result))
+      return {};
+    PyObject *shape = PyObject_GetAttrString(self, "shape");
+    if (!shape) {
+      PyErr_Clear();
+      return {};
     }
-    return {};
+    Py_ssize_t rank = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -1;
+    Py_DECREF(shape);
+    return rank < 0 ? std::string()
+                    : sizeDimSource(tensor, PyLong_AsLongLong(args[0]), rank);
   }
   /// A builtin torch function or Tensor method: it maps to dispatcher calls
   /// directly, with no Python in between that could branch on its arguments.
