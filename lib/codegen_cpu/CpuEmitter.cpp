@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <nlohmann/json.hpp>
@@ -86,28 +87,143 @@ std::string cScalarType(Type t) {
   return "";
 }
 
-/// The C type the CPU backend computes a tensor value's elements in: float for
-/// f32, int64_t for i64 (indices and the data movement around them).
-std::string elemCType(Value v) {
-  Type t = v.getType().cast<RankedTensorType>().getElementType();
-  return t.isF32() ? "float" : t.isInteger(64) ? "int64_t" : "";
+Type elementTypeOf(Value v) {
+  return v.getType().cast<RankedTensorType>().getElementType();
 }
-std::string elemBytes(Value v) { return elemCType(v) == "int64_t" ? "8" : "4"; }
 
-/// Ops the CPU backend runs on int64 values as well as float32 ones.
-bool supportsInt64(Operation *op) {
-  static const llvm::StringSet<> names = {
-      "aten.view", "aten._unsafe_view", "aten.reshape", "aten.clone",
-      "aten.contiguous", "aten.alias", "aten.detach", "aten.flatten.using_ints",
-      "aten.unsqueeze", "aten.squeeze.dim", "aten.lift_fresh_copy",
-      "aten.lift_fresh", "aten._to_copy", "aten.expand", "aten.slice.Tensor",
-      "aten.select.int", "aten.cat", "aten.arange", "aten.embedding",
-      "aten.gather", "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
-      "aten.div.Tensor", "aten.maximum", "aten.minimum",
-      // its body's ops are checked one
-      // by one (emitFusionGroup)
-      "dynoc.fusion_group"};
-  return names.contains(op->getName().getStringRef());
+/// The C type the CPU backend stores a tensor value's elements in, or "" for
+/// a dtype it does not support: float (f32), double (f64), int64_t (i64) and
+/// bool (i1, one byte as in ATen).
+std::string elemCType(Value v) {
+  Type t = elementTypeOf(v);
+  if (t.isF32())
+    return "float";
+  if (t.isF64())
+    return "double";
+  if (t.isInteger(64))
+    return "int64_t";
+  if (t.isInteger(1))
+    return "bool";
+  return "";
+}
+std::string elemBytes(Value v) {
+  std::string c = elemCType(v);
+  return c == "bool" ? "1" : c == "float" ? "4" : "8";
+}
+
+/// A number as a literal of the C type `ctype` computes in: a float literal
+/// for float, an integer one for integral values in int64_t/bool, else double.
+std::string fmtLiteral(double v, StringRef ctype) {
+  if (ctype == "float")
+    return fmtFloat(v);
+  if ((ctype == "int64_t" || ctype == "bool") && v == std::floor(v) &&
+      std::fabs(v) < 9.2e18)
+    return "int64_t(" + std::to_string(int64_t(v)) + ")";
+  if (std::isinf(v))
+    return v > 0 ? "double(INFINITY)" : "double(-INFINITY)";
+  if (std::isnan(v))
+    return "double(NAN)";
+  return llvm::formatv("{0:e17}", v).str();
+}
+
+/// The dtypes an op runs on, as a set of the element types above.
+enum DTypeSet : unsigned {
+  kF32 = 1,
+  kF64 = 2,
+  kI64 = 4,
+  kBool = 8,
+  kAnyDType = kF32 | kF64 | kI64 | kBool,
+};
+
+unsigned dtypeBit(Type t) {
+  return t.isF32()         ? kF32
+         : t.isF64()       ? kF64
+         : t.isInteger(64) ? kI64
+         : t.isInteger(1)  ? kBool
+                           : 0;
+}
+
+/// Which dtypes the CPU backend runs `op` on. Data movement and comparisons
+/// take any of them; arithmetic f32, f64 and i64; math functions f32 and f64;
+/// the rest (GEMM, convolution, normalizations, reductions) f32 only.
+unsigned supportedDTypes(Operation *op) {
+  static const llvm::StringMap<unsigned> table = [] {
+    llvm::StringMap<unsigned> m;
+    for (const char *n :
+         {"aten.view", "aten._unsafe_view", "aten.reshape", "aten.clone",
+          "aten.contiguous", "aten.alias", "aten.detach",
+          "aten.flatten.using_ints", "aten.unsqueeze", "aten.squeeze.dim",
+          "aten.lift_fresh_copy", "aten.lift_fresh", "aten._to_copy",
+          "aten.expand", "aten.slice.Tensor", "aten.select.int", "aten.cat",
+          "aten.t", "aten.transpose.int", "aten.permute", "aten.gather",
+          "aten.index.Tensor", "aten.arange", "aten.full", "aten.ones",
+          "aten.zeros", "aten.ones_like", "aten.zeros_like", "aten.full_like",
+          "aten.eq.Tensor", "aten.ne.Tensor", "aten.lt.Tensor",
+          "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor",
+          "aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar",
+          "aten.le.Scalar", "aten.gt.Scalar", "aten.ge.Scalar",
+          "aten.where.self", "aten.masked_fill.Scalar", "aten.logical_not",
+          "aten.argmax", "aten.argmin",
+          // its body's ops are checked one by one (emitFusionGroup)
+          "dynoc.fusion_group"})
+      m[n] = kAnyDType;
+    for (const char *n :
+         {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+          "aten.div.Tensor", "aten.maximum", "aten.minimum", "aten.add.Scalar",
+          "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar", "aten.neg",
+          "aten.abs", "aten.relu", "aten.embedding"})
+      m[n] = kF32 | kF64 | kI64;
+    for (const char *n : {"aten.sigmoid", "aten.tanh", "aten.exp", "aten.gelu",
+                          "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.sin",
+                          "aten.cos", "aten.log", "aten.pow.Tensor_Scalar"})
+      m[n] = kF32 | kF64;
+    return m;
+  }();
+  auto it = table.find(op->getName().getStringRef());
+  return it == table.end() ? unsigned(kF32) : it->second;
+}
+
+/// The C operator of a comparison op (eq.Tensor, gt.Scalar, ...), or "".
+StringRef comparisonOperator(StringRef n) {
+  auto [base, overload] = n.split('.').second.split('.');
+  if (!n.startswith("aten.") || (overload != "Tensor" && overload != "Scalar"))
+    return "";
+  return llvm::StringSwitch<StringRef>(base)
+      .Case("eq", "==")
+      .Case("ne", "!=")
+      .Case("lt", "<")
+      .Case("le", "<=")
+      .Case("gt", ">")
+      .Case("ge", ">=")
+      .Default("");
+}
+
+/// The C type ATen computes a comparison or selection in: the promoted type
+/// of the operands, where a dimensioned operand outranks a 0-d one of the
+/// same category (bool < integer < floating).
+std::string promotedCType(ArrayRef<Value> operands) {
+  auto category = [](Type t) {
+    return t.isInteger(1) ? 0 : t.isa<IntegerType>() ? 1 : 2;
+  };
+  auto rank = [](Value v) {
+    return v.getType().cast<RankedTensorType>().getRank();
+  };
+  Type dimensioned, zeroDim;
+  for (Value v : operands) {
+    Type t = elementTypeOf(v);
+    Type &slot = rank(v) > 0 ? dimensioned : zeroDim;
+    if (!slot || category(t) > category(slot) ||
+        (category(t) == category(slot) &&
+         t.getIntOrFloatBitWidth() > slot.getIntOrFloatBitWidth()))
+      slot = t;
+  }
+  Type t = dimensioned ? dimensioned : zeroDim;
+  if (dimensioned && zeroDim && category(zeroDim) > category(dimensioned))
+    t = zeroDim; // an int tensor against a Python float computes in float
+  return t.isF64()        ? "double"
+         : t.isF32()      ? "float"
+         : t.isInteger(1) ? "bool"
+                          : "int64_t";
 }
 
 /// A dim as generated code sees it: a literal for a dim known at build time,
@@ -248,6 +364,9 @@ private:
 
   /// Element strides of `v` broadcast to `out` (0 on broadcast dims).
   std::string broadcastStrides(Value v, const DimList &out);
+  /// The dims of `op`'s result: its operands' dims broadcast (from the right),
+  /// checked at run time where the types leave them open.
+  DimList broadcastDims(Operation *op, ArrayRef<Value> operands);
   double scalarAttr(Operation *op, StringRef name, double dflt);
 
   LogicalResult checkTypes(Operation *op);
@@ -276,6 +395,9 @@ private:
   LogicalResult emitCat(Operation *op);
   LogicalResult emitGather(Operation *op);
   LogicalResult emitPow(Operation *op);
+  LogicalResult emitWhere(Operation *op);
+  LogicalResult emitArgReduce(Operation *op);
+  LogicalResult emitIndex(Operation *op);
   LogicalResult emitAttention(Operation *op);
 
   /// Whether `v` must be computed: it is used or returned.
@@ -314,7 +436,7 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     for (const char *n :
          {"aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
           "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs",
-          "aten.sin", "aten.cos", "aten.log"})
+          "aten.sin", "aten.cos", "aten.log", "aten.logical_not"})
       m[n] = &FuncEmitter::emitUnary;
     for (const char *n :
          {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
@@ -323,6 +445,11 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     for (const char *n : {"aten.add.Scalar", "aten.sub.Scalar",
                           "aten.mul.Scalar", "aten.div.Scalar"})
       m[n] = &FuncEmitter::emitScalarBinary;
+    for (const char *cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+      m[std::string("aten.") + cmp + ".Tensor"] = &FuncEmitter::emitBinary;
+      m[std::string("aten.") + cmp + ".Scalar"] =
+          &FuncEmitter::emitScalarBinary;
+    }
     for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
       m[n] = &FuncEmitter::emitMatmul;
     for (const char *n : {"aten.t", "aten.transpose.int", "aten.permute"})
@@ -351,7 +478,15 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     m["dynoc.fusion_group"] = &FuncEmitter::emitFusionGroup;
     m["aten.embedding"] = &FuncEmitter::emitEmbedding;
     m["aten.arange"] = &FuncEmitter::emitArange;
-    m["aten.full"] = &FuncEmitter::emitFull;
+    for (const char *n :
+         {"aten.full", "aten.ones", "aten.zeros", "aten.full_like",
+          "aten.ones_like", "aten.zeros_like"})
+      m[n] = &FuncEmitter::emitFull;
+    m["aten.where.self"] = &FuncEmitter::emitWhere;
+    m["aten.masked_fill.Scalar"] = &FuncEmitter::emitWhere;
+    m["aten.argmax"] = &FuncEmitter::emitArgReduce;
+    m["aten.argmin"] = &FuncEmitter::emitArgReduce;
+    m["aten.index.Tensor"] = &FuncEmitter::emitIndex;
     m["aten.slice.Tensor"] = &FuncEmitter::emitSliceSelect;
     m["aten.select.int"] = &FuncEmitter::emitSliceSelect;
     m["aten.cat"] = &FuncEmitter::emitCat;
@@ -427,13 +562,12 @@ LogicalResult FuncEmitter::checkTypes(Operation *op) {
       return op->emitError() << "dynoc build (cpu): '" << op->getName()
                              << "' has a non-tensor value of type " << t
                              << ", which the CPU backend does not support yet";
-    if (rt.getElementType().isF32() ||
-        (rt.getElementType().isInteger(64) && supportsInt64(op)))
+    if (dtypeBit(rt.getElementType()) & supportedDTypes(op))
       continue;
     return op->emitError() << "dynoc build (cpu): '" << op->getName()
                            << "' uses dtype " << rt.getElementType()
-                           << "; the CPU backend supports f32 (and i64 for "
-                              "indexing and data movement) only so far";
+                           << ", which the CPU backend does not run this op "
+                              "on yet";
   }
   return success();
 }
@@ -465,6 +599,8 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
     f = "std::cos(x)";
   else if (n == "aten.log")
     f = "std::log(x)";
+  else if (n == "aten.logical_not")
+    f = "!x";
   else if (n == "aten.gelu") {
     auto approx = op->getAttrOfType<StringAttr>("approximate");
     if (approx && approx.getValue() != "none" && approx.getValue() != "tanh")
@@ -492,6 +628,21 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
               "0.044715f * x * x * x)))";
   Value out = op->getResult(0);
   setDims(out, op, dimsOf(op->getOperand(0)));
+  std::string ct = elemCType(out);
+  if (elemCType(op->getOperand(0)) != ct || ct != "float") {
+    // Other dtypes compute per element in the result's type.
+    if (f == "dynoc_k::gelu(x)")
+      f = "0.5 * x * (1 + std::erf(x * 0.70710678118654752440))";
+    else if (f == "dynoc_k::gelu_tanh(x)")
+      f = "0.5 * x * (1 + std::tanh(0.79788456080286516 * (x + 0.044715 * x "
+          "* x * x)))";
+    std::string param = n == "aten.logical_not" ? "auto" : ct;
+    code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ "
+                          "return {5}({3}); });\n",
+                          name(out), name(op->getOperand(0)), numelOf(out), f,
+                          param, ct);
+    return success();
+  }
   if (!vec.empty())
     code +=
         llvm::formatv("  dynoc_k::vunary({0}, {1}, {2}, [](dynoc_k::vf x) "
@@ -504,14 +655,40 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
   return success();
 }
 
+DimList FuncEmitter::broadcastDims(Operation *op, ArrayRef<Value> operands) {
+  size_t rank = typeShape(op->getResult(0)).size();
+  DimList computed(rank, "1");
+  for (Value v : operands) {
+    const DimList &d = dimsOf(v);
+    for (size_t i = 0; i < d.size(); ++i) {
+      std::string &o = computed[rank - d.size() + i];
+      const std::string &in = d[i];
+      if (in == "1" || in == o)
+        continue;
+      if (o == "1") {
+        o = in;
+        continue;
+      }
+      o = resolved("dynoc_k::broadcast(" + o + ", " + in + ")");
+      require(o + " >= 0", op,
+              "the operands do not broadcast in dim " +
+                  std::to_string(rank - d.size() + i));
+    }
+  }
+  return computed;
+}
+
 LogicalResult FuncEmitter::emitBinary(Operation *op) {
   StringRef n = op->getName().getStringRef();
+  Value out = op->getResult(0), lhs = op->getOperand(0),
+        rhs = op->getOperand(1);
+  std::string ct = elemCType(out);
   double alpha = scalarAttr(op, "alpha", 1.0);
   std::string f;
   if (n == "aten.add.Tensor")
-    f = alpha == 1.0 ? "a + b" : "a + " + fmtFloat(alpha) + " * b";
+    f = alpha == 1.0 ? "a + b" : "a + " + fmtLiteral(alpha, ct) + " * b";
   else if (n == "aten.sub.Tensor")
-    f = alpha == 1.0 ? "a - b" : "a - " + fmtFloat(alpha) + " * b";
+    f = alpha == 1.0 ? "a - b" : "a - " + fmtLiteral(alpha, ct) + " * b";
   else if (n == "aten.mul.Tensor")
     f = "a * b";
   else if (n == "aten.div.Tensor") {
@@ -524,35 +701,19 @@ LogicalResult FuncEmitter::emitBinary(Operation *op) {
     f = "a > b || a != a ? a : b";
   else if (n == "aten.minimum")
     f = "a < b || a != a ? a : b";
-  Value out = op->getResult(0), lhs = op->getOperand(0),
-        rhs = op->getOperand(1);
-  // Broadcast the operands' dims, aligned from the right.
-  const DimList &a = dimsOf(lhs), &b = dimsOf(rhs);
-  size_t rank = typeShape(out).size();
-  DimList computed(rank);
-  for (size_t o = 0; o < rank; ++o) {
-    int ai = (int)o - (int)(rank - a.size()),
-        bi = (int)o - (int)(rank - b.size());
-    std::string ad = ai >= 0 ? a[ai] : "1", bd = bi >= 0 ? b[bi] : "1";
-    if (ad == "1" || ad == bd)
-      computed[o] = bd;
-    else if (bd == "1")
-      computed[o] = ad;
-    else {
-      computed[o] = resolved("dynoc_k::broadcast(" + ad + ", " + bd + ")");
-      require(computed[o] + " >= 0", op,
-              "the operands do not broadcast in dim " + std::to_string(o));
-    }
+  else {
+    f = ("a " + comparisonOperator(n) + " b").str();
+    ct = promotedCType({lhs, rhs});
   }
-  setDims(out, op, computed);
+  setDims(out, op, broadcastDims(op, {lhs, rhs}));
   const DimList &outDims = dimsOf(out);
   code += llvm::formatv(
       "  {{ const int64_t as[] = {0}, bs[] = {1}, shape[] = {2};\n"
-      "    dynoc_k::binary({3}, {4}, as, {5}, bs, shape, {6}, "
+      "    dynoc_k::binary<{8}>({3}, {4}, as, {5}, bs, shape, {6}, "
       "[]({8} a, {8} b) {{ return {7}; }); }\n",
       broadcastStrides(lhs, outDims), broadcastStrides(rhs, outDims),
-      braceList(outDims), name(out), name(lhs), name(rhs), rank, f,
-      elemCType(out));
+      braceList(outDims), name(out), name(lhs), name(rhs), outDims.size(), f,
+      ct);
   return success();
 }
 
@@ -561,22 +722,29 @@ LogicalResult FuncEmitter::emitScalarBinary(Operation *op) {
   if (!op->getAttr("other"))
     return op->emitError() << "dynoc build (cpu): '" << n
                            << "' needs its 'other' attribute";
-  std::string s = fmtFloat(scalarAttr(op, "other", 0.0));
-  double alpha = scalarAttr(op, "alpha", 1.0);
-  std::string f;
+  Value in = op->getOperand(0), out = op->getResult(0);
+  double other = scalarAttr(op, "other", 0.0),
+         alpha = scalarAttr(op, "alpha", 1.0);
+  // Arithmetic computes in the result's type; a comparison in the input's,
+  // or in double when an integer tensor meets a fractional number.
+  std::string ct = elemCType(out);
+  std::string param = ct, f;
   if (n == "aten.add.Scalar")
-    f = "x + " + fmtFloat(alpha) + " * " + s;
+    f = "x + " + fmtLiteral(alpha * other, ct);
   else if (n == "aten.sub.Scalar")
-    f = "x - " + fmtFloat(alpha) + " * " + s;
+    f = "x - " + fmtLiteral(alpha * other, ct);
   else if (n == "aten.mul.Scalar")
-    f = "x * " + s;
-  else
-    f = "x / " + s;
-  Value out = op->getResult(0);
-  setDims(out, op, dimsOf(op->getOperand(0)));
+    f = "x * " + fmtLiteral(other, ct);
+  else if (n == "aten.div.Scalar")
+    f = "x / " + fmtLiteral(other, ct);
+  else {
+    param = elemCType(in);
+    f = ("x " + comparisonOperator(n) + " ").str() + fmtLiteral(other, param);
+  }
+  setDims(out, op, dimsOf(in));
   code += llvm::formatv(
-      "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
-      name(out), name(op->getOperand(0)), numelOf(out), f);
+      "  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ return {3}; });\n",
+      name(out), name(in), numelOf(out), f, param);
   return success();
 }
 
@@ -1400,19 +1568,200 @@ LogicalResult FuncEmitter::emitArange(Operation *op) {
   return success();
 }
 
-/// full: every element the fill value (arange's kernel with step 0).
+/// full, ones, zeros and their _like forms: every element one value
+/// (arange's kernel with step 0).
 LogicalResult FuncEmitter::emitFull(Operation *op) {
   Value out = op->getResult(0);
-  auto size = op->getAttrOfType<DenseI64ArrayAttr>("size");
-  if (!size)
-    return op->emitError() << "dynoc build (cpu): full without a size";
-  DimList d;
-  for (int64_t x : size.asArrayRef())
-    d.push_back(std::to_string(x));
-  setDims(out, op, d);
-  code +=
-      llvm::formatv("  dynoc_k::arange({0}, {1}, {2:e17}, 0.0);\n", name(out),
-                    numelOf(out), scalarAttr(op, "fill_value", 0));
+  StringRef n = op->getName().getStringRef();
+  if (n.endswith("_like")) {
+    setDims(out, op, dimsOf(op->getOperand(0)));
+  } else {
+    auto size = op->getAttrOfType<DenseI64ArrayAttr>("size");
+    if (!size)
+      return op->emitError()
+             << "dynoc build (cpu): '" << n << "' without a size";
+    DimList d;
+    for (int64_t x : size.asArrayRef())
+      d.push_back(std::to_string(x));
+    setDims(out, op, d);
+  }
+  double value = n.startswith("aten.ones")    ? 1.0
+                 : n.startswith("aten.zeros") ? 0.0
+                                              : scalarAttr(op, "fill_value", 0);
+  code += llvm::formatv("  dynoc_k::arange({0}, {1}, {2:e17}, 0.0);\n",
+                        name(out), numelOf(out), value);
+  return success();
+}
+
+/// where.self(c, a, b) and masked_fill.Scalar(x, mask, v) = where(mask, v, x).
+LogicalResult FuncEmitter::emitWhere(Operation *op) {
+  Value out = op->getResult(0);
+  std::string ct = elemCType(out);
+  bool maskedFill = op->getName().getStringRef() == "aten.masked_fill.Scalar";
+  Value cond = op->getOperand(maskedFill ? 1 : 0);
+  if (!elementTypeOf(cond).isInteger(1))
+    return op->emitError() << "dynoc build (cpu): '" << op->getName()
+                           << "' needs a bool condition";
+  SmallVector<Value> operands = {cond};
+  std::string a, b, pre;
+  if (maskedFill) {
+    if (!op->getAttr("value"))
+      return op->emitError() << "dynoc build (cpu): masked_fill needs a value";
+    operands.push_back(op->getOperand(0));
+    pre = "    const " + ct + " fill[] = {" +
+          fmtLiteral(scalarAttr(op, "value", 0), ct) + "};\n";
+    a = "fill";
+    b = name(op->getOperand(0));
+  } else {
+    operands.append({op->getOperand(1), op->getOperand(2)});
+    a = name(op->getOperand(1));
+    b = name(op->getOperand(2));
+  }
+  setDims(out, op, broadcastDims(op, operands));
+  const DimList &outDims = dimsOf(out);
+  std::string zeros = braceList(DimList(outDims.size(), "0"));
+  std::string as = maskedFill ? zeros : broadcastStrides(operands[1], outDims),
+              bs = broadcastStrides(operands.back(), outDims);
+  code += llvm::formatv(
+      "  {{\n{0}"
+      "    const int64_t cs[] = {1}, as[] = {2}, bs[] = {3}, shape[] = {4};\n"
+      "    dynoc_k::where({5}, {6}, cs, {7}, as, {8}, bs, shape, {9}); }\n",
+      pre, broadcastStrides(cond, outDims), as, bs, braceList(outDims),
+      name(out), name(cond), a, b, outDims.size());
+  return success();
+}
+
+/// argmax/argmin over one dim (kept as 1 with keepdim) or over all elements.
+LogicalResult FuncEmitter::emitArgReduce(Operation *op) {
+  Value in = op->getOperand(0), out = op->getResult(0);
+  const DimList &d = dimsOf(in);
+  auto dimAttr = op->getAttrOfType<IntegerAttr>("dim");
+  bool keepdim = scalarAttr(op, "keepdim", 0) != 0;
+  std::string outer = "1", n = numelOf(in), inner = "1";
+  DimList computed;
+  if (dimAttr && !d.empty()) {
+    auto dim = normDim(op, dimAttr.getInt(), d.size());
+    if (failed(dim))
+      return failure();
+    ArrayRef<std::string> all(d);
+    outer = product(all.take_front(*dim));
+    n = d[*dim];
+    inner = product(all.drop_front(*dim + 1));
+    computed = d;
+    if (keepdim)
+      computed[*dim] = "1";
+    else
+      computed.erase(computed.begin() + *dim);
+  } else if (keepdim) {
+    computed = DimList(d.size(), "1");
+  }
+  setDims(out, op, computed);
+  bool max = op->getName().getStringRef() == "aten.argmax";
+  code += llvm::formatv("  if (int rc = dynoc_k::argreduce({0}, {1}, {2}, {3}, "
+                        "{4}, {5})) return rc;\n",
+                        name(out), name(in), outer, n, inner,
+                        max ? "true" : "false");
+  return success();
+}
+
+/// index.Tensor: advanced indexing with int64 index tensors. The index
+/// tensors broadcast to one shape B; their positions in the input either form
+/// one run (the result is the dims before it, B, the dims after) or not (B
+/// first, then the other dims), as in ATen.
+LogicalResult FuncEmitter::emitIndex(Operation *op) {
+  auto ix = cast<aten::AtenIndexTensorOp>(op);
+  Value in = ix.getSelf(), out = op->getResult(0);
+  const DimList &d = dimsOf(in);
+  int64_t rank = d.size();
+  // Input dim of each index tensor: the positions not listed as None.
+  std::set<int64_t> none;
+  if (auto n = ix.getIndicesNoneAttr())
+    none.insert(n.asArrayRef().begin(), n.asArrayRef().end());
+  SmallVector<Value> idx(ix.getIndices().begin(), ix.getIndices().end());
+  SmallVector<int64_t> pos;
+  for (int64_t p = 0; (int64_t)pos.size() < (int64_t)idx.size(); ++p)
+    if (!none.count(p))
+      pos.push_back(p);
+  if (idx.empty() || pos.back() >= rank)
+    return op->emitError() << "dynoc build (cpu): index.Tensor with "
+                           << idx.size() << " index tensors on rank " << rank;
+  for (Value v : idx)
+    if (!elementTypeOf(v).isInteger(64))
+      return op->emitError()
+             << "dynoc build (cpu): index.Tensor with a " << elementTypeOf(v)
+             << " index (a mask gives a result whose size depends on the "
+                "data) is not supported yet";
+  // B: the index tensors' dims broadcast from the right.
+  size_t bRank = 0;
+  for (Value v : idx)
+    bRank = std::max(bRank, dimsOf(v).size());
+  DimList b(bRank, "1");
+  for (Value v : idx) {
+    const DimList &vd = dimsOf(v);
+    for (size_t i = 0; i < vd.size(); ++i) {
+      std::string &o = b[bRank - vd.size() + i];
+      if (vd[i] == "1" || vd[i] == o)
+        continue;
+      if (o != "1" && isLiteral(o) && isLiteral(vd[i]))
+        return op->emitError() << "dynoc build (cpu): index tensors of dims "
+                               << o << " and " << vd[i] << " do not broadcast";
+      if (o != "1")
+        require(o + " == " + vd[i], op, "the index tensors do not broadcast");
+      o = vd[i];
+    }
+  }
+  bool adjacent = pos.back() - pos.front() + 1 == (int64_t)pos.size();
+  int64_t at = adjacent ? pos.front() : 0; // where B goes in the result
+  DimList inStrides(rank);
+  for (int64_t k = rank - 1; k >= 0; --k)
+    inStrides[k] = product(ArrayRef<std::string>(d).drop_front(k + 1));
+  DimList computed, outInStride;
+  auto isIndexed = [&](int64_t k) { return llvm::is_contained(pos, k); };
+  int64_t k = 0;
+  for (; k < at; ++k)
+    if (!isIndexed(k)) {
+      computed.push_back(d[k]);
+      outInStride.push_back(inStrides[k]);
+    }
+  size_t bStart = computed.size();
+  for (auto &bd : b) {
+    computed.push_back(bd);
+    outInStride.push_back("0");
+  }
+  for (; k < rank; ++k)
+    if (!isIndexed(k)) {
+      computed.push_back(d[k]);
+      outInStride.push_back(inStrides[k]);
+    }
+  setDims(out, op, computed);
+  const DimList &outDims = dimsOf(out);
+  std::string idxStrides, ptrs, limits, idxIn;
+  for (auto [j, v] : llvm::enumerate(idx)) {
+    // v's strides over B, placed at B's dims of the result.
+    DimList bDims(b.begin(), b.end());
+    std::string sv = broadcastStrides(v, bDims);
+    DimList row(outDims.size(), "0");
+    SmallVector<StringRef> parts;
+    StringRef(sv).drop_front().drop_back().split(parts, ", ");
+    for (size_t i = 0; i < bRank && i < parts.size(); ++i)
+      row[bStart + i] = parts[i].str();
+    for (auto &r : row)
+      idxStrides += (idxStrides.empty() ? "" : ", ") + r;
+    ptrs += (j ? ", " : "") + name(v);
+    limits += (j ? ", " : "") + d[pos[j]];
+    idxIn += (j ? ", " : "") + inStrides[pos[j]];
+  }
+  if (outDims.empty())
+    return op->emitError() << "dynoc build (cpu): index.Tensor with a 0-d "
+                              "result is not supported yet";
+  code += llvm::formatv(
+      "  {{ const int64_t shape[] = {0}, ins[] = {1}, ist[] = {{{2}}, "
+      "lim[] = {{{3}}, iin[] = {{{4}};\n"
+      "    const int64_t *const ip[] = {{{5}};\n"
+      "    if (int rc = dynoc_k::index_gather({6}, {7}, shape, {8}, ins, {9}, "
+      "ip, ist, lim, iin)) return rc; }\n",
+      braceList(outDims), braceList(outInStride), idxStrides, limits, idxIn,
+      ptrs, name(out), name(in), outDims.size(), idx.size());
   return success();
 }
 
@@ -1544,11 +1893,11 @@ LogicalResult FuncEmitter::emitPow(Operation *op) {
   else if (e == 1.0)
     f = "x";
   else
-    f = "std::pow(x, " + fmtFloat(e) + ")";
+    f = "std::pow(x, " + fmtLiteral(e, elemCType(out)) + ")";
   setDims(out, op, dimsOf(in));
   code += llvm::formatv(
-      "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
-      name(out), name(in), numelOf(out), f);
+      "  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ return {3}; });\n",
+      name(out), name(in), numelOf(out), f, elemCType(out));
   return success();
 }
 
@@ -1612,7 +1961,8 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
       return func.emitError()
              << "dynoc build (cpu): argument " << i << " has type "
              << arg.getType()
-             << "; the CPU backend supports f32 and i64 tensors only so far";
+             << "; the CPU backend supports f32, f64, i64 and bool tensors "
+                "only so far";
     DimList d;
     for (auto [k, size] : llvm::enumerate(rt.getShape()))
       d.push_back(ShapedType::isDynamic(size)

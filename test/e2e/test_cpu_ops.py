@@ -1,7 +1,9 @@
 """Randomized tests of each op the CPU backend compiles: random shapes (seeded)
 with broadcasting, negative dims and zero-size dims, built at -O0 (one kernel per
 op) and -O2 (the fusion passes), run through dynoc.load and compared with the ATen
-op itself. float32 only: the backend has no reduced-precision dtypes yet."""
+op itself. float32 throughout, and float64, int64 and bool where the op takes them
+(comparisons, selection, indexing, arithmetic); the backend has no
+reduced-precision dtypes yet."""
 import os
 import subprocess
 
@@ -189,6 +191,69 @@ CASES["full"] = case("aten.full", [], {"size": [2, 3], "fill_value": 1.5},
 CASES["view"] = case("aten.view", [[4, 6]], {"size": [2, 12]}, lambda x: aten.view(x, [2, 12]))
 CASES["arange"] = case("aten.arange", [], {"end": 7},
                        lambda: aten.arange(7))
+# Other dtypes: comparisons give bool, where/masked_fill select, argmax and
+# index.Tensor give and take int64, f64 runs the arithmetic and math ops.
+for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+    CASES[f"{cmp}_tensor"] = case(f"aten.{cmp}.Tensor", [[3, 4], [4]], {},
+                                  getattr(aten, cmp).Tensor)
+    CASES[f"{cmp}_scalar"] = case(f"aten.{cmp}.Scalar", [[5, 3]], {"other": 0.25},
+                                  lambda x, f=getattr(aten, cmp).Scalar: f(x, 0.25))
+CASES["gt_int_vs_float"] = dict(case("aten.gt.Tensor", [[6], []], {},
+                                     aten.gt.Tensor), dtypes=["i64", "f32"], ints={0: 5})
+CASES["eq_int_scalar"] = dict(case("aten.eq.Scalar", [[2, 7]], {"other": 3},
+                                   lambda x: aten.eq.Scalar(x, 3)), dtypes=["i64"],
+                              ints={0: 5})
+CASES["ge_f64_zero_size"] = dict(case("aten.ge.Tensor", [[0, 3], [3]], {},
+                                      aten.ge.Tensor), dtypes=["f64", "f64"])
+CASES["logical_not"] = dict(case("aten.logical_not", [[4, 5]], {}, aten.logical_not),
+                            dtypes=["i1"])
+CASES["where"] = dict(case("aten.where.self", [[3, 1], [3, 4], [4]], {},
+                           aten.where.self), dtypes=["i1", "f32", "f32"])
+CASES["where_f64_scalar"] = dict(case("aten.where.self", [[2, 3], [2, 3], []], {},
+                                      aten.where.self), dtypes=["i1", "f64", "f64"])
+CASES["masked_fill"] = dict(case("aten.masked_fill.Scalar", [[3, 5], [5]],
+                                 {"value": -1.5},
+                                 lambda x, m: aten.masked_fill.Scalar(x, m, -1.5)),
+                            dtypes=["f32", "i1"])
+CASES["argmax_dim"] = case("aten.argmax", [[3, 7, 2]], {"dim": -2},
+                           lambda x: aten.argmax(x, -2))
+CASES["argmin_keepdim"] = case("aten.argmin", [[4, 6]], {"dim": 1, "keepdim": True},
+                               lambda x: aten.argmin(x, 1, True))
+CASES["argmax_all_i64"] = dict(case("aten.argmax", [[5, 4]], {},
+                                    lambda x: aten.argmax(x)), dtypes=["i64"],
+                               ints={0: 1000})
+CASES["index_dim0"] = dict(case("aten.index.Tensor", [[6, 3], [4]], {},
+                                lambda x, i: aten.index.Tensor(x, [i])),
+                           dtypes=["f32", "i64"], ints={1: 6}, negative_index={1: 6})
+CASES["index_after_none"] = dict(case("aten.index.Tensor", [[2, 5, 3], [2, 1], [4]],
+                                      {"indices_none": [0]},
+                                      lambda x, i, j: aten.index.Tensor(x, [None, i, j])),
+                                 dtypes=["f32", "i64", "i64"], ints={1: 5, 2: 3})
+CASES["index_split"] = dict(case("aten.index.Tensor", [[4, 3, 5], [2], [2]],
+                                 {"indices_none": [1]},
+                                 lambda x, i, j: aten.index.Tensor(x, [i, None, j])),
+                            dtypes=["f64", "i64", "i64"], ints={1: 4, 2: 5})
+CASES["ones"] = case("aten.ones", [], {"size": [2, 0, 3]}, lambda: aten.ones([2, 0, 3]))
+CASES["zeros_like_i64"] = dict(case("aten.zeros_like", [[3, 2]], {},
+                                    aten.zeros_like), dtypes=["i64"], ints={0: 9})
+CASES["ones_like"] = case("aten.ones_like", [[4]], {}, aten.ones_like)
+for name in ("add", "sub", "mul", "div"):
+    CASES[f"{name}_f64"] = dict(case(f"aten.{name}.Tensor", [[3, 4], []], {},
+                                     getattr(aten, name).Tensor), dtypes=["f64", "i64"],
+                                ints={1: 5}, nonzero={1})
+    CASES[f"{name}_scalar_i64"] = dict(case(f"aten.{name}.Scalar", [[7]], {"other": 3},
+                                            lambda x, f=getattr(aten, name).Scalar: f(x, 3)),
+                                       dtypes=["i64"], ints={0: 50})
+for name in ("exp", "tanh", "sigmoid", "gelu", "neg", "relu"):
+    CASES[f"{name}_f64"] = dict(case(f"aten.{name}", [[4, 9]], {}, getattr(aten, name)),
+                                dtypes=["f64"])
+CASES["transpose_i64"] = dict(case("aten.transpose.int", [[2, 5]], {"dim0": 0, "dim1": 1},
+                                   lambda x: aten.transpose.int(x, 0, 1).contiguous()),
+                              dtypes=["i64"], ints={0: 100})
+
+
+MLIR_DTYPE = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64",
+              torch.bool: "i1"}
 
 
 @pytest.fixture(scope="module")
@@ -205,15 +270,24 @@ def test_op_matches_aten(name, opt, tmp_path, load):
     if c["op"] in ("aten.sqrt", "aten.rsqrt"):
         positive.add(0)
     ints = c.get("ints", {})
-    inputs = [torch.from_numpy(RNG.integers(0, ints[i], s)) if i in ints else
-              rand(s, i in positive) for i, s in enumerate(c["inputs"])]
+    dtypes = c.get("dtypes", ["f32"] * len(c["inputs"]))
+    inputs = []
+    for i, s in enumerate(c["inputs"]):
+        if dtypes[i] == "i1":
+            inputs.append(torch.from_numpy(RNG.integers(0, 2, s).astype(bool)))
+        elif dtypes[i] == "i64":
+            low = 1 if i in c.get("nonzero", ()) else -c.get("negative_index", {}).get(i, 0)
+            inputs.append(torch.from_numpy(RNG.integers(low, ints.get(i, 10), s)))
+        else:
+            t = rand(s, i in positive)
+            inputs.append(t.double() if dtypes[i] == "f64" else t)
     if name == "batch_norm":  # the reference sees the variance it was given
         inputs[4] = inputs[4].abs() + 0.5
         ref = c["ref"](*inputs[:4], inputs[4] - 0.5)
     else:
         ref = c["ref"](*inputs)
     graph = tmp_path / "g.mlir"
-    write_graph(graph, c, list(ref.shape), "i64" if ref.dtype == torch.int64 else "f32")
+    write_graph(graph, c, list(ref.shape), MLIR_DTYPE[ref.dtype])
     so = tmp_path / "g.so"
     p = subprocess.run([DYNOC, "build", opt, graph, "-o", so], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr + graph.read_text()

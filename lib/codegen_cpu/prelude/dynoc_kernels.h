@@ -101,25 +101,27 @@ inline void vunary(float *out, const float *in, int64_t n, F f) {
          f);
 }
 
-template <class F>
-inline void unary(float *out, const float *in, int64_t n, F f) {
+// out[i] = f(in[i]); f takes the input's element type (a 0-d operand of
+// another dtype is read as its own type) and its result converts to TO.
+template <class TO, class TI, class F>
+inline void unary(TO *out, const TI *in, int64_t n, F f) {
 #pragma omp parallel for simd if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     out[i] = f(in[i]);
 }
 
 // out[idx] = f(a[idx . as], b[idx . bs]) over `shape`; as/bs are element
-// strides with 0 on broadcast dims. Operands are converted to the result's
-// type first (a wrapped Python number, an int64 index), as ATen computes in
-// the result dtype.
-template <class TO, class TA, class TB, class F>
+// strides with 0 on broadcast dims. Operands are converted to the compute type
+// TC first (a wrapped Python number, an int64 index), as ATen computes in the
+// promoted dtype; TC is the result's type except for comparisons.
+template <class TC, class TO, class TA, class TB, class F>
 inline void binary(TO *out, const TA *a, const int64_t *as, const TB *b,
                    const int64_t *bs, const int64_t *shape, int rank, F f) {
   int64_t n = 1;
   for (int d = 0; d < rank; ++d)
     n *= shape[d];
   if (rank == 0) {
-    out[0] = f(TO(a[0]), TO(b[0]));
+    out[0] = f(TC(a[0]), TC(b[0]));
     return;
   }
   int64_t inner = shape[rank - 1];
@@ -140,10 +142,10 @@ inline void binary(TO *out, const TA *a, const int64_t *as, const TB *b,
     if (ai == 1 && bi == 1) {
 #pragma omp simd
       for (int64_t i = 0; i < inner; ++i)
-        dst[i] = f(TO(pa[i]), TO(pb[i]));
+        dst[i] = f(TC(pa[i]), TC(pb[i]));
     } else {
       for (int64_t i = 0; i < inner; ++i)
-        dst[i] = f(TO(pa[i * ai]), TO(pb[i * bi]));
+        dst[i] = f(TC(pa[i * ai]), TC(pb[i * bi]));
     }
   }
 }
@@ -162,13 +164,14 @@ inline void bn_scale_shift(float *scale, float *shift, const float *mean,
 // out[idx] = in[idx . s] * scale: broadcasts `in` over `shape`.
 inline void expand(float *out, const float *in, const int64_t *s,
                    const int64_t *shape, int rank, float scale) {
-  binary(out, in, s, in, s, shape, rank,
-         [scale](float x, float) { return x * scale; });
+  binary<float>(out, in, s, in, s, shape, rank,
+                [scale](float x, float) { return x * scale; });
 }
 
 // out = in permuted: out dim d is in dim perm[d]. Walks the output in order,
 // carrying the input offset along (no division per element).
-inline void permute(float *out, const float *in, const int64_t *inShape,
+template <class T>
+inline void permute(T *out, const T *in, const int64_t *inShape,
                     const int64_t *perm, int rank) {
   int64_t inStrides[8], outShape[8], stride[8], n = 1;
   for (int d = rank - 1, s = 1; d >= 0; --d) {
@@ -194,8 +197,8 @@ inline void permute(float *out, const float *in, const int64_t *inShape,
       off += (rem % outShape[d]) * stride[d];
       rem /= outShape[d];
     }
-    float *dst = out + r * inner;
-    const float *src = in + off;
+    T *dst = out + r * inner;
+    const T *src = in + off;
     for (int64_t i = 0; i < inner; ++i)
       dst[i] = src[i * innerStride];
   }
@@ -641,6 +644,95 @@ inline int gather(T *out, const T *in, const int64_t *index,
     out[i] = in[off];
   }
   return 0;
+}
+
+// out[idx] = c[idx . cs] ? a[idx . as] : b[idx . bs] over `shape` (where.self);
+// strides are 0 on broadcast dims.
+template <class TO, class TA, class TB>
+inline void where(TO *out, const bool *c, const int64_t *cs, const TA *a,
+                  const int64_t *as, const TB *b, const int64_t *bs,
+                  const int64_t *shape, int rank) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, co = 0, ao = 0, bo = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t idx = rem % shape[d];
+      rem /= shape[d];
+      co += idx * cs[d];
+      ao += idx * as[d];
+      bo += idx * bs[d];
+    }
+    out[i] = c[co] ? TO(a[ao]) : TO(b[bo]);
+  }
+}
+
+// Index of the largest (max) or smallest element along the middle dim of an
+// (outer, n, inner) tensor: the first one on ties, and the first NaN if there
+// is one (ATen's argmax/argmin). n == 0 fails the call (code 3).
+template <class T>
+inline int argreduce(int64_t *out, const T *in, int64_t outer, int64_t n,
+                     int64_t inner, bool max) {
+  if (n == 0 && outer * inner > 0)
+    return 3;
+#pragma omp parallel for if (outer * n * inner > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      const T *p = in + o * n * inner + j;
+      int64_t best = 0;
+      T bv = p[0];
+      for (int64_t k = 1; k < n && bv == bv; ++k) {
+        T v = p[k * inner];
+        if (v != v || (max ? v > bv : v < bv)) {
+          best = k;
+          bv = v;
+        }
+      }
+      out[o * inner + j] = best;
+    }
+  return 0;
+}
+
+// Advanced indexing (index.Tensor) as a gather: output element `i` (over
+// `shape`, rank dims) reads in[sum_d coord_d * inStride_d + sum_k
+// idx_k[coord . idxStride_k] * idxInStride_k]. inStride is 0 on the output
+// dims the index tensors span; idxStride (k rows of rank) is 0 on the others
+// and on broadcast dims. An index outside [-limit, limit) fails the call
+// (code 3).
+template <class T>
+inline int index_gather(T *out, const T *in, const int64_t *shape, int rank,
+                        const int64_t *inStride, int k,
+                        const int64_t *const *idx, const int64_t *idxStride,
+                        const int64_t *limit, const int64_t *idxInStride) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+  int bad = 0;
+#pragma omp parallel for if (n > kParallelGrain) reduction(| : bad)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, off = 0, ioff[8] = {0};
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rem % shape[d];
+      rem /= shape[d];
+      off += c * inStride[d];
+      for (int j = 0; j < k; ++j)
+        ioff[j] += c * idxStride[j * rank + d];
+    }
+    for (int j = 0; j < k; ++j) {
+      int64_t x = idx[j][ioff[j]];
+      if (x < 0)
+        x += limit[j];
+      if (x < 0 || x >= limit[j]) {
+        bad = 1;
+        x = 0;
+      }
+      off += x * idxInStride[j];
+    }
+    out[i] = bad ? T() : in[off];
+  }
+  return bad ? 3 : 0;
 }
 
 // Scaled dot-product attention over (batch * heads) independent (L, E) x
