@@ -148,13 +148,16 @@ LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
   if (optLevel < 1)
     return success();
   PassManager pm(module.getContext());
-  auto &graph = pm.nest<func::FuncOp>();
-  graph.addPass(createDecomposePass());
-  // dynoc-fold-batchnorm is not in the pipeline: its folded weights are
-  // computed per call, so the convolution reorders them per call too, which
-  // measured slower than the fused per-channel epilogue (docs/passes.md).
-  graph.addPass(createCSEPass());
-  graph.addPass(createFusionPass());
+  {
+    auto &graph = pm.nest<func::FuncOp>();
+    graph.addPass(createDecomposePass());
+    graph.addPass(createFoldBatchNormPass());
+    graph.addPass(createCSEPass());
+  }
+  // The folded batch norm's weight and bias (and any other op on weights
+  // alone) are computed once, at load, rather than per call.
+  pm.addPass(createPrecomputeWeightsPass());
+  pm.nest<func::FuncOp>().addPass(createFusionPass());
   return pm.run(module);
 }
 
@@ -162,6 +165,16 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
   auto start = std::chrono::steady_clock::now();
   if (failed(runBuildPasses(module, opts.optLevel)))
     return failure();
+  for (auto f : module.getOps<func::FuncOp>())
+    if (auto graph = f->getAttrOfType<StringAttr>(attrs::kPrepares)) {
+      unsigned numOps = 0;
+      f.walk([&](Operation *op) {
+        numOps += op->getName().getDialectNamespace() == "aten";
+      });
+      progress(graph.getValue() + ": " + llvm::Twine(numOps) +
+               " op(s) on weights alone run once at load (" + f.getSymName() +
+               ")");
+    }
   if (opts.emitMlirOnly) {
     std::error_code ec;
     llvm::raw_fd_ostream os(opts.outputPath, ec);

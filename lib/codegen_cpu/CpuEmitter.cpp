@@ -2191,19 +2191,16 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
   else if (!weightsFile.empty())
     manifest["weights"] = weightsFile;
   std::set<std::string> weights;
-  int index = 0;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    std::string base = "dynoc_graph_" + std::to_string(index++);
+  // Emits one function; `g` gets its symbols and signature.
+  auto emitGraph = [&](func::FuncOp func, const std::string &base,
+                       json &g) -> LogicalResult {
     FuncEmitter emitter(func, out.cpp);
     if (failed(emitter.emit(base)))
       return failure();
-    out.workspaceBytes.push_back(emitter.staticWorkspaceBytes);
-    json g = {{"name", func.getSymName().str()},
-              {"symbol", base + "_run"},
-              {"shapes_symbol", base + "_shapes"},
-              {"workspace_bytes", emitter.staticWorkspaceBytes}};
-    if (auto e = func->getAttrOfType<StringAttr>(attrs::kEntry))
-      g["entry"] = e.str();
+    g["name"] = func.getSymName().str();
+    g["symbol"] = base + "_run";
+    g["shapes_symbol"] = base + "_shapes";
+    g["workspace_bytes"] = emitter.staticWorkspaceBytes;
     auto inputs = func->getAttrOfType<ArrayAttr>(attrs::kInputs);
     if (!inputs)
       return func.emitError()
@@ -2215,13 +2212,38 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
       std::string kind = d.getAs<StringAttr>("kind").str();
       std::string name = d.getAs<StringAttr>("name").str();
       g["inputs"].push_back(tensorJson(kind, name, func.getArgumentTypes()[i]));
-      if (kind != "user")
+      if (kind != "user" && kind != "prepared")
         weights.insert(name);
     }
     g["outputs"] = json::array();
     for (auto [i, t] : llvm::enumerate(func.getResultTypes()))
       g["outputs"].push_back(
           tensorJson("output", "output_" + std::to_string(i), t));
+    return success();
+  };
+  // Prepare functions (dynoc-precompute-weights) go with their graph.
+  llvm::StringMap<func::FuncOp> prepares;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto p = func->getAttrOfType<StringAttr>(attrs::kPrepares))
+      prepares[p.getValue()] = func;
+  int index = 0;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func->hasAttr(attrs::kPrepares))
+      continue;
+    std::string base = "dynoc_graph_" + std::to_string(index++);
+    json g = json::object();
+    if (failed(emitGraph(func, base, g)))
+      return failure();
+    out.workspaceBytes.push_back(g["workspace_bytes"].get<int64_t>());
+    if (auto e = func->getAttrOfType<StringAttr>(attrs::kEntry))
+      g["entry"] = e.str();
+    if (auto it = prepares.find(func.getSymName()); it != prepares.end()) {
+      json p = json::object();
+      if (failed(emitGraph(it->second, base + "_prepare", p)))
+        return failure();
+      p["guards"] = json::array();
+      g["prepare"] = p;
+    }
     if (auto s = func->getAttrOfType<StringAttr>(attrs::kOutputs)) {
       json structure = json::parse(s.str(), nullptr, false);
       if (structure.is_discarded())
@@ -2257,7 +2279,7 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
              "extern \"C\" DYNOC_EXPORT const char *dynoc_model_manifest(void) "
              "{ return kManifest; }\n"
              "extern \"C\" DYNOC_EXPORT int dynoc_model_abi_version(void) { "
-             "return 2; }\n";
+             "return 3; }\n";
   return success();
 }
 

@@ -62,11 +62,12 @@ LogicalResult verifyInputs(func::FuncOp func, Attribute attr) {
       return func.emitOpError()
              << "input " << i << " needs string attributes 'kind' and 'name'";
     if (!llvm::is_contained(
-            ArrayRef<StringRef>{"user", "parameter", "buffer", "constant"},
+            ArrayRef<StringRef>{"user", "parameter", "buffer", "constant",
+                                "prepared"},
             kind.getValue()))
       return func.emitOpError()
              << "input " << i << " has unknown kind '" << kind.getValue()
-             << "' (expected user, parameter, buffer or constant)";
+             << "' (expected user, parameter, buffer, constant or prepared)";
   }
   return success();
 }
@@ -166,7 +167,8 @@ LogicalResult dynoc::DynocDialect::verifyOperationAttribute(Operation *op,
   if (name == attrs::kGuards)
     return verifyGuards(func, a.getValue());
   if (name == attrs::kEntry || name == attrs::kOutputs ||
-      name == attrs::kWeights || name == attrs::kMutations) {
+      name == attrs::kWeights || name == attrs::kMutations ||
+      name == attrs::kPrepares) {
     if (!a.getValue().isa<StringAttr>())
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();

@@ -14,4 +14,5 @@ void dynoc::registerPasses() {
   registerDecompose();
   registerFoldBatchNorm();
   registerFusion();
+  registerPrecomputeWeights();
 }

@@ -62,6 +62,106 @@ struct Reader {
 };
 } // namespace
 
+/// Parses one graph object (or a graph's "prepare" object) into `spec`.
+static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
+                       std::string where) {
+  if (!g.is_object() || !r.string(g, "name", spec.name, where) ||
+      !r.string(g, "symbol", spec.symbol, where) ||
+      !r.string(g, "shapes_symbol", spec.shapesSymbol, where))
+    return r.fail(where + " is malformed");
+  if (g.contains("workspace_bytes") && g["workspace_bytes"].is_number_integer())
+    spec.workspaceBytes = g["workspace_bytes"].get<int64_t>();
+  where = "graph '" + spec.name + "'";
+  r.string(g, "entry", spec.entry, where);
+  r.error.clear();
+  if (g.contains("output_structure"))
+    spec.outputStructure = g["output_structure"].dump();
+  for (const char *key : {"inputs", "outputs", "guards"})
+    if (!g.contains(key) || !g[key].is_array())
+      return r.fail(where + " needs an array '" + key + "'");
+  for (auto &in : g["inputs"]) {
+    TensorSpec t;
+    if (!r.tensor(in, t,
+                  where + " input " + std::to_string(spec.inputs.size())))
+      return false;
+    if (t.kind == "user") {
+      if (spec.numUserInputs != spec.inputs.size())
+        return r.fail(where + ": user inputs must come first");
+      ++spec.numUserInputs;
+    }
+    spec.inputs.push_back(std::move(t));
+  }
+  for (auto &out : g["outputs"]) {
+    TensorSpec t;
+    if (!r.tensor(out, t,
+                  where + " output " + std::to_string(spec.outputs.size())))
+      return false;
+    spec.outputs.push_back(std::move(t));
+  }
+  for (auto &gj : g["guards"]) {
+    Guard guard;
+    std::string gw = where + " guard " + std::to_string(spec.guards.size());
+    if (!gj.is_object() || !r.string(gj, "kind", guard.kind, gw) ||
+        !r.string(gj, "text", guard.text, gw))
+      return false;
+    if (guard.kind == "tensor_match") {
+      if (!gj.contains("input") || !gj["input"].is_number_integer())
+        return r.fail(gw + " needs an integer 'input'");
+      guard.input = gj["input"].get<int64_t>();
+      if (guard.input < 0 || guard.input >= (int64_t)spec.numUserInputs)
+        return r.fail(gw + " names input " + std::to_string(guard.input) +
+                      ", which is not a user input");
+      if (!r.dtype(gj, guard.dtype, gw) ||
+          !r.ints(gj, "sizes", guard.sizes, gw))
+        return false;
+      if (gj.contains("strides") && !r.ints(gj, "strides", guard.strides, gw))
+        return false;
+    } else if (guard.kind == "size") {
+      if (!r.ints(gj, "terms", guard.terms, gw) ||
+          !r.string(gj, "op", guard.op, gw))
+        return false;
+      if (!gj.contains("constant") || !gj["constant"].is_number_integer())
+        return r.fail(gw + " needs an integer 'constant'");
+      guard.constant = gj["constant"].get<int64_t>();
+      static const char *const ops[] = {"<", "<=", "==", "!=", ">", ">="};
+      if (guard.terms.size() % 3 != 0 ||
+          std::find(std::begin(ops), std::end(ops), guard.op) == std::end(ops))
+        return r.fail(gw + " has malformed 'terms' or an unknown 'op'");
+      for (size_t k = 0; k < guard.terms.size(); k += 3)
+        if (guard.terms[k] < 0 ||
+            guard.terms[k] >= (int64_t)spec.numUserInputs ||
+            guard.terms[k + 1] < 0 ||
+            guard.terms[k + 1] >=
+                (int64_t)spec.inputs[guard.terms[k]].shape.size())
+          return r.fail(gw + " names a dim of an input it does not have");
+    }
+    spec.guards.push_back(std::move(guard));
+  }
+  if (g.contains("prepare")) {
+    GraphSpec prepare;
+    if (!parseGraph(r, g["prepare"], prepare, where + " prepare"))
+      return false;
+    // The graph's "prepared" inputs are the prepare function's outputs, in
+    // order; the prepare function reads only weights.
+    std::vector<const TensorSpec *> prepared;
+    for (const TensorSpec &t : spec.inputs)
+      if (t.kind == "prepared")
+        prepared.push_back(&t);
+    if (prepare.numUserInputs != 0 || !prepare.prepare.empty() ||
+        prepared.size() != prepare.outputs.size())
+      return r.fail(where + ": its prepare function does not match its "
+                            "prepared inputs");
+    for (size_t k = 0; k < prepared.size(); ++k)
+      if (prepared[k]->dtype != prepare.outputs[k].dtype ||
+          prepared[k]->shape != prepare.outputs[k].shape)
+        return r.fail(where + ": prepared input '" + prepared[k]->name +
+                      "' differs from output " + std::to_string(k) +
+                      " of its prepare function");
+    spec.prepare.push_back(std::move(prepare));
+  }
+  return true;
+}
+
 bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   Reader r{error};
@@ -84,81 +184,8 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
     return r.fail("no 'graphs'");
   for (auto &g : j["graphs"]) {
     GraphSpec spec;
-    std::string where = "graph " + std::to_string(m.graphs.size());
-    if (!g.is_object() || !r.string(g, "name", spec.name, where) ||
-        !r.string(g, "symbol", spec.symbol, where) ||
-        !r.string(g, "shapes_symbol", spec.shapesSymbol, where))
-      return r.fail(where + " is malformed");
-    if (g.contains("workspace_bytes") &&
-        g["workspace_bytes"].is_number_integer())
-      spec.workspaceBytes = g["workspace_bytes"].get<int64_t>();
-    where = "graph '" + spec.name + "'";
-    r.string(g, "entry", spec.entry, where);
-    error.clear();
-    if (g.contains("output_structure"))
-      spec.outputStructure = g["output_structure"].dump();
-    for (const char *key : {"inputs", "outputs", "guards"})
-      if (!g.contains(key) || !g[key].is_array())
-        return r.fail(where + " needs an array '" + key + "'");
-    for (auto &in : g["inputs"]) {
-      TensorSpec t;
-      if (!r.tensor(in, t,
-                    where + " input " + std::to_string(spec.inputs.size())))
-        return false;
-      if (t.kind == "user") {
-        if (spec.numUserInputs != spec.inputs.size())
-          return r.fail(where + ": user inputs must come first");
-        ++spec.numUserInputs;
-      }
-      spec.inputs.push_back(std::move(t));
-    }
-    for (auto &out : g["outputs"]) {
-      TensorSpec t;
-      if (!r.tensor(out, t,
-                    where + " output " + std::to_string(spec.outputs.size())))
-        return false;
-      spec.outputs.push_back(std::move(t));
-    }
-    for (auto &gj : g["guards"]) {
-      Guard guard;
-      std::string gw = where + " guard " + std::to_string(spec.guards.size());
-      if (!gj.is_object() || !r.string(gj, "kind", guard.kind, gw) ||
-          !r.string(gj, "text", guard.text, gw))
-        return false;
-      if (guard.kind == "tensor_match") {
-        if (!gj.contains("input") || !gj["input"].is_number_integer())
-          return r.fail(gw + " needs an integer 'input'");
-        guard.input = gj["input"].get<int64_t>();
-        if (guard.input < 0 || guard.input >= (int64_t)spec.numUserInputs)
-          return r.fail(gw + " names input " + std::to_string(guard.input) +
-                        ", which is not a user input");
-        if (!r.dtype(gj, guard.dtype, gw) ||
-            !r.ints(gj, "sizes", guard.sizes, gw))
-          return false;
-        if (gj.contains("strides") && !r.ints(gj, "strides", guard.strides, gw))
-          return false;
-      } else if (guard.kind == "size") {
-        if (!r.ints(gj, "terms", guard.terms, gw) ||
-            !r.string(gj, "op", guard.op, gw))
-          return false;
-        if (!gj.contains("constant") || !gj["constant"].is_number_integer())
-          return r.fail(gw + " needs an integer 'constant'");
-        guard.constant = gj["constant"].get<int64_t>();
-        static const char *const ops[] = {"<", "<=", "==", "!=", ">", ">="};
-        if (guard.terms.size() % 3 != 0 ||
-            std::find(std::begin(ops), std::end(ops), guard.op) ==
-                std::end(ops))
-          return r.fail(gw + " has malformed 'terms' or an unknown 'op'");
-        for (size_t k = 0; k < guard.terms.size(); k += 3)
-          if (guard.terms[k] < 0 ||
-              guard.terms[k] >= (int64_t)spec.numUserInputs ||
-              guard.terms[k + 1] < 0 ||
-              guard.terms[k + 1] >=
-                  (int64_t)spec.inputs[guard.terms[k]].shape.size())
-            return r.fail(gw + " names a dim of an input it does not have");
-      }
-      spec.guards.push_back(std::move(guard));
-    }
+    if (!parseGraph(r, g, spec, "graph " + std::to_string(m.graphs.size())))
+      return false;
     m.graphs.push_back(std::move(spec));
   }
   auto &first = m.graphs.front();

@@ -18,11 +18,18 @@
 #include <new>
 
 namespace {
+struct FreeDeleter {
+  void operator()(void *p) const { std::free(p); }
+};
+
 struct Variant {
   const dynrt::GraphSpec *spec;
   dynoc_graph_run_fn run;
   dynoc_graph_shapes_fn shapes;
   std::vector<void *> weightPtrs; // one per non-user input, in order
+  /// The outputs of the graph's prepare function, computed at load: the data
+  /// of its "prepared" inputs.
+  std::vector<std::unique_ptr<void, FreeDeleter>> prepared;
 };
 
 /// A 64-byte aligned scratch buffer that grows on demand.
@@ -80,34 +87,105 @@ template <class Fn> Fn symbol(void *handle, const std::string &name) {
   return reinterpret_cast<Fn>(dlsym(handle, name.c_str()));
 }
 
+/// Points `ptrs` at the data of each non-user input of `g`, in order: a
+/// tensor of the weights file, or for a "prepared" input the next of
+/// `prepared`.
+dynrt_status_t *bindWeights(const dynrt_model_t &m, const dynrt::GraphSpec &g,
+                            const std::vector<void *> &prepared,
+                            std::vector<void *> &ptrs) {
+  size_t nextPrepared = 0;
+  for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i) {
+    const auto &in = g.inputs[i];
+    if (in.kind == "prepared") {
+      // parseManifest checked that the counts agree.
+      ptrs.push_back(prepared[nextPrepared++]);
+      continue;
+    }
+    const dynrt::TensorView *w = m.weights ? m.weights->find(in.name) : nullptr;
+    if (!w)
+      return makeStatus(DYNRT_DATA_LOSS, "weights of model '" + m.path +
+                                             "' lack tensor '" + in.name +
+                                             "' (" + in.kind + " of graph '" +
+                                             g.name + "')");
+    if (w->dtype != in.dtype || w->shape != in.shape)
+      return makeStatus(DYNRT_DATA_LOSS,
+                        "weights of model '" + m.path + "': tensor '" +
+                            in.name + "' does not match the manifest's " +
+                            "dtype/shape");
+    ptrs.push_back(const_cast<uint8_t *>(w->data));
+  }
+  return nullptr;
+}
+
+/// Runs the prepare function `p` of a graph once, on the weights; its outputs
+/// go to `out`.
+dynrt_status_t *runPrepare(const dynrt_model_t &m, const dynrt::GraphSpec &p,
+                           Variant &out) {
+  auto run = symbol<dynoc_graph_run_fn>(m.handle, p.symbol);
+  auto shapes = symbol<dynoc_graph_shapes_fn>(m.handle, p.shapesSymbol);
+  if (!run || !shapes)
+    return makeStatus(DYNRT_DATA_LOSS, "model '" + m.path +
+                                           "' lacks the symbol '" +
+                                           (run ? p.shapesSymbol : p.symbol) +
+                                           "' its manifest names");
+  std::vector<void *> args;
+  if (dynrt_status_t *s = bindWeights(m, p, {}, args))
+    return s;
+  std::vector<std::array<int64_t, dynrt::kMaxRank>> outShapes(p.outputs.size());
+  std::vector<int64_t *> outShapePtrs;
+  for (auto &o : outShapes)
+    outShapePtrs.push_back(o.data());
+  int64_t workspaceBytes = 0;
+  if (const char *why = shapes(nullptr, outShapePtrs.data(), &workspaceBytes))
+    return makeStatus(DYNRT_DATA_LOSS, "graph '" + p.name + "': " + why);
+  std::vector<void *> outPtrs;
+  for (const dynrt::TensorSpec &t : p.outputs) {
+    size_t bytes = dynrt::dtypeInfo(t.dtype).itemSize;
+    for (int64_t d : t.shape)
+      bytes *= static_cast<size_t>(std::max<int64_t>(d, 0));
+    void *data = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    if (!data)
+      return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
+                        "cannot allocate the prepared weights of graph '" +
+                            p.name + "'");
+    out.prepared.emplace_back(data);
+    outPtrs.push_back(data);
+  }
+  Workspace workspace;
+  void *ws = workspace.reserve(std::max<int64_t>(workspaceBytes, 64));
+  if (!ws)
+    return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
+                      "cannot allocate a workspace of " +
+                          std::to_string(workspaceBytes) + " bytes");
+  if (int rc = run(nullptr, args.data(), outPtrs.data(), ws))
+    return makeStatus(DYNRT_INTERNAL, "graph '" + p.name +
+                                          "' failed with code " +
+                                          std::to_string(rc));
+  return nullptr;
+}
+
 dynrt_status_t *bindVariants(dynrt_model_t &m) {
   const std::string &path = m.path;
   for (auto &g : m.manifest.graphs) {
     Variant v{&g,
               symbol<dynoc_graph_run_fn>(m.handle, g.symbol),
               symbol<dynoc_graph_shapes_fn>(m.handle, g.shapesSymbol),
+              {},
               {}};
     if (!v.run || !v.shapes)
       return makeStatus(DYNRT_DATA_LOSS,
                         "model '" + path + "' lacks the symbol '" +
                             (v.run ? g.shapesSymbol : g.symbol) +
                             "' its manifest names");
-    for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i) {
-      const auto &in = g.inputs[i];
-      const dynrt::TensorView *w =
-          m.weights ? m.weights->find(in.name) : nullptr;
-      if (!w)
-        return makeStatus(DYNRT_DATA_LOSS, "weights of model '" + path +
-                                               "' lack tensor '" + in.name +
-                                               "' (" + in.kind + " of graph '" +
-                                               g.name + "')");
-      if (w->dtype != in.dtype || w->shape != in.shape)
-        return makeStatus(DYNRT_DATA_LOSS,
-                          "weights of model '" + path + "': tensor '" +
-                              in.name + "' does not match the manifest's " +
-                              "dtype/shape");
-      v.weightPtrs.push_back(const_cast<uint8_t *>(w->data));
+    std::vector<void *> prepared;
+    if (!g.prepare.empty()) {
+      if (dynrt_status_t *s = runPrepare(m, g.prepare.front(), v))
+        return s;
+      for (auto &p : v.prepared)
+        prepared.push_back(p.get());
     }
+    if (dynrt_status_t *s = bindWeights(m, g, prepared, v.weightPtrs))
+      return s;
     m.variants.push_back(std::move(v));
   }
   return nullptr;

@@ -120,6 +120,30 @@ TEST_CASE("size guards name an input dim the graph has") {
         "invalid manifest: graph 'g' guard 0 needs an integer 'constant'");
 }
 
+TEST_CASE("a prepare function must give the graph's prepared inputs") {
+  auto manifest = [](const std::string &prepareOutputs) {
+    return R"({"format":"dynoc-model","version":1,"graphs":[{"name":"g","symbol":"s","shapes_symbol":"t","inputs":[{"kind":"user","name":"x","dtype":"float32","shape":[4]},{"kind":"prepared","name":"g__prepare:0","dtype":"float32","shape":[4]}],"outputs":[],"guards":[],"prepare":{"name":"g__prepare","symbol":"p","shapes_symbol":"q","inputs":[{"kind":"parameter","name":"w","dtype":"float32","shape":[4]}],"outputs":[)" +
+           prepareOutputs + R"(],"guards":[]}}]})";
+  };
+  dynrt::Manifest m;
+  std::string error;
+  REQUIRE(dynrt::parseManifest(
+      manifest(R"({"kind":"output","name":"o","dtype":"float32","shape":[4]})"),
+      m, error));
+  REQUIRE(m.graphs[0].prepare.size() == 1);
+  CHECK(m.graphs[0].prepare[0].symbol == "p");
+  CHECK(m.graphs[0].prepare[0].inputs[0].name == "w");
+  CHECK_FALSE(dynrt::parseManifest(
+      manifest(R"({"kind":"output","name":"o","dtype":"float32","shape":[5]})"),
+      m, error));
+  CHECK(error == "invalid manifest: graph 'g': prepared input 'g__prepare:0' "
+                 "differs from output 0 of its prepare function");
+  error.clear();
+  CHECK_FALSE(dynrt::parseManifest(manifest(""), m, error));
+  CHECK(error == "invalid manifest: graph 'g': its prepare function does not "
+                 "match its prepared inputs");
+}
+
 TEST_CASE("the C API rejects null arguments with a status, not a crash") {
   dynrt_status_t *s = dynrt_model_load(nullptr, nullptr);
   REQUIRE(s);

@@ -21,8 +21,8 @@ inline constexpr int kManifestVersion = 1;
 inline constexpr size_t kMaxRank = 8;
 
 struct TensorSpec {
-  std::string
-      kind; // inputs: user, parameter, buffer, constant; outputs: output
+  std::string kind; // inputs: user, parameter, buffer, constant, prepared;
+                    // outputs: output
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape; // -1 where the dim is dynamic
@@ -54,6 +54,9 @@ struct GraphSpec {
   std::vector<TensorSpec> outputs;
   std::vector<Guard> guards;
   size_t numUserInputs = 0;
+  /// The function the runtime runs once at load to compute the graph's
+  /// "prepared" inputs from the weights (0 or 1 of them).
+  std::vector<GraphSpec> prepare;
 };
 
 struct Manifest {

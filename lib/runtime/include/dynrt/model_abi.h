@@ -24,13 +24,18 @@
 //       Returns 0, or nonzero if a kernel failed. Reentrant: calls with
 //       different workspaces may run at the same time.
 //
+// A graph may have a prepare function (the manifest's `prepare` object, same
+// two signatures, no user inputs): the runtime runs it once at load, on the
+// weights, and passes its outputs as the graph's arguments of kind "prepared".
+// Version 3 added it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DYNRT_MODEL_ABI_H
 #define DYNRT_MODEL_ABI_H
 
 #include <stdint.h>
 
-#define DYNOC_MODEL_ABI_VERSION 2
+#define DYNOC_MODEL_ABI_VERSION 3
 #define DYNOC_MODEL_MANIFEST_SYMBOL "dynoc_model_manifest"
 #define DYNOC_MODEL_ABI_VERSION_SYMBOL "dynoc_model_abi_version"
 #define DYNOC_MODEL_WEIGHTS_SYMBOL "dynoc_model_weights"

@@ -14,7 +14,8 @@ inline constexpr char kVersion[] = "dynoc.version";
 /// Func: "file:line:function" of the captured region.
 inline constexpr char kEntry[] = "dynoc.entry";
 /// Func: one dictionary per argument: {kind =
-/// "user"|"parameter"|"buffer"|"constant", name = "..."}.
+/// "user"|"parameter"|"buffer"|"constant"|"prepared", name = "..."}; a
+/// "prepared" argument is a result of the graph's prepare function.
 inline constexpr char kInputs[] = "dynoc.inputs";
 /// Func: the output structure, as JSON text (docs/graph-format.md).
 inline constexpr char kOutputs[] = "dynoc.outputs";
@@ -26,6 +27,9 @@ inline constexpr char kGuards[] = "dynoc.guards";
 /// Func: the safetensors file (relative to the .mlir) that holds the
 /// parameters.
 inline constexpr char kWeights[] = "dynoc.weights";
+/// Func: marks a prepare function (dynoc-precompute-weights) and names the
+/// graph whose "prepared" arguments it computes, once, at load.
+inline constexpr char kPrepares[] = "dynoc.prepares";
 
 inline constexpr int kFormatVersion = 1;
 } // namespace dynoc::attrs

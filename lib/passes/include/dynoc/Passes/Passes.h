@@ -10,6 +10,7 @@ namespace dynoc {
 std::unique_ptr<mlir::Pass> createDecomposePass();
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
+std::unique_ptr<mlir::Pass> createPrecomputeWeightsPass();
 
 #define GEN_PASS_DECL
 #include "dynoc/Passes/Passes.h.inc"

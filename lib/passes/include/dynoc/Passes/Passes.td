@@ -33,6 +33,21 @@ def FoldBatchNorm : Pass<"dynoc-fold-batchnorm", "mlir::func::FuncOp"> {
   let constructor = "dynoc::createFoldBatchNormPass()";
 }
 
+def PrecomputeWeights : Pass<"dynoc-precompute-weights", "mlir::ModuleOp"> {
+  let summary = "Moves ops on the weights alone into a function run at load";
+  let description = [{
+    An op whose operands all come from parameters, buffers or constants (or
+    from such ops) gives the same value on every call. Those ops move into a
+    new function `<graph>__prepare` (attribute `dynoc.prepares`), which the
+    runtime runs once when it loads the model; the graph takes the values it
+    still reads as new trailing arguments of kind "prepared", named
+    `<graph>__prepare:<k>` for the prepare function's result k. Views,
+    transposes, copies and expands of a weight itself stay in the graph (the
+    kernels read them in place). Ops with dynamic result shapes stay too.
+  }];
+  let constructor = "dynoc::createPrecomputeWeightsPass()";
+}
+
 def Fusion : Pass<"dynoc-fuse", "mlir::func::FuncOp"> {
   let summary = "Groups ops the code generator emits as one kernel";
   let description = [{

@@ -1,0 +1,35 @@
+// dynoc-precompute-weights: ops on weights alone move into @<graph>__prepare,
+// which the runtime runs once at load; the graph reads their results as
+// "prepared" arguments. Layout ops on a weight itself stay.
+// RUN: dynoc opt %s --pass=dynoc-precompute-weights | FileCheck %s
+
+// CHECK-LABEL: func.func @graph_0
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>, %[[W:.*]]: tensor<3x4xf32>, %[[S:.*]]: tensor<3xf32>, %[[P:.*]]: tensor<3xf32>)
+// CHECK-SAME: {kind = "prepared", name = "graph_0__prepare:0"}
+// CHECK-NEXT: %[[T:.*]] = aten.t %[[W]]
+// CHECK-NEXT: %[[Y:.*]] = aten.mm %[[X]], %[[T]]
+// CHECK-NEXT: %[[Z:.*]] = aten.mul.Tensor %[[Y]], %[[P]]
+// CHECK-NEXT: return %[[Z]]
+// CHECK: func.func @graph_0__prepare(%[[S2:.*]]: tensor<3xf32>) -> tensor<3xf32>
+// CHECK-SAME: dynoc.inputs = [{kind = "parameter", name = "scale"}]
+// CHECK-SAME: dynoc.prepares = "graph_0"
+// CHECK-NEXT: %[[A:.*]] = aten.mul.Scalar %[[S2]] {other = 2.000000e+00 : f64}
+// CHECK-NEXT: %[[B:.*]] = aten.exp %[[A]]
+// CHECK-NEXT: return %[[B]]
+func.func @graph_0(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>, %s: tensor<3xf32>) -> tensor<2x3xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['x']"}, {kind = "parameter", name = "w"}, {kind = "parameter", name = "scale"}]} {
+  %t = aten.t %w : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %a = aten.mul.Scalar %s {other = 2.0 : f64} : (tensor<3xf32>) -> tensor<3xf32>
+  %y = aten.mm %x, %t : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %b = aten.exp %a : (tensor<3xf32>) -> tensor<3xf32>
+  %z = aten.mul.Tensor %y, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %z : tensor<2x3xf32>
+}
+
+// Nothing reads only weights: the graph stays as it is, with no prepare function.
+// CHECK-LABEL: func.func @graph_1
+// CHECK-NEXT: aten.relu
+// CHECK-NOT: graph_1__prepare
+func.func @graph_1(%x: tensor<4xf32>) -> tensor<4xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['x']"}]} {
+  %0 = aten.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
