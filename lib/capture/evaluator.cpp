@@ -468,6 +468,23 @@ private:
   PyObject *code = nullptr;
   std::vector<Slot> locals, stack;
   PyObject *kwnames = nullptr; // borrowed from co_consts
+  /// Tensor sizes inside tuple/list arguments of the call being made (set by
+  /// call(), read by invoke()'s native path).
+  std::vector<std::pair<PyObject *, std::string>> pendingItemSizes;
+  template <class It> void noteItemSizes(It begin, It end) {
+    pendingItemSizes.clear();
+    for (It slot = begin; slot != end; ++slot) {
+      PyObject *v = slot->value;
+      if (!v || !(PyTuple_Check(v) || PyList_Check(v)))
+        continue;
+      for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(v); ++k) {
+        PyObject *item = PySequence_Fast_GET_ITEM(v, k);
+        std::string src = itemSource(*slot, k);
+        if (isSizeInt(item, src))
+          pendingItemSizes.push_back({item, src});
+      }
+    }
+  }
   std::string callSource;      // the last CALL's result source (sizes)
   Py_ssize_t pc = 0;
   Py_ssize_t lasti = -1;  // set by RERAISE: the offset an exception came from
@@ -684,12 +701,42 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
   // gets decide what it does. A size given to an ATen-backed torch function
   // lands in the graph's attributes, where a dynamic merge checks it.
   bool aten = isAtenCallable(callable);
-  for (size_t i = 0; i < args.size(); ++i)
-    if (!sources[i].empty() && isGuardableScalar(args[i]) &&
-        !(aten && isSizeInt(args[i], sources[i])))
+  std::vector<std::pair<PyObject *, std::string>> sizes =
+      std::move(pendingItemSizes);
+  pendingItemSizes.clear();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (aten && isSizeInt(args[i], sources[i]))
+      sizes.push_back({args[i], sources[i]});
+    else if (!sources[i].empty() && isGuardableScalar(args[i]))
       callTracker("on_guard",
                   Py_BuildValue("(sO)", sources[i].c_str(), args[i]));
-  return callNative(callable, args, kw);
+  }
+  // Python code run natively (a torch.nn.functional wrapper, a module with
+  // hooks) may read sizes where the evaluator does not see it.
+  bool opaque = !PyCFunction_Check(callable) &&
+                !Py_IS_TYPE(callable, &PyMethodDescr_Type);
+  if (!opaque && (!aten || sizes.empty()))
+    return callNative(callable, args, kw);
+  // The ATen calls this makes may take these sizes as attributes: the
+  // recorder notes where they came from, so that a graph can be made dynamic
+  // from this one run (_dynamic.py).
+  PyObject *list = PyList_New(0);
+  for (auto &[value, source] : sizes)
+    if (list) {
+      PyObject *item = Py_BuildValue("(Os)", value, source.c_str());
+      if (!item || PyList_Append(list, item) < 0)
+        Py_CLEAR(list);
+      Py_XDECREF(item);
+    }
+  if (!list)
+    return nullptr;
+  callTracker("enter_native", Py_BuildValue("(Ni)", list, int(opaque)));
+  PyObject *r = callNative(callable, args, kw);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  callTracker("exit_native", PyTuple_New(0));
+  PyErr_Restore(type, value, tb);
+  return r;
 }
 
 PyObject *Evaluator::call(int nargs) {
@@ -710,6 +757,7 @@ PyObject *Evaluator::call(int nargs) {
     args.push_back(stack[i].value), sources.push_back(stack[i].source);
   PyObject *kw = kwnames;
   kwnames = nullptr;
+  noteItemSizes(stack.begin() + base, stack.end());
   PyObject *result = invoke(callable, callableSrc, args, sources, kw);
   if (result)
     callSource =

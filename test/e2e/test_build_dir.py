@@ -78,22 +78,31 @@ def test_capture_entry_must_be_module_colon_function(dynoc, tmp_path):
 
 
 def test_size_guards_pick_the_variant(dynoc, tmp_path):
-    """p76 makes a dynamic variant guarded by `L['x'].size()[0] > 4` and a
-    static one for batch 2 (`<= 4`): one model, and the runtime checks the
-    symbolic guard itself."""
+    """p76 makes a dynamic variant guarded by `L['x'].size()[0] > 4` and, at
+    batch 2, a second one (`<= 4`), dynamic from that run already: one model,
+    and the runtime checks the symbolic guards itself."""
     import dynoc as dy
     capture(dynoc, "p76_size_guard.py", tmp_path / "cap")
     dynoc("build", tmp_path / "cap", "-o", tmp_path / "m.so", check=True)
     m = dy.load(tmp_path / "m.so")
-    guards = [g for graph in m.manifest["graphs"] for g in graph["guards"] if g["kind"] == "size"]
+    graphs = m.manifest["graphs"]
+    guards = [g for graph in graphs for g in graph["guards"] if g["kind"] == "size"]
     assert {g["text"] for g in guards} == {"L['x'].size()[0] > 4", "L['x'].size()[0] <= 4"}
+    assert all(graph["inputs"][0]["shape"] == [-1, 3, 4] for graph in graphs)
 
     def ref(x):
         y = x * 2 if x.size(0) > 4 else x + 1
         return y.view(x.size(0), -1).sum(1)
 
-    for b in (5, 7, 33, 2):  # dynamic variant for b > 4, the static one for 2
+    for b in (5, 7, 33, 2, 3, 4):  # one variant for b > 4, the other for b <= 4
         x = torch.randn(b, 3, 4)
         assert torch.allclose(m(x), ref(x), atol=1e-5)
-    with pytest.raises(dy.GuardError, match=r"L\['x'\]\.size\(\)\[0\] > 4 \(input 0 size\(\)\[0\] = 3\)"):
-        m(torch.randn(3, 3, 4))
+    with pytest.raises(dy.GuardError, match=r"guard failed: L\['x'\]\.size\(\)\[2\] == 4, got 5"):
+        m(torch.randn(3, 3, 5))
+    # The first variant alone refuses a batch its size guard excludes.
+    dynoc("build", tmp_path / "cap" / "graph_0.mlir", "-o", tmp_path / "first.so", check=True)
+    first = dy.load(tmp_path / "first.so")
+    assert torch.allclose(first(torch.ones(6, 3, 4)), ref(torch.ones(6, 3, 4)))
+    with pytest.raises(dy.GuardError,
+                       match=r"L\['x'\]\.size\(\)\[0\] > 4 \(input 0 size\(\)\[0\] = 3\)"):
+        first(torch.randn(3, 3, 4))

@@ -18,7 +18,11 @@ Python used as a plain value (`range(b)`, `x[:b]`), keeps the variants apart.
 """
 import json
 
+import torch
+
+from . import _guards
 from . import _mlir_writer as mw
+from ._graph import Value
 
 
 def _dims(a, b):
@@ -160,3 +164,232 @@ def merge_graphs(old, new, weights):
                     g["strides"] = _dims(g["strides"], src["strides"])
                     g["text"] = guard_text(dict(g, dtype=g["dtype"]))
     return True
+
+
+# --- Dynamic from one run ----------------------------------------------------
+#
+# mark_dynamic, dynamic=True, and a recompile of a region that has a dynamic
+# variant already ask for dynamic dims before a second size has been seen.
+# Then the capture's own graph is replayed on meta tensors with those dims
+# changed (the shape oracle), and merged with itself as above. The replay
+# keeps every attribute as recorded, so it is sound only where no attribute
+# came from a size the replay does not recompute; these checks refuse the
+# rest (the variant stays static and merges at a second size as before):
+#   - a size the Python code passed to the op (x.view(b, -1)) is recomputed
+#     from its source at the new sizes, and may only change a reshape's or
+#     expand's size attribute;
+#   - an op run inside Python code the evaluator did not follow (a
+#     torch.nn.functional wrapper) must not take sizes at all;
+#   - no other size attribute may hold the old value of a changed dim, nor
+#     slice a changed dim with fixed bounds.
+
+# Attributes that hold sizes or positions along a dim.
+_SIZE_ATTRS = {"size", "shape", "sizes", "start", "end", "index", "split_size",
+               "split_sizes", "sections", "length", "repeats", "pad", "k", "shifts",
+               "output_size"}
+
+
+class NotGeneral(Exception):
+    """Why a capture cannot be made dynamic from this run."""
+
+
+def _contiguous_strides(shape):
+    strides, s = [], 1
+    for d in reversed(shape):
+        strides.append(s)
+        s *= max(d, 1)
+    return list(reversed(strides))
+
+
+def _local_name(source):
+    """'x' for "L['x']", or None for any other source."""
+    if source.startswith("L['") and source.endswith("']"):
+        return source[3:-2]
+    return None
+
+
+def _ints_in(obj):
+    if isinstance(obj, bool):
+        return []
+    if isinstance(obj, int):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [i for x in obj for i in _ints_in(x)]
+    return []
+
+
+def _attr_ints(text):
+    """The ints of an encoded int or int[] attribute, else []."""
+    if text.startswith("array<i64"):
+        return _ints(text)
+    head, _, ty = text.partition(" : ")
+    return [int(head)] if ty == "i64" else []
+
+
+def _substitute(obj, env, known):
+    """`obj` with Values as their replay tensors and the ints in `known` as
+    their new values; 'cpu' devices as 'meta'."""
+    if isinstance(obj, Value):
+        return env[obj.vid]
+    if isinstance(obj, torch.Tensor):
+        raise NotGeneral("an operand is a tensor the graph does not know")
+    if isinstance(obj, bool):
+        return obj
+    if isinstance(obj, int):
+        return known.get(obj, obj)
+    if isinstance(obj, torch.device):
+        return torch.device("meta")
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_substitute(x, env, known) for x in obj)
+    if isinstance(obj, dict):
+        return {k: (torch.device("meta") if k == "device" else _substitute(v, env, known))
+                for k, v in obj.items()}
+    return obj
+
+
+def _replay(graph, inputs, scope, hot):
+    """New shapes of every Value of `graph` when its user inputs have the
+    shapes `inputs` ({source: shape}), and the new size attribute of each
+    reshape/expand the Python code gave sizes to ({node: ints})."""
+    env, shapes, sized = {}, {}, {}
+    for v in graph.inputs:
+        shape = inputs.get(v.name, v.shape) if v.kind == "user" else v.shape
+        env[v.vid] = torch.empty(shape, dtype=v.dtype, device="meta")
+        shapes[v.vid] = tuple(shape)
+    for n in graph.nodes:
+        if n.call is None:
+            raise NotGeneral(f"{n.op} cannot be replayed")
+        func, args, kwargs = n.call
+        size_attrs = {k: _attr_ints(v) for k, v in n.attrs.items()
+                      if k.rstrip("_") in _SIZE_ATTRS}
+        opaque = any(src == "<opaque>" for _, src in n.sizes)
+        if opaque and size_attrs:
+            raise NotGeneral(f"{n.op} takes sizes from Python code the evaluator did "
+                             f"not follow")
+        known = {}
+        for value, src in n.sizes:
+            if src == "<opaque>":
+                continue
+            try:
+                new = int(eval(src, scope))  # noqa: S307 - dynoc's own size sources
+            except Exception:
+                raise NotGeneral(f"{n.op} takes a size whose origin is not tracked ({src})")
+            if known.setdefault(value, new) != new:
+                raise NotGeneral(f"{n.op} takes two sizes of value {value}")
+        changed = {k: v for k, v in known.items() if k != v}
+        stale = [x for ints in size_attrs.values() for x in ints
+                 if x in hot and x not in changed]
+        if stale:
+            raise NotGeneral(f"{n.op} has a size attribute of {stale[0]}, the size of a "
+                             f"dim made dynamic")
+        new_args = _substitute(args, env, changed)
+        new_kwargs = _substitute(kwargs, env, changed)
+        if changed and size_attrs:
+            if n.op not in _SIZED:
+                raise NotGeneral(f"{n.op} takes a size as an attribute")
+            sized[n] = list(new_args[1] if len(new_args) > 1 else new_kwargs[_SIZED[n.op]])
+        dim = n.attrs.get("dim")
+        if size_attrs and n.op not in _SIZED and dim is not None and n.operands:
+            d = int(dim.split(" ")[0])
+            a = n.operands[0]
+            if -len(a.shape) <= d < len(a.shape) and \
+                    shapes[a.vid][d] != a.shape[d]:
+                raise NotGeneral(f"{n.op} indexes a dim made dynamic with fixed bounds")
+        try:
+            out = func(*new_args, **new_kwargs)
+        except Exception as e:
+            raise NotGeneral(f"{n.op} does not run at other sizes ({type(e).__name__})")
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if len(outs) != len(n.results):
+            raise NotGeneral(f"{n.op} makes another number of results at other sizes")
+        for o, r in zip(outs, n.results):
+            if not isinstance(o, torch.Tensor) or o.dtype != r.dtype or o.dim() != len(r.shape):
+                raise NotGeneral(f"{n.op} makes other results at other sizes")
+            env[r.vid] = o
+            shapes[r.vid] = tuple(o.shape)
+    return shapes, sized
+
+
+def generalize(graphs, guards, request, L, G):
+    """Makes one capture's graphs and guards dynamic in the requested dims
+    ({source: dims}) without a second run. Returns the merged guard list (the
+    graphs are changed in place), or raises NotGeneral with the reason; then
+    nothing has changed."""
+    if len(graphs) != 1:
+        raise NotGeneral("the region made more than one graph")
+    graph = graphs[0]
+    tensors = {g["source"]: g for g in guards if g["kind"] == "tensor_match"}
+    checks = [g for g in guards if g["kind"] in ("size", "value")]
+    hot = set()
+
+    def scope_for(new_sizes):
+        fake = dict(L)
+        for src, shape in new_sizes.items():
+            fake[_local_name(src)] = torch.empty(shape, dtype=tensors[src]["dtype"],
+                                                 device="meta")
+        return {"L": fake, "G": G}
+
+    def decided_alike(new_sizes):
+        s = scope_for(new_sizes)
+        return _guards.first_failure(checks, s["L"], s["G"]) is None
+
+    # A new size for each requested dim that every size guard still allows:
+    # a dim that a guard pins (`== 4`) stays static.
+    new_sizes = {}
+    for src, dims in request.items():
+        t = tensors.get(src)
+        if t is None or _local_name(src) is None or \
+                t["strides"] != _contiguous_strides(t["sizes"]):
+            continue
+        for d in sorted(dims):
+            old = t["sizes"][d] if 0 <= d < len(t["sizes"]) else None
+            if old is None or old < 2:
+                continue  # 0 and 1 stay specialized, as in Dynamo
+            for new in (old + 1, old + 2, 2 * old):
+                shape = list(new_sizes.get(src, t["sizes"]))
+                shape[d] = new
+                if decided_alike(dict(new_sizes, **{src: shape})):
+                    new_sizes[src] = shape
+                    hot.add(old)
+                    break
+    if not new_sizes:
+        raise NotGeneral("no requested dim can change (sizes 0 and 1, or a size guard "
+                         "pins it)")
+    shapes, sized = _replay(graph, new_sizes, scope_for(new_sizes), hot)
+
+    class _Like:  # the replayed node, as _sized_attr reads it
+        def __init__(self, node):
+            self.op = node.op
+            self.attrs = dict(node.attrs)
+            self.results = [type("V", (), {"shape": shapes[r.vid]}) for r in node.results]
+            self.operands = [type("V", (), {"shape": shapes[o.vid]}) for o in node.operands]
+
+    attrs = {}
+    for node, ints in sized.items():
+        like = _Like(node)
+        like.attrs[_SIZED[node.op]] = mw.encode_attr("int[]", ints)
+        dims = _sized_attr(node, like)
+        if dims is None:
+            raise NotGeneral(f"{node.op}'s size attribute cannot say the dynamic dims")
+        attrs[node] = dims
+    new_guards = []
+    for g in guards:
+        if g["kind"] == "tensor_match" and g["source"] in new_sizes:
+            shape = new_sizes[g["source"]]
+            g = dict(g, sizes=list(shape), strides=_contiguous_strides(shape))
+        new_guards.append(g)
+    merged = merge_guards(guards, new_guards)
+    if merged is None:
+        raise NotGeneral("the guards do not merge")
+    # Nothing failed: change the graph.
+    for node, dims in attrs.items():
+        node.attrs[_SIZED[node.op]] = mw.encode_attr("int[]", dims)
+    for v in _values(graph):
+        v.shape = tuple(_dims(v.shape, shapes[v.vid]))
+    for g in graph.guards:
+        if g["kind"] == "tensor_match" and g["source"] in new_sizes:
+            shape = new_sizes[g["source"]]
+            g["sizes"] = _dims(g["sizes"], shape)
+            g["strides"] = _dims(g["strides"], _contiguous_strides(shape))
+            g["text"] = guard_text(g)
+    return merged

@@ -18,15 +18,23 @@ class Value:
 
 
 class Node:
-    __slots__ = ("op", "operands", "attrs", "segment_sizes", "results", "mutates")
+    __slots__ = ("op", "operands", "attrs", "segment_sizes", "results", "mutates",
+                 "call", "sizes")
 
-    def __init__(self, op, operands, attrs, segment_sizes, results, mutates):
+    def __init__(self, op, operands, attrs, segment_sizes, results, mutates,
+                 call=None, sizes=()):
         self.op = op
         self.operands = operands
         self.attrs = attrs
         self.segment_sizes = segment_sizes
         self.results = results
         self.mutates = mutates
+        # (ATen overload, args, kwargs) with tensors as their Values: what
+        # _dynamic.py replays on meta tensors at other sizes.
+        self.call = call
+        # (int, source) of the tensor sizes the Python call that made this
+        # node passed in, e.g. (4, "L['x'].size()[0]") for x.view(b, -1).
+        self.sizes = sizes
 
 
 class Graph:

@@ -82,6 +82,19 @@ def _tensors(obj):
     return []
 
 
+
+def _as_values(obj, value_of):
+    """`obj` (an op's args or kwargs) with each tensor the graph knows replaced
+    by its Value."""
+    if isinstance(obj, torch.Tensor):
+        v = value_of(obj)
+        return obj if v is None else v
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_as_values(x, value_of) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _as_values(v, value_of) for k, v in obj.items()}
+    return obj
+
 class Tracker(TorchDispatchMode):
     @classmethod
     def _should_skip_dynamo(cls):
@@ -99,6 +112,8 @@ class Tracker(TorchDispatchMode):
         self.value_guards = {}
         self.size_guards = {}  # guard text -> None, in the order decided
         self.static_reason = None  # why the variant may not merge into a dynamic one
+        self.native_sizes = ()  # sizes the running native call was given
+        self.native_stack = []
         self.values = {}      # id(tensor) -> Value (in whichever graph made it)
         self.keepalive = []   # tensors whose ids are keys of self.values/sources
         self.sources = {}     # id(tensor) -> source text from the evaluator
@@ -124,6 +139,13 @@ class Tracker(TorchDispatchMode):
         # Region inputs are inputs of whichever graph uses them first.
         self.input_values = {}
         return g
+
+    def _value_of(self, t):
+        """The current graph's Value for tensor `t`, or None (no lifting)."""
+        v = self.values.get(id(t))
+        if v is not None and v.graph is self.current:
+            return v
+        return self.input_values.get(id(t))
 
     def _lift(self, t):
         """The Value for tensor `t` in the current graph, adding an input if the
@@ -277,6 +299,8 @@ class Tracker(TorchDispatchMode):
                 if v is None:
                     continue
                 attrs[mw.attr_name(a.name)] = mw.encode_attr(t, v)
+        # The call, replayable: tensors by their Values (all lifted by now).
+        call = (func, _as_values(args, self._value_of), _as_values(kwargs, self._value_of))
         outs = out if isinstance(out, (tuple, list)) else (out,)
         results = []
         for o in outs:
@@ -292,9 +316,19 @@ class Tracker(TorchDispatchMode):
                 self.result_tensors[v.vid] = o
         self.current.nodes.append(Node(_op_name(func), operands, attrs,
                                        segments if flexible > 1 else None, results,
-                                       False))
+                                       False, call, tuple(self.native_sizes)))
 
     # --- evaluator listener ------------------------------------------------
+    def enter_native(self, sizes, opaque):
+        """The evaluator runs a call natively that was given tensor sizes
+        (list of (int, source)), or that is Python code (opaque: it may read
+        sizes unseen). The ATen nodes it records carry that (_dynamic.py)."""
+        self.native_stack.append(self.native_sizes)
+        self.native_sizes = tuple(sizes) + ((None, "<opaque>"),) * bool(opaque)
+
+    def exit_native(self):
+        self.native_sizes = self.native_stack.pop() if self.native_stack else ()
+
     def on_tensor(self, tensor, source):
         if id(tensor) not in self.sources:
             self.sources[id(tensor)] = source

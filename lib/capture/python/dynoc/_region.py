@@ -161,9 +161,9 @@ class Region:
             warnings.warn(f"dynoc: {code.co_name} hit config.cache_size_limit "
                           f"({limit}); running eagerly")
             return fn(*fargs, **kwargs)
-        return self._capture(fn, fargs, kwargs, module, names, failure)
+        return self._capture(fn, fargs, kwargs, module, names, failure, L)
 
-    def _capture(self, fn, fargs, kwargs, module, names, failure):
+    def _capture(self, fn, fargs, kwargs, module, names, failure, L):
         session = _session.current()
         self.session = session
         entry = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}:{fn.__code__.co_name}"
@@ -210,6 +210,14 @@ class Region:
                 tracker.static_reason is None and \
                 self._merge_dynamic(guards, graphs, session, entry):
             return result
+        request = self._dynamic_request(user_inputs, failure is not None)
+        if request and tracker.static_reason is None:
+            try:
+                guards = _dynamic.generalize(graphs, guards, request, L, fn.__globals__)
+                _logs.log("recompiles", f"{entry}: dims {_dynamic.dynamic_dims(guards)} "
+                                        f"are dynamic from this run")
+            except _dynamic.NotGeneral as e:
+                _logs.log("recompiles", f"{entry}: stays static: {e}")
         session.graphs.extend(graphs)
         session.breaks.extend(tracker.breaks)
         for g in graphs:
@@ -221,6 +229,24 @@ class Region:
         # A variant that decided on sizes it cannot name never merges.
         self.variant_graphs.append(None if tracker.static_reason else graphs)
         return result
+
+    def _dynamic_request(self, user_inputs, recompile):
+        """{source: dims} to make dynamic in a new capture before a second size
+        is seen: dims marked with mark_dynamic; with dynamic=True every dim;
+        on a recompile, the dims an earlier variant made dynamic."""
+        request = {}
+        for src, t in user_inputs:
+            dims = set(getattr(t, "_dynoc_dynamic_dims", ())) | \
+                set(getattr(t, "_dynamo_dynamic_indices", ()))
+            if self.dynamic is True:
+                dims |= set(range(t.dim()))
+            if recompile and self.dynamic is not False:
+                for guards in self.variants:
+                    dims |= set(_dynamic.dynamic_dims(guards).get(src, ()))
+            dims -= set(getattr(t, "_dynoc_static_dims", ()))
+            if dims:
+                request[src] = dims
+        return request
 
     def _merge_dynamic(self, guards, graphs, session, entry):
         """dynamic=None/True: a recompile for new sizes of the same computation
