@@ -145,19 +145,26 @@ std::string precompiledPrelude(const std::string &compiler,
 const char *cpuKernelPrelude() { return kPrelude; }
 
 LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
-  if (optLevel < 1)
-    return success();
   PassManager pm(module.getContext());
   {
     auto &graph = pm.nest<func::FuncOp>();
-    graph.addPass(createDecomposePass());
-    graph.addPass(createFoldBatchNormPass());
-    graph.addPass(createCSEPass());
+    // A legalization, not an optimization: the code generator computes in f32
+    // only, so bf16/f16 graphs need it at every level. It runs before the
+    // decompositions so that a composite op (add with alpha, silu) still
+    // rounds its result once.
+    graph.addPass(createWidenReducedPrecisionPass());
+    if (optLevel >= 1) {
+      graph.addPass(createDecomposePass());
+      graph.addPass(createFoldBatchNormPass());
+      graph.addPass(createCSEPass());
+    }
   }
-  // The folded batch norm's weight and bias (and any other op on weights
-  // alone) are computed once, at load, rather than per call.
-  pm.addPass(createPrecomputeWeightsPass());
-  pm.nest<func::FuncOp>().addPass(createFusionPass());
+  if (optLevel >= 1) {
+    // The folded batch norm's weight and bias (and any other op on weights
+    // alone) are computed once, at load, rather than per call.
+    pm.addPass(createPrecomputeWeightsPass());
+    pm.nest<func::FuncOp>().addPass(createFusionPass());
+  }
   return pm.run(module);
 }
 

@@ -9,6 +9,7 @@
 #include "dynoc/CodegenCPU/CpuCodegen.h"
 #include "dynoc/IR/AtenDialect.h"
 #include "dynoc/IR/GraphAttrs.h"
+#include "dynoc/IR/OpClasses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -104,11 +105,18 @@ std::string elemCType(Value v) {
     return "int64_t";
   if (t.isInteger(1))
     return "bool";
+  if (t.isBF16())
+    return "dynoc_k::bf16";
+  if (t.isF16())
+    return "dynoc_k::f16";
   return "";
 }
 std::string elemBytes(Value v) {
-  std::string c = elemCType(v);
-  return c == "bool" ? "1" : c == "float" ? "4" : "8";
+  Type t = elementTypeOf(v);
+  return t.isInteger(1)            ? "1"
+         : t.isBF16() || t.isF16() ? "2"
+         : t.isF32()               ? "4"
+                                   : "8";
 }
 
 /// A number as a literal of the C type `ctype` computes in: a float literal
@@ -132,7 +140,12 @@ enum DTypeSet : unsigned {
   kF64 = 2,
   kI64 = 4,
   kBool = 8,
+  kBF16 = 16,
+  kF16 = 32,
   kAnyDType = kF32 | kF64 | kI64 | kBool,
+  // Data movement also takes the reduced-precision types, which nothing else
+  // computes in (dynoc-widen-reduced-precision converts around those ops).
+  kMovable = kAnyDType | kBF16 | kF16,
 };
 
 unsigned dtypeBit(Type t) {
@@ -140,25 +153,20 @@ unsigned dtypeBit(Type t) {
          : t.isF64()       ? kF64
          : t.isInteger(64) ? kI64
          : t.isInteger(1)  ? kBool
+         : t.isBF16()      ? kBF16
+         : t.isF16()       ? kF16
                            : 0;
 }
 
-/// Which dtypes the CPU backend runs `op` on. Data movement and comparisons
-/// take any of them; arithmetic f32, f64 and i64; math functions f32 and f64;
-/// the rest (GEMM, convolution, normalizations, reductions) f32 only.
+/// Which dtypes the CPU backend runs `op` on. Data movement takes any of them,
+/// bf16 and f16 included; comparisons and selection f32, f64, i64 and bool;
+/// arithmetic f32, f64 and i64; math functions f32 and f64; the rest (GEMM,
+/// convolution, normalizations, reductions) f32 only.
 unsigned supportedDTypes(Operation *op) {
   static const llvm::StringMap<unsigned> table = [] {
     llvm::StringMap<unsigned> m;
     for (const char *n :
-         {"aten.view", "aten._unsafe_view", "aten.reshape", "aten.clone",
-          "aten.contiguous", "aten.alias", "aten.detach",
-          "aten.flatten.using_ints", "aten.unsqueeze", "aten.squeeze.dim",
-          "aten.lift_fresh_copy", "aten.lift_fresh", "aten._to_copy",
-          "aten.expand", "aten.slice.Tensor", "aten.select.int", "aten.cat",
-          "aten.t", "aten.transpose.int", "aten.permute", "aten.gather",
-          "aten.index.Tensor", "aten.arange", "aten.full", "aten.ones",
-          "aten.zeros", "aten.ones_like", "aten.zeros_like", "aten.full_like",
-          "aten.eq.Tensor", "aten.ne.Tensor", "aten.lt.Tensor",
+         {"aten.eq.Tensor", "aten.ne.Tensor", "aten.lt.Tensor",
           "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor",
           "aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar",
           "aten.le.Scalar", "aten.gt.Scalar", "aten.ge.Scalar",
@@ -171,7 +179,7 @@ unsigned supportedDTypes(Operation *op) {
          {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
           "aten.div.Tensor", "aten.maximum", "aten.minimum", "aten.add.Scalar",
           "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar", "aten.neg",
-          "aten.abs", "aten.relu", "aten.embedding"})
+          "aten.abs", "aten.relu"})
       m[n] = kF32 | kF64 | kI64;
     for (const char *n : {"aten.sigmoid", "aten.tanh", "aten.exp", "aten.gelu",
                           "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.sin",
@@ -179,6 +187,8 @@ unsigned supportedDTypes(Operation *op) {
       m[n] = kF32 | kF64;
     return m;
   }();
+  if (isDataMovementOp(op))
+    return kMovable;
   auto it = table.find(op->getName().getStringRef());
   return it == table.end() ? unsigned(kF32) : it->second;
 }

@@ -15,4 +15,5 @@ void dynoc::registerPasses() {
   registerFoldBatchNorm();
   registerFusion();
   registerPrecomputeWeights();
+  registerWidenReducedPrecision();
 }

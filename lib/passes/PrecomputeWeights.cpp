@@ -8,7 +8,8 @@
 //
 // Pure layout ops on a weight itself (views, transposes, copies, expands) stay
 // in the graph: the kernels read them in place, and a precomputed copy would
-// only double the weight's memory.
+// only double the weight's memory. A dtype conversion (a bf16 weight widened to
+// f32) is computed once here rather than on every call.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/GraphAttrs.h"

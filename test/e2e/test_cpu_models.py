@@ -60,3 +60,39 @@ def test_model_matches_eager(dynoc, tmp_path, name):
           "--emit=mlir", check=True)
     groups = (tmp_path / "m.mlir").read_text().count('dynoc.fusion_group "epilogue"')
     assert groups == {"mlp": 2, "cnn": 2, "encoder_block": 0, "bert": 0, "gpt2": 0}[name]
+
+
+BF16_SCRIPT = """\
+import sys
+sys.path.insert(0, {bench!r})
+import torch, models
+m, x = models.make({name!r}, 2)
+m = m.to(torch.bfloat16)
+if x.is_floating_point():
+    x = x.to(torch.bfloat16)
+with torch.no_grad():
+    torch.compile(m)(x)
+"""
+
+
+@pytest.mark.parametrize("name", models.NAMES)
+def test_model_in_bfloat16_matches_eager(dynoc, tmp_path, name):
+    """The suite in bfloat16: weights and activations stay bf16, each op
+    computes in f32 and rounds once (dynoc-widen-reduced-precision), as eager
+    does; the outputs agree to bf16's precision (max error over max value)."""
+    import dynoc as dynoc_py
+    script = tmp_path / "capture_me.py"
+    script.write_text(BF16_SCRIPT.format(bench=os.path.join(ROOT, "bench", "cpu"), name=name))
+    dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
+    m, x = models.make(name, 2)
+    m = m.to(torch.bfloat16)
+    if x.is_floating_point():
+        x = x.to(torch.bfloat16)
+    with torch.no_grad():
+        ref = models.main_output(m(x))
+    got = models.main_output(dynoc_py.load(tmp_path / "m.so")(x))
+    assert got.dtype == torch.bfloat16 and got.shape == ref.shape
+    rel = ((got.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
+    print(f"{name} bf16: max relative error {rel:.2e}")
+    assert rel <= 2e-2

@@ -1,9 +1,10 @@
 """Randomized tests of each op the CPU backend compiles: random shapes (seeded)
 with broadcasting, negative dims and zero-size dims, built at -O0 (one kernel per
 op) and -O2 (the fusion passes), run through dynoc.load and compared with the ATen
-op itself. float32 throughout, and float64, int64 and bool where the op takes them
-(comparisons, selection, indexing, arithmetic); the backend has no
-reduced-precision dtypes yet."""
+op itself. float32 throughout; float64, int64 and bool where the op takes them
+(comparisons, selection, indexing, arithmetic); and every float32 case again in
+bfloat16 and float16 (at -O2), compared with ATen's own op in that dtype within
+torch's tolerances for it (one rounding of each op's result)."""
 import os
 import subprocess
 
@@ -132,8 +133,8 @@ CASES["max_pool_2x2"] = dict(case(
 CASES["batch_norm"] = dict(case(
     "aten.native_batch_norm", [[2, 3, 4, 5], [3], [3], [3], [3]],
     {"training": False, "momentum": 0.1, "eps": 1e-5},
-    lambda x, w, b, m, v: aten.native_batch_norm(x, w, b, m, v.abs() + 0.5, False, 0.1,
-                                                 1e-5)[0], segments=[1, 1, 1, 1, 1]),
+    lambda x, w, b, m, v: aten.native_batch_norm(x, w, b, m, v, False, 0.1, 1e-5)[0],
+    segments=[1, 1, 1, 1, 1]),
     results=3, positive=[4])
 CASES["expand"] = case("aten.expand", [[3, 1]], {"size": [2, 3, 4]},
                        lambda x: aten.expand(x, [2, 3, 4]).contiguous())
@@ -252,8 +253,19 @@ CASES["transpose_i64"] = dict(case("aten.transpose.int", [[2, 5]], {"dim0": 0, "
                               dtypes=["i64"], ints={0: 100})
 
 
+# Reduced precision: each float32 case again with its float32 inputs in bf16/f16.
+REDUCED = {"bf16": torch.bfloat16, "f16": torch.float16}
+for name, c in list(CASES.items()):
+    base = c.get("dtypes", ["f32"] * len(c["inputs"]))
+    if "f32" in base:
+        for rd in REDUCED:
+            CASES[f"{name}_{rd}"] = dict(c, dtypes=[rd if d == "f32" else d for d in base],
+                                         reduced=rd)
+
 MLIR_DTYPE = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64",
-              torch.bool: "i1"}
+              torch.bool: "i1", torch.bfloat16: "bf16", torch.float16: "f16"}
+PARAMS = [(name, opt) for name in sorted(CASES)
+          for opt in (["-O2"] if "reduced" in CASES[name] else ["-O0", "-O2"])]
 
 
 @pytest.fixture(scope="module")
@@ -262,8 +274,7 @@ def load():
     return dynoc.load
 
 
-@pytest.mark.parametrize("opt", ["-O0", "-O2"])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name,opt", PARAMS)
 def test_op_matches_aten(name, opt, tmp_path, load):
     c = CASES[name]
     positive = set(c.get("positive", []))
@@ -280,12 +291,9 @@ def test_op_matches_aten(name, opt, tmp_path, load):
             inputs.append(torch.from_numpy(RNG.integers(low, ints.get(i, 10), s)))
         else:
             t = rand(s, i in positive)
-            inputs.append(t.double() if dtypes[i] == "f64" else t)
-    if name == "batch_norm":  # the reference sees the variance it was given
-        inputs[4] = inputs[4].abs() + 0.5
-        ref = c["ref"](*inputs[:4], inputs[4] - 0.5)
-    else:
-        ref = c["ref"](*inputs)
+            inputs.append(t.double() if dtypes[i] == "f64" else
+                          t.to(REDUCED[dtypes[i]]) if dtypes[i] in REDUCED else t)
+    ref = c["ref"](*inputs)
     graph = tmp_path / "g.mlir"
     write_graph(graph, c, list(ref.shape), MLIR_DTYPE[ref.dtype])
     so = tmp_path / "g.so"
@@ -293,4 +301,8 @@ def test_op_matches_aten(name, opt, tmp_path, load):
     assert p.returncode == 0, p.stderr + graph.read_text()
     got = load(so)(*inputs)
     assert got.shape == ref.shape
-    torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5)
+    if "reduced" in c:  # torch's tolerances for the dtype: an ulp or two
+        rtol = {"bf16": 1.6e-2, "f16": 2e-3}[c["reduced"]]
+        torch.testing.assert_close(got, ref, rtol=rtol, atol=1e-3)
+    else:
+        torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5)

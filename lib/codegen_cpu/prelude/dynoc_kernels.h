@@ -28,6 +28,35 @@ constexpr int64_t kParallelGrain = 1 << 15;
 // Workspace slots start on cache-line boundaries.
 inline int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
+// Reduced-precision storage types. Arithmetic on them happens in float (the
+// dynoc-widen-reduced-precision pass converts around every op that computes);
+// kernels that only move elements copy them as they are.
+struct bf16 {
+  uint16_t bits;
+  bf16() = default;
+  bf16(float f) { // round to nearest even; NaN stays a (quiet) NaN
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    bits = (u & 0x7fffffffu) > 0x7f800000u
+               ? uint16_t((u >> 16) | 0x40)
+               : uint16_t((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+  }
+  operator float() const {
+    uint32_t u = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+
+struct f16 {
+  _Float16 value;
+  f16() = default;
+  f16(float f) : value(static_cast<_Float16>(f)) {}
+  operator float() const { return static_cast<float>(value); }
+};
+static_assert(sizeof(bf16) == 2 && sizeof(f16) == 2, "2-byte elements");
+
 // The broadcast of two dims, or -1 when they do not broadcast.
 inline int64_t broadcast(int64_t a, int64_t b) {
   return a == b || b == 1 ? a : a == 1 ? b : -1;
@@ -604,15 +633,16 @@ inline void arange(T *out, int64_t n, double start, double step) {
 
 // Rows of `weight` ([rows, dim]) picked by `indices`; an index out of range
 // fails the call (code 3) rather than reading outside the table.
-inline int embedding(float *out, const float *weight, const int64_t *indices,
-                     int64_t n, int64_t rows, int64_t dim) {
+template <class T>
+inline int embedding(T *out, const T *weight, const int64_t *indices, int64_t n,
+                     int64_t rows, int64_t dim) {
   for (int64_t i = 0; i < n; ++i)
     if (indices[i] < 0 || indices[i] >= rows)
       return 3;
 #pragma omp parallel for if (n * dim > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     std::memcpy(out + i * dim, weight + indices[i] * dim,
-                size_t(dim) * sizeof(float));
+                size_t(dim) * sizeof(T));
   return 0;
 }
 
@@ -990,12 +1020,13 @@ inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
 
 // Copies elements [start, start + len) of the middle dim of an
 // (outer, n, inner) tensor into a dense (outer, len, inner) one.
-inline void slice(float *out, const float *in, int64_t outer, int64_t n,
-                  int64_t inner, int64_t start, int64_t len) {
+template <class T>
+inline void slice(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
+                  int64_t start, int64_t len) {
 #pragma omp parallel for if (outer * len * inner > kParallelGrain)
   for (int64_t o = 0; o < outer; ++o)
     std::memcpy(out + o * len * inner, in + (o * n + start) * inner,
-                size_t(len * inner) * sizeof(float));
+                size_t(len * inner) * sizeof(T));
 }
 
 inline float gelu(float x) {

@@ -21,6 +21,21 @@ def Decompose : Pass<"dynoc-decompose", "mlir::func::FuncOp"> {
   let constructor = "dynoc::createDecomposePass()";
 }
 
+def WidenReducedPrecision
+    : Pass<"dynoc-widen-reduced-precision", "mlir::func::FuncOp"> {
+  let summary = "Computes bf16 and f16 ops in f32, rounding each result once";
+  let description = [{
+    Every aten op that computes (all but data movement: views, transposes,
+    slicing, concatenation, gathers, conversions, fills) and has a bf16 or f16
+    operand or result reads those operands through `aten._to_copy` to f32,
+    computes in f32, and its result converts back with `aten._to_copy`. This
+    is how ATen's CPU kernels treat these types, so results match eager mode
+    to the rounding of each op's result. `dynoc build` runs it at every -O
+    level: the CPU code generator stores bf16/f16 but computes in f32 only.
+  }];
+  let constructor = "dynoc::createWidenReducedPrecisionPass()";
+}
+
 def FoldBatchNorm : Pass<"dynoc-fold-batchnorm", "mlir::func::FuncOp"> {
   let summary = "Folds eval-mode batch norm into the convolution before it";
   let description = [{

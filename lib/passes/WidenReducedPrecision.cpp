@@ -1,0 +1,78 @@
+//===- WidenReducedPrecision.cpp - bf16/f16 ops compute in f32 ------------===//
+//
+// The CPU backend stores bf16 and f16 tensors but computes in f32, as ATen's
+// CPU kernels do for these types: each op that computes (anything but data
+// movement, see OpClasses.h) reads its bf16/f16 operands through a conversion
+// to f32, computes in f32, and its result converts back, so every op's result
+// is rounded to the reduced type exactly once, as in eager mode.
+//
+//===----------------------------------------------------------------------===//
+#include "dynoc/IR/OpClasses.h"
+#include "dynoc/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/Pass.h"
+
+namespace dynoc {
+#define GEN_PASS_DEF_WIDENREDUCEDPRECISION
+#include "dynoc/Passes/Passes.h.inc"
+} // namespace dynoc
+
+using namespace mlir;
+
+namespace {
+
+bool isReduced(Type t) {
+  auto rt = t.dyn_cast<RankedTensorType>();
+  return rt && (rt.getElementType().isBF16() || rt.getElementType().isF16());
+}
+
+RankedTensorType withElementType(Type t, Type element) {
+  auto rt = t.cast<RankedTensorType>();
+  return RankedTensorType::get(rt.getShape(), element, rt.getEncoding());
+}
+
+/// aten._to_copy(v) {dtype = element}.
+Value convert(OpBuilder &b, Location loc, Value v, Type element) {
+  OperationState state(loc, "aten._to_copy");
+  state.addOperands(v);
+  state.addTypes(withElementType(v.getType(), element));
+  state.addAttribute("dtype", TypeAttr::get(element));
+  return b.create(state)->getResult(0);
+}
+
+struct WidenReducedPrecisionPass
+    : dynoc::impl::WidenReducedPrecisionBase<WidenReducedPrecisionPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (op->getName().getDialectNamespace() == "aten" &&
+          !dynoc::isDataMovementOp(op) &&
+          (llvm::any_of(op->getOperandTypes(), isReduced) ||
+           llvm::any_of(op->getResultTypes(), isReduced)))
+        ops.push_back(op);
+    });
+    Type f32 = Float32Type::get(&getContext());
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      for (OpOperand &use : op->getOpOperands())
+        if (isReduced(use.get().getType()))
+          use.set(convert(b, op->getLoc(), use.get(), f32));
+      b.setInsertionPointAfter(op);
+      for (Value r : op->getResults()) {
+        if (!isReduced(r.getType()))
+          continue;
+        Type reduced = r.getType().cast<RankedTensorType>().getElementType();
+        r.setType(withElementType(r.getType(), f32));
+        Value narrowed = convert(b, op->getLoc(), r, reduced);
+        r.replaceAllUsesExcept(narrowed, narrowed.getDefiningOp());
+      }
+    }
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> dynoc::createWidenReducedPrecisionPass() {
+  return std::make_unique<WidenReducedPrecisionPass>();
+}
