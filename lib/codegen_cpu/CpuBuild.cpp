@@ -155,6 +155,7 @@ LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
     graph.addPass(createWidenReducedPrecisionPass());
     if (optLevel >= 1) {
       graph.addPass(createDecomposePass());
+      graph.addPass(createCanonicalizePass());
       graph.addPass(createFoldBatchNormPass());
       graph.addPass(createCSEPass());
     }
@@ -204,7 +205,8 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
   for (auto [i, bytes] : llvm::enumerate(src.workspaceBytes))
     progress("graph " + llvm::Twine(i) + ": peak intermediate bytes " +
              (bytes < 0 ? std::string("depend on dynamic dims")
-                        : std::to_string(bytes)));
+                        : std::to_string(bytes)) +
+             ", " + llvm::Twine(src.inPlaceOps[i]) + " op(s) in place");
   if (opts.emitCppOnly) {
     if (!writeFile(out, src.cpp))
       return module.emitError() << "cannot write '" << out << "'";

@@ -338,6 +338,8 @@ public:
   /// Intermediate bytes the graph needs (its workspace), or -1 when that
   /// depends on dynamic dims.
   int64_t staticWorkspaceBytes = -1;
+  /// Ops whose result the memory plan put over a dying operand.
+  unsigned inPlaceOps = 0;
 
 private:
   using EmitFn = LogicalResult (FuncEmitter::*)(Operation *);
@@ -2028,6 +2030,31 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
   std::vector<std::vector<std::string>> slotBytes;
   std::vector<std::pair<unsigned, unsigned>> liveSlots; // (lastUse, slot)
   std::vector<unsigned> freeSlots;
+  llvm::DenseMap<Value, unsigned> slotOf; // intermediates in the workspace
+  // In place: an elementwise op may write its result over an operand whose
+  // storage dies at this op and has the result's dims and element size (each
+  // element is read before the same element is written). Returns the slot.
+  auto inPlaceSlot = [&](Operation &op, Value r,
+                         unsigned at) -> std::optional<unsigned> {
+    auto kind = table().lookup(op.getName().getStringRef());
+    auto group = dyn_cast<dynoc::FusionGroupOp>(op);
+    bool elementwise = kind == &FuncEmitter::emitUnary ||
+                       kind == &FuncEmitter::emitBinary ||
+                       kind == &FuncEmitter::emitScalarBinary ||
+                       kind == &FuncEmitter::emitPow ||
+                       (group && group.getKind() == "elementwise");
+    if (!elementwise || op.getNumResults() != 1)
+      return std::nullopt;
+    for (Value o : op.getOperands()) {
+      Value root = rootOf(o);
+      auto slot = slotOf.find(root);
+      if (slot == slotOf.end() || lastUse.lookup(root) != at ||
+          dimsOf(o) != dimsOf(r) || elemBytes(o) != elemBytes(r))
+        continue;
+      return slot->second;
+    }
+    return std::nullopt;
+  };
   index = 0;
   for (Operation &op : body.without_terminator()) {
     auto it = table().find(op.getName().getStringRef());
@@ -2085,8 +2112,18 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
         continue;
       }
       auto lu = lastUse.find(r);
-      unsigned s = takeSlot(product({numelOf(r), elemBytes(r)}),
-                            lu == lastUse.end() ? index : lu->second);
+      unsigned last = lu == lastUse.end() ? index : lu->second;
+      unsigned s;
+      if (std::optional<unsigned> donor = inPlaceSlot(op, r, index)) {
+        s = *donor;
+        for (auto &live : liveSlots)
+          if (live.second == s)
+            live.first = last;
+        ++inPlaceOps;
+      } else {
+        s = takeSlot(product({numelOf(r), elemBytes(r)}), last);
+      }
+      slotOf[r] = s;
       kernels +=
           llvm::formatv("  {2} *{0} = reinterpret_cast<{2} *>(ws + o[{1}]);\n",
                         n, s, elemCType(r));
@@ -2202,11 +2239,13 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
     manifest["weights"] = weightsFile;
   std::set<std::string> weights;
   // Emits one function; `g` gets its symbols and signature.
+  unsigned inPlaceOps = 0;
   auto emitGraph = [&](func::FuncOp func, const std::string &base,
                        json &g) -> LogicalResult {
     FuncEmitter emitter(func, out.cpp);
     if (failed(emitter.emit(base)))
       return failure();
+    inPlaceOps = emitter.inPlaceOps;
     g["name"] = func.getSymName().str();
     g["symbol"] = base + "_run";
     g["shapes_symbol"] = base + "_shapes";
@@ -2245,6 +2284,7 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
     if (failed(emitGraph(func, base, g)))
       return failure();
     out.workspaceBytes.push_back(g["workspace_bytes"].get<int64_t>());
+    out.inPlaceOps.push_back(inPlaceOps);
     if (auto e = func->getAttrOfType<StringAttr>(attrs::kEntry))
       g["entry"] = e.str();
     if (auto it = prepares.find(func.getSymName()); it != prepares.end()) {

@@ -11,6 +11,7 @@ namespace {
 
 void dynoc::registerPasses() {
   mlir::registerTransformsPasses();
+  registerCanonicalize();
   registerDecompose();
   registerFoldBatchNorm();
   registerFusion();

@@ -18,6 +18,8 @@ struct CpuModuleSource {
   /// Per graph, the bytes of its intermediates after buffer reuse (the
   /// workspace a run needs), or -1 when that depends on dynamic dims.
   std::vector<int64_t> workspaceBytes;
+  /// Per graph: ops the memory plan runs in place.
+  std::vector<unsigned> inPlaceOps;
 };
 
 /// Lowers every func of `module` to C++ kernels. `weightsFile` is the sidecar's

@@ -7,6 +7,7 @@
 #include <memory>
 
 namespace dynoc {
+std::unique_ptr<mlir::Pass> createCanonicalizePass();
 std::unique_ptr<mlir::Pass> createDecomposePass();
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();

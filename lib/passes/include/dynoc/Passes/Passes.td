@@ -36,6 +36,21 @@ def WidenReducedPrecision
   let constructor = "dynoc::createWidenReducedPrecisionPass()";
 }
 
+def Canonicalize : Pass<"dynoc-canonicalize", "mlir::func::FuncOp"> {
+  let summary = "Removes aten ops that do nothing or undo each other";
+  let description = [{
+    Graph values are immutable, so copies (clone, contiguous, alias, detach,
+    lift_fresh, eval dropout, a `_to_copy` to its own dtype) are their operand;
+    a reshape, expand, flatten or (un)squeeze to the operand's own static type
+    is the operand; a reshape of a reshape reads the first one's operand;
+    `t(t(x))`, `neg(neg(x))` and a transpose of the same transpose are `x`;
+    multiplying or dividing by 1, adding or subtracting 0 and `pow(x, 1)` are
+    `x`. Ops left without users are removed. (Folding constants: ops on
+    weights alone are computed at load, by dynoc-precompute-weights.)
+  }];
+  let constructor = "dynoc::createCanonicalizePass()";
+}
+
 def FoldBatchNorm : Pass<"dynoc-fold-batchnorm", "mlir::func::FuncOp"> {
   let summary = "Folds eval-mode batch norm into the convolution before it";
   let description = [{

@@ -1,0 +1,143 @@
+//===- Canonicalize.cpp - aten ops that do nothing, or undo each other ----===//
+//
+// Graph values are immutable (capture records in-place ops functionally), so
+// a copy is its operand, a reshape to the operand's own type is the operand,
+// a reshape of a reshape reads the first one's operand, and ops that undo
+// each other (t(t(x)), neg(neg(x))) or scale by one vanish. Applied greedily;
+// the generated op classes carry no folders, so the patterns match by name.
+//
+//===----------------------------------------------------------------------===//
+#include "dynoc/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace dynoc {
+#define GEN_PASS_DEF_CANONICALIZE
+#include "dynoc/Passes/Passes.h.inc"
+} // namespace dynoc
+
+using namespace mlir;
+
+namespace {
+
+bool named(Operation *op, std::initializer_list<StringRef> names) {
+  return llvm::is_contained(names, op->getName().getStringRef());
+}
+
+bool isReshape(Operation *op) {
+  return named(op, {"aten.view", "aten._unsafe_view", "aten.reshape"});
+}
+
+double numberAttr(Operation *op, StringRef name, double dflt) {
+  Attribute a = op->getAttr(name);
+  if (auto i = a.dyn_cast_or_null<IntegerAttr>())
+    return double(i.getInt());
+  if (auto f = a.dyn_cast_or_null<FloatAttr>())
+    return f.getValueAsDouble();
+  return dflt;
+}
+
+/// Replaces `op` by its first operand when their types agree.
+LogicalResult forwardOperand(Operation *op, PatternRewriter &rewriter) {
+  if (op->getNumResults() != 1 || op->getNumOperands() < 1 ||
+      op->getOperand(0).getType() != op->getResult(0).getType())
+    return failure();
+  rewriter.replaceOp(op, op->getOperand(0));
+  return success();
+}
+
+struct Canonicalize : RewritePattern {
+  Canonicalize(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    // Copies of an immutable value.
+    if (named(op, {"aten.clone", "aten.contiguous", "aten.alias", "aten.detach",
+                   "aten.lift_fresh", "aten.lift_fresh_copy"}))
+      return forwardOperand(op, rewriter);
+    if (named(op, {"aten.dropout"}) && numberAttr(op, "train", 0) == 0)
+      return forwardOperand(op, rewriter);
+    // A dtype conversion to the same dtype on the same device.
+    if (named(op, {"aten._to_copy"}) && op->getNumOperands() == 1) {
+      auto device = op->getAttrOfType<StringAttr>("device");
+      if (!device || device.getValue() == "cpu")
+        return forwardOperand(op, rewriter);
+    }
+    // Shape changes to the shape it has.
+    if (isReshape(op) || named(op, {"aten.expand", "aten.flatten.using_ints",
+                                    "aten.unsqueeze", "aten.squeeze.dim"})) {
+      auto type = op->getResult(0).getType().dyn_cast<RankedTensorType>();
+      if (type && type.hasStaticShape() &&
+          succeeded(forwardOperand(op, rewriter)))
+        return success();
+    }
+    // A reshape of a reshape reads the first one's operand.
+    if (isReshape(op)) {
+      Operation *inner = op->getOperand(0).getDefiningOp();
+      if (inner && isReshape(inner)) {
+        rewriter.updateRootInPlace(
+            op, [&] { op->setOperand(0, inner->getOperand(0)); });
+        return success();
+      }
+    }
+    // Ops that undo each other.
+    if (named(op, {"aten.t", "aten.neg"})) {
+      Operation *inner = op->getOperand(0).getDefiningOp();
+      if (inner && inner->getName() == op->getName() &&
+          inner->getOperand(0).getType() == op->getResult(0).getType()) {
+        rewriter.replaceOp(op, inner->getOperand(0));
+        return success();
+      }
+    }
+    if (named(op, {"aten.transpose.int"})) {
+      Operation *inner = op->getOperand(0).getDefiningOp();
+      auto dims = [](Operation *o) {
+        auto a = o->getAttrOfType<IntegerAttr>("dim0"),
+             b = o->getAttrOfType<IntegerAttr>("dim1");
+        int64_t rank =
+            o->getOperand(0).getType().cast<RankedTensorType>().getRank();
+        auto norm = [&](IntegerAttr d) {
+          return d ? (d.getInt() + rank) % std::max<int64_t>(rank, 1) : -1;
+        };
+        int64_t x = norm(a), y = norm(b);
+        return std::make_pair(std::min(x, y), std::max(x, y));
+      };
+      if (inner && inner->getName() == op->getName() &&
+          dims(inner) == dims(op) &&
+          inner->getOperand(0).getType() == op->getResult(0).getType()) {
+        rewriter.replaceOp(op, inner->getOperand(0));
+        return success();
+      }
+    }
+    // Arithmetic with its identity.
+    if ((named(op, {"aten.mul.Scalar", "aten.div.Scalar"}) &&
+         numberAttr(op, "other", 0) == 1) ||
+        (named(op, {"aten.add.Scalar", "aten.sub.Scalar"}) &&
+         numberAttr(op, "other", 1) == 0) ||
+        (named(op, {"aten.pow.Tensor_Scalar"}) &&
+         numberAttr(op, "exponent", 0) == 1))
+      return forwardOperand(op, rewriter);
+    return failure();
+  }
+};
+
+struct CanonicalizePass : dynoc::impl::CanonicalizeBase<CanonicalizePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<Canonicalize>(&getContext());
+    // Ops left without users are dead (every aten op here is pure).
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> dynoc::createCanonicalizePass() {
+  return std::make_unique<CanonicalizePass>();
+}
