@@ -67,29 +67,48 @@ class LastHiddenState(nn.Module):
         return self.model(ids).last_hidden_state
 
 
+# The example input of each model, by batch size.
+INPUTS = {
+    "mlp": lambda b: torch.randn(b, 256),
+    "cnn": lambda b: torch.randn(b, 3, 32, 32),
+    "encoder_block": lambda b: torch.randn(b, 32, 128),
+    "bert": lambda b: torch.randint(0, 1000, (b, 32)),
+    "gpt2": lambda b: torch.randint(0, 1000, (b, 32)),
+}
+
+
+def example_input(name, batch):
+    """An input for model `name` without building the model (what a process
+    serving a built model has)."""
+    if name not in INPUTS:
+        raise ValueError(f"unknown model '{name}'")
+    return INPUTS[name](batch)
+
+
 def make(name, batch):
     torch.manual_seed(0)
     if name == "mlp":
-        return MLP().eval(), torch.randn(batch, 256)
-    if name == "cnn":
+        m = MLP()
+    elif name == "cnn":
         m = CNN()
         for bn in (m.bn1, m.bn2):  # non-trivial running statistics
             bn.running_mean.uniform_(-0.5, 0.5)
             bn.running_var.uniform_(0.5, 2.0)
-        return m.eval(), torch.randn(batch, 3, 32, 32)
-    if name == "encoder_block":
-        return EncoderBlock().eval(), torch.randn(batch, 32, 128)
-    if name == "bert":
+    elif name == "encoder_block":
+        m = EncoderBlock()
+    elif name == "bert":
         from transformers import BertConfig, BertModel
         cfg = BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=128,
                          intermediate_size=512, vocab_size=1000, max_position_embeddings=64)
-        return BertModel(cfg).eval(), torch.randint(0, 1000, (batch, 32))
-    if name == "gpt2":
+        m = BertModel(cfg)
+    elif name == "gpt2":
         from transformers import GPT2Config, GPT2Model
         cfg = GPT2Config(n_layer=2, n_head=4, n_embd=128, vocab_size=1000, n_positions=64,
                          bos_token_id=0, eos_token_id=0)
-        return LastHiddenState(GPT2Model(cfg)).eval(), torch.randint(0, 1000, (batch, 32))
-    raise ValueError(f"unknown model '{name}'")
+        m = LastHiddenState(GPT2Model(cfg))
+    else:
+        raise ValueError(f"unknown model '{name}'")
+    return m.eval(), example_input(name, batch)
 
 
 def main_output(out):
