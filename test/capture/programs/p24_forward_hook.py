@@ -1,7 +1,8 @@
-# A forward hook on a submodule: the hooked call runs natively and its ATen
-# calls are still recorded (no break).
+# A forward hook on a submodule: the evaluator follows the hook with the
+# forward, so its op is in the graph (no break).
 # expect graphs: 1
 # expect breaks: 0
+# expect ops: aten.mul.Tensor aten.addmm aten.relu
 import torch
 
 seen = []

@@ -40,14 +40,52 @@ def _follow(code):
 
 
 def _forward_of(module):
-    """The forward function the evaluator follows for `module(...)`, or None when
+    """The function the evaluator follows for `module(...)`: its forward, or
+    with forward (pre-)hooks registered, _call_with_hooks. None when backward
     hooks are registered (then the call runs natively)."""
-    if (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
-            or torch.nn.modules.module._global_forward_hooks
-            or torch.nn.modules.module._global_forward_pre_hooks):
+    mm = torch.nn.modules.module
+    if module._backward_hooks or module._backward_pre_hooks or \
+            mm._global_backward_hooks or mm._global_backward_pre_hooks:
         return None
     fwd = type(module).forward
-    return fwd if inspect.isfunction(fwd) else None
+    if not inspect.isfunction(fwd):
+        return None
+    if module._forward_hooks or module._forward_pre_hooks or \
+            mm._global_forward_hooks or mm._global_forward_pre_hooks:
+        return _call_with_hooks
+    return fwd
+
+
+def _call_with_hooks(module, *args, _dynoc_forward=None, **kwargs):
+    """nn.Module.__call__ with forward pre-hooks and forward hooks, written out
+    in plain Python so that the evaluator follows the hooks and forward like
+    any user code (torch's own _call_impl uses closures it would run natively).
+    `_dynoc_forward` replaces the forward call (a region around it)."""
+    mm = torch.nn.modules.module
+    for hook_id, hook in list(mm._global_forward_pre_hooks.items()) + \
+            list(module._forward_pre_hooks.items()):
+        if hook_id in module._forward_pre_hooks_with_kwargs:
+            res = hook(module, args, kwargs)
+            if res is not None:
+                args, kwargs = res
+        else:
+            res = hook(module, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+    if _dynoc_forward is not None:
+        result = _dynoc_forward(*args, **kwargs)
+    else:
+        result = type(module).forward(module, *args, **kwargs)
+    for hook_id, hook in list(mm._global_forward_hooks.items()) + \
+            list(module._forward_hooks.items()):
+        if hook_id in module._forward_hooks_with_kwargs or \
+                hook_id in mm._global_forward_hooks_with_kwargs:
+            res = hook(module, args, kwargs, result)
+        else:
+            res = hook(module, args, result)
+        if res is not None:
+            result = res
+    return result
 
 
 def _on_entry(fn, args, kwargs):
@@ -138,13 +176,19 @@ class Region:
     def _resolve(self, args):
         t = self.target
         if isinstance(t, torch.nn.Module):
-            fn = _forward_of(t) or type(t).forward
-            return fn, (t,) + tuple(args), t
+            return type(t).forward, (t,) + tuple(args), t
         if inspect.ismethod(t):
             return t.__func__, (t.__self__,) + tuple(args), None
         return t, tuple(args), None
 
     def __call__(self, *args, **kwargs):
+        t = self.target
+        if isinstance(t, torch.nn.Module) and _forward_of(t) is _call_with_hooks:
+            # The compiled module's own hooks run around the region, natively.
+            return _call_with_hooks(t, *args, _dynoc_forward=self._call, **kwargs)
+        return self._call(*args, **kwargs)
+
+    def _call(self, *args, **kwargs):
         fn, fargs, module = self._resolve(args)
         if not inspect.isfunction(fn):
             return self.target(*args, **kwargs)
