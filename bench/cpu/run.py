@@ -50,11 +50,6 @@ def machine():
     return f"{name}, {os.cpu_count()} logical cores"
 
 
-def peak_rss_reset():
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # resets VmHWM to the current RSS
-
-
 def peak_rss_mib():
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM:"):
@@ -62,17 +57,25 @@ def peak_rss_mib():
     return float("nan")
 
 
-def median_latency(fn, min_time):
-    for _ in range(3):
-        fn()
-    times, total = [], 0.0
-    while total < min_time or len(times) < 10:
-        start = time.perf_counter()
-        fn()
-        dt = time.perf_counter() - start
-        times.append(dt)
-        total += dt
-    return statistics.median(times)
+def median_latencies(engines, min_time, rounds=10):
+    """Median seconds per call of each engine ({name: fn}), timed in interleaved
+    rounds (each engine runs a burst per round) so that a slow spell of the
+    machine falls on all engines alike rather than on whichever ran then."""
+    for fn in engines.values():
+        for _ in range(3):
+            fn()
+    times = {name: [] for name in engines}
+    burst = min_time / rounds
+    for _ in range(rounds):
+        for name, fn in engines.items():
+            spent = 0.0
+            while spent < burst or len(times[name]) < 10:
+                start = time.perf_counter()
+                fn()
+                dt = time.perf_counter() - start
+                times[name].append(dt)
+                spent += dt
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def capture_and_build(name, batch, workdir):
@@ -195,33 +198,27 @@ def main():
                 m, x = models.make(name, batch)
                 ref = m(x)
                 row = {"model": name, "batch": batch}
-                peak_rss_reset()
-                row["eager_s"] = median_latency(lambda: m(x), args.min_time)
-                row["eager_rss"] = peak_rss_mib()
-
                 torch._dynamo.reset()
                 compiled = torch.compile(m, backend="inductor")
                 start = time.perf_counter()
                 compiled(x)
                 row["inductor_compile_s"] = time.perf_counter() - start
-                peak_rss_reset()
-                row["inductor_s"] = median_latency(lambda: compiled(x), args.min_time)
-                row["inductor_rss"] = peak_rss_mib()
-
+                engines = {"eager": lambda: m(x), "inductor": lambda: compiled(x)}
                 built = capture_and_build(name, batch, pathlib.Path(tmp))
                 row.update({k: v for k, v in built.items() if k != "so"})
                 if "so" in built:
                     model = dynoc.load(built["so"])
                     got, want = models.main_output(model(x)), models.main_output(ref)
                     row["rel_err"] = ((got - want).abs().max() / want.abs().max()).item()
-                    peak_rss_reset()
-                    row["dynoc_s"] = median_latency(lambda: model(x), args.min_time)
-                    row["dynoc_rss"] = peak_rss_mib()
+                    engines["dynoc"] = lambda: model(x)
+                for engine, seconds in median_latencies(engines, 3 * args.min_time).items():
+                    row[f"{engine}_s"] = seconds
+                if "so" in built:
                     row["speedup_eager"] = row["eager_s"] / row["dynoc_s"]
+                    row["speedup_inductor"] = row["inductor_s"] / row["dynoc_s"]
                     for engine in ("eager", "inductor", "dynoc"):
                         row[f"{engine}_rss_alone"] = peak_rss_alone(engine, name, batch,
                                                                     built["so"])
-                    row["speedup_inductor"] = row["inductor_s"] / row["dynoc_s"]
                 rows.append(row)
                 print(f"[bench] {json.dumps(row)}", file=sys.stderr, flush=True)
 
@@ -235,7 +232,9 @@ def main():
         "float32, `torch.no_grad()`, one process.",
         "",
         "Latency is the median of repeated calls (at least "
-        f"{args.min_time:g} s per engine and configuration). dynoc is called from Python "
+        f"{args.min_time:g} s per engine and configuration, in 10 interleaved rounds of "
+        "eager, Inductor and dynoc bursts, so that a slow spell of this shared machine "
+        "falls on all three). dynoc is called from Python "
         "through `dynoc.load` (so its column includes that binding's ~4 µs per call). "
         "Speedup = other engine's latency / dynoc's. Peak RSS is that of a fresh process "
         "that imports torch and runs only that engine 20 times: eager and Inductor make the "
