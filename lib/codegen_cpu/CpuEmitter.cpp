@@ -331,7 +331,8 @@ bool isIdentityExpand(Operation *op) {
 
 class FuncEmitter {
 public:
-  FuncEmitter(func::FuncOp func, std::string &os) : func(func), os(os) {}
+  FuncEmitter(func::FuncOp func, std::string &os, bool allowInPlace)
+      : func(func), os(os), allowInPlace(allowInPlace) {}
 
   LogicalResult emit(const std::string &base);
 
@@ -430,6 +431,7 @@ private:
 
   func::FuncOp func;
   std::string &os;
+  bool allowInPlace;
   std::string resolve; // body of the graph's resolve function
   std::string code;    // kernel calls of the op being emitted
   std::string globals; // file-scope state of the graph (oneDNN call sites)
@@ -2043,7 +2045,7 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
                        kind == &FuncEmitter::emitScalarBinary ||
                        kind == &FuncEmitter::emitPow ||
                        (group && group.getKind() == "elementwise");
-    if (!elementwise || op.getNumResults() != 1)
+    if (!allowInPlace || !elementwise || op.getNumResults() != 1)
       return std::nullopt;
     for (Value o : op.getOperands()) {
       Value root = rootOf(o);
@@ -2242,14 +2244,29 @@ LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
   unsigned inPlaceOps = 0;
   auto emitGraph = [&](func::FuncOp func, const std::string &base,
                        json &g) -> LogicalResult {
-    FuncEmitter emitter(func, out.cpp);
+    // The plan with in-place ops, unless the one without is smaller (greedy
+    // slot assignment can come out either way).
+    std::string code;
+    FuncEmitter emitter(func, code, /*allowInPlace=*/true);
     if (failed(emitter.emit(base)))
       return failure();
+    int64_t workspace = emitter.staticWorkspaceBytes;
     inPlaceOps = emitter.inPlaceOps;
+    if (workspace >= 0 && inPlaceOps > 0) {
+      std::string other;
+      FuncEmitter without(func, other, /*allowInPlace=*/false);
+      if (succeeded(without.emit(base)) &&
+          without.staticWorkspaceBytes < workspace) {
+        code = std::move(other);
+        workspace = without.staticWorkspaceBytes;
+        inPlaceOps = 0;
+      }
+    }
+    out.cpp += code;
     g["name"] = func.getSymName().str();
     g["symbol"] = base + "_run";
     g["shapes_symbol"] = base + "_shapes";
-    g["workspace_bytes"] = emitter.staticWorkspaceBytes;
+    g["workspace_bytes"] = workspace;
     auto inputs = func->getAttrOfType<ArrayAttr>(attrs::kInputs);
     if (!inputs)
       return func.emitError()

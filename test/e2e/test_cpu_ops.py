@@ -7,6 +7,7 @@ bfloat16 and float16 (at -O2), compared with ATen's own op in that dtype within
 torch's tolerances for it (one rounding of each op's result)."""
 import os
 import subprocess
+import zlib
 
 import numpy as np
 import pytest
@@ -14,7 +15,6 @@ import torch
 
 from conftest import DYNOC
 
-RNG = np.random.default_rng(1234)
 aten = torch.ops.aten
 
 
@@ -67,8 +67,8 @@ def write_graph(path, c, out_shape, out_dtype="f32"):
         f"  return %r : {ty(out_shape, out_dtype)}\n}}\n")
 
 
-def rand(shape, positive=False):
-    t = torch.from_numpy(RNG.standard_normal(shape).astype(np.float32))
+def rand(rng, shape, positive=False):
+    t = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
     return t.abs() + 0.1 if positive else t
 
 
@@ -280,17 +280,20 @@ def test_op_matches_aten(name, opt, tmp_path, load):
     positive = set(c.get("positive", []))
     if c["op"] in ("aten.sqrt", "aten.rsqrt"):
         positive.add(0)
+    # Inputs depend on the case alone, not on which tests ran before in this
+    # worker: a failure reproduces.
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     ints = c.get("ints", {})
     dtypes = c.get("dtypes", ["f32"] * len(c["inputs"]))
     inputs = []
     for i, s in enumerate(c["inputs"]):
         if dtypes[i] == "i1":
-            inputs.append(torch.from_numpy(RNG.integers(0, 2, s).astype(bool)))
+            inputs.append(torch.from_numpy(rng.integers(0, 2, s).astype(bool)))
         elif dtypes[i] == "i64":
             low = 1 if i in c.get("nonzero", ()) else -c.get("negative_index", {}).get(i, 0)
-            inputs.append(torch.from_numpy(RNG.integers(low, ints.get(i, 10), s)))
+            inputs.append(torch.from_numpy(rng.integers(low, ints.get(i, 10), s)))
         else:
-            t = rand(s, i in positive)
+            t = rand(rng, s, i in positive)
             inputs.append(t.double() if dtypes[i] == "f64" else
                           t.to(REDUCED[dtypes[i]]) if dtypes[i] in REDUCED else t)
     ref = c["ref"](*inputs)
@@ -303,6 +306,9 @@ def test_op_matches_aten(name, opt, tmp_path, load):
     assert got.shape == ref.shape
     if "reduced" in c:  # torch's tolerances for the dtype: an ulp or two
         rtol = {"bf16": 1.6e-2, "f16": 2e-3}[c["reduced"]]
-        torch.testing.assert_close(got, ref, rtol=rtol, atol=1e-3)
+        # ATen's reduced-precision attention rounds its scores and weights to
+        # the dtype before the second GEMM; dynoc rounds only the result.
+        atol = 1e-2 if "attention" in name else 1e-3
+        torch.testing.assert_close(got, ref, rtol=rtol, atol=atol)
     else:
         torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5)
