@@ -4,7 +4,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringSet.h"
 
-bool dynoc::isDataMovementOp(mlir::Operation *op) {
+bool dynoc::isLayoutOp(mlir::Operation *op) {
   static const llvm::StringSet<> names = {"aten.view",
                                           "aten._unsafe_view",
                                           "aten.reshape",
@@ -15,29 +15,24 @@ bool dynoc::isDataMovementOp(mlir::Operation *op) {
                                           "aten.flatten.using_ints",
                                           "aten.unsqueeze",
                                           "aten.squeeze.dim",
-                                          "aten.lift_fresh_copy",
-                                          "aten.lift_fresh",
-                                          "aten._to_copy",
-                                          "aten.expand",
-                                          "aten.slice.Tensor",
-                                          "aten.select.int",
-                                          "aten.cat",
-                                          "aten.stack",
-                                          "aten.unbind.int",
-                                          "aten.split.Tensor",
                                           "aten.t",
                                           "aten.transpose.int",
                                           "aten.permute",
-                                          "aten.gather",
-                                          "aten.index.Tensor",
-                                          "aten.embedding",
-                                          "aten.arange",
-                                          "aten.full",
-                                          "aten.ones",
-                                          "aten.zeros",
-                                          "aten.ones_like",
-                                          "aten.zeros_like",
-                                          "aten.full_like",
-                                          "aten.dropout"};
+                                          "aten.expand",
+                                          "aten.lift_fresh_copy",
+                                          "aten.lift_fresh"};
   return names.contains(op->getName().getStringRef());
+}
+
+bool dynoc::isDataMovementOp(mlir::Operation *op) {
+  // Beyond the layout ops: conversions, selection, concatenation, gathers
+  // and fills.
+  static const llvm::StringSet<> names = {
+      "aten._to_copy",     "aten.slice.Tensor", "aten.select.int",
+      "aten.cat",          "aten.stack",        "aten.unbind.int",
+      "aten.split.Tensor", "aten.gather",       "aten.index.Tensor",
+      "aten.embedding",    "aten.arange",       "aten.full",
+      "aten.ones",         "aten.zeros",        "aten.ones_like",
+      "aten.zeros_like",   "aten.full_like",    "aten.dropout"};
+  return isLayoutOp(op) || names.contains(op->getName().getStringRef());
 }

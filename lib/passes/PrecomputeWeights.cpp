@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/GraphAttrs.h"
+#include "dynoc/IR/OpClasses.h"
 #include "dynoc/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,7 +23,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace dynoc {
 #define GEN_PASS_DEF_PRECOMPUTEWEIGHTS
@@ -32,27 +32,6 @@ namespace dynoc {
 using namespace mlir;
 
 namespace {
-
-bool isLayoutOp(Operation *op) {
-  static const llvm::StringSet<> names = {"aten.view",
-                                          "aten._unsafe_view",
-                                          "aten.reshape",
-                                          "aten.clone",
-                                          "aten.contiguous",
-                                          "aten.alias",
-                                          "aten.detach",
-                                          "aten.flatten.using_ints",
-                                          "aten.unsqueeze",
-                                          "aten.squeeze.dim",
-                                          "aten.t",
-                                          "aten.transpose.int",
-                                          "aten.permute",
-                                          "aten.expand",
-                                          "aten.lift_fresh_copy",
-                                          "aten.lift_fresh",
-                                          "aten._to_copy"};
-  return names.contains(op->getName().getStringRef());
-}
 
 bool hasStaticTensorResults(Operation *op) {
   return llvm::all_of(op->getResultTypes(), [](Type t) {
@@ -96,7 +75,7 @@ struct PrecomputeWeightsPass
         continue;
       bool onHoisted = llvm::any_of(op.getOperands(),
                                     [&](Value v) { return hoisted.count(v); });
-      if (isLayoutOp(&op) && !onHoisted)
+      if (dynoc::isLayoutOp(&op) && !onHoisted)
         continue;
       ops.push_back(&op);
       for (Value r : op.getResults())

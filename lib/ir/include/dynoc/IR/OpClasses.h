@@ -16,6 +16,9 @@ namespace dynoc {
 /// compute nothing, so they run in any element type, the reduced-precision
 /// ones included.
 bool isDataMovementOp(mlir::Operation *op);
+/// The data movement ops that only re-view or copy their operand (views,
+/// reshapes, transposes, copies, expands), which kernels can read in place.
+bool isLayoutOp(mlir::Operation *op);
 } // namespace dynoc
 
 #endif // DYNOC_IR_OPCLASSES_H
