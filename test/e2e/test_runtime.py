@@ -1,5 +1,6 @@
 """libdynrt from Python (dynoc.load) and from the C++ serving example."""
 import os
+import re
 import threading
 
 import pytest
@@ -124,3 +125,35 @@ def test_libdynrt_depends_on_no_python_torch_or_mlir():
     deps = run("ldd", LIBDYNRT, check=True).stdout
     for lib in ("python", "torch", "MLIR", "LLVM", "dnnl", "gomp"):
         assert lib not in deps, deps
+
+
+PREPARE_GRAPH = """\
+func.func @graph_0(%x: tensor<2x3xf32>, %t: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['x']"}, {kind = "parameter", name = "table"}, {kind = "constant", name = "idx"}], dynoc.weights = "weights.safetensors"} {
+  %e = aten.embedding %t, %i : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %y = aten.add.Tensor %x, %e : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("index,error", [(3, None), (7, "graph 'graph_0__prepare' failed with code 3")])
+def test_prepare_function_runs_once_at_load(dynoc, tmp_path, index, error):
+    """The embedding reads weights alone, so it runs in the prepare function at
+    load; a prepare function that fails (an index outside the table) fails the
+    load with a status naming it, not the first call."""
+    import dynoc as dy
+    from safetensors.torch import save_file
+    table = torch.randn(4, 3)
+    save_file({"table": table, "idx": torch.tensor([1, index])}, tmp_path / "weights.safetensors")
+    (tmp_path / "g.mlir").write_text(PREPARE_GRAPH)
+    b = dynoc("build", tmp_path / "g.mlir", "-o", tmp_path / "m.so", check=True)
+    assert "1 op(s) on weights alone run once at load (graph_0__prepare)" in b.stderr
+    if error:
+        with pytest.raises(dy.Error, match=re.escape(error)):
+            dy.load(tmp_path / "m.so")
+        return
+    m = dy.load(tmp_path / "m.so")
+    assert [i["kind"] for i in m.manifest["graphs"][0]["inputs"]] == \
+        ["user", "parameter", "constant", "prepared"]
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(m(x), x + table[[1, index]])
