@@ -8,7 +8,9 @@
 //
 // Pure layout ops on a weight itself (views, transposes, copies, expands) stay
 // in the graph: the kernels read them in place, and a precomputed copy would
-// only double the weight's memory. A dtype conversion (a bf16 weight widened to
+// only double the weight's memory. A weight the graph changes in place (listed
+// in `dynoc.mutations`, like a BatchNorm's running statistics in training
+// mode) is not constant and stays. A dtype conversion (a bf16 weight widened to
 // f32) is computed once here rather than on every call.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +25,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 
 namespace dynoc {
 #define GEN_PASS_DEF_PRECOMPUTEWEIGHTS
@@ -38,6 +42,32 @@ bool hasStaticTensorResults(Operation *op) {
     auto rt = t.dyn_cast<RankedTensorType>();
     return rt && rt.hasStaticShape();
   });
+}
+
+/// The names of the inputs `graph` changes in place (its `dynoc.mutations`).
+FailureOr<llvm::StringSet<>> mutatedInputs(func::FuncOp graph) {
+  llvm::StringSet<> names;
+  auto text = graph->getAttrOfType<StringAttr>(dynoc::attrs::kMutations);
+  if (!text)
+    return names;
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text.getValue());
+  const llvm::json::Array *list = parsed ? parsed->getAsArray() : nullptr;
+  if (!list) {
+    if (!parsed)
+      llvm::consumeError(parsed.takeError());
+    return graph.emitError()
+           << "'" << dynoc::attrs::kMutations << "' is not a JSON array";
+  }
+  for (const llvm::json::Value &m : *list) {
+    const llvm::json::Object *o = m.getAsObject();
+    std::optional<llvm::StringRef> input =
+        o ? o->getString("input") : std::nullopt;
+    if (!input)
+      return graph.emitError() << "'" << dynoc::attrs::kMutations
+                               << "' has an entry without an \"input\" name";
+    names.insert(*input);
+  }
+  return names;
 }
 
 struct PrecomputeWeightsPass
@@ -60,10 +90,16 @@ struct PrecomputeWeightsPass
     if (!inputs || inputs.size() != body.getNumArguments())
       return graph.emitError() << "'" << dynoc::attrs::kInputs
                                << "' does not match the arguments";
+    FailureOr<llvm::StringSet<>> mutated = mutatedInputs(graph);
+    if (failed(mutated))
+      return failure();
     llvm::DenseSet<Value> constant, hoisted;
     for (auto [arg, in] : llvm::zip(body.getArguments(), inputs)) {
-      auto kind = in.cast<DictionaryAttr>().getAs<StringAttr>("kind");
-      if (kind && kind.getValue() != "user")
+      auto dict = in.cast<DictionaryAttr>();
+      auto kind = dict.getAs<StringAttr>("kind");
+      auto name = dict.getAs<StringAttr>("name");
+      if (kind && kind.getValue() != "user" &&
+          !(name && mutated->contains(name.getValue())))
         constant.insert(arg);
     }
     SmallVector<Operation *> ops;

@@ -137,6 +137,36 @@ static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
     }
     spec.guards.push_back(std::move(guard));
   }
+  if (g.contains("mutations")) {
+    if (!g["mutations"].is_array())
+      return r.fail(where + ": 'mutations' is not an array");
+    for (auto &mj : g["mutations"]) {
+      Mutation mu;
+      std::string mw =
+          where + " mutation " + std::to_string(spec.mutations.size());
+      if (!mj.is_object() || !r.string(mj, "input", mu.input, mw))
+        return false;
+      if (!mj.contains("output") || !mj["output"].is_number_unsigned() ||
+          mj["output"].get<size_t>() >= spec.outputs.size())
+        return r.fail(mw + " needs an 'output' index below " +
+                      std::to_string(spec.outputs.size()));
+      mu.output = mj["output"].get<size_t>();
+      auto in = std::find_if(
+          spec.inputs.begin(), spec.inputs.end(),
+          [&](const TensorSpec &t) { return t.name == mu.input; });
+      if (in == spec.inputs.end() || in->kind == "prepared")
+        return r.fail(mw + " names '" + mu.input +
+                      "', which is not an input of the graph");
+      const TensorSpec &out = spec.outputs[mu.output];
+      bool weight = in->kind != "user";
+      if (in->dtype != out.dtype || in->shape.size() != out.shape.size() ||
+          (weight && in->shape != out.shape))
+        return r.fail(mw + ": output " + std::to_string(mu.output) +
+                      " does not have the dtype and shape of '" + mu.input +
+                      "'");
+      spec.mutations.push_back(std::move(mu));
+    }
+  }
   if (g.contains("prepare")) {
     GraphSpec prepare;
     if (!parseGraph(r, g["prepare"], prepare, where + " prepare"))

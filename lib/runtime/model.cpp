@@ -14,7 +14,9 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 
 namespace {
@@ -30,6 +32,16 @@ struct Variant {
   /// The outputs of the graph's prepare function, computed at load: the data
   /// of its "prepared" inputs.
   std::vector<std::unique_ptr<void, FreeDeleter>> prepared;
+  /// Weights the graph changes in place (a BatchNorm's running statistics, a
+  /// counter buffer): after each run, output `output` is copied over the
+  /// model's own copy of the weight, `bytes` long, under `stateMutex`.
+  struct WriteBack {
+    size_t output;
+    void *state;
+    size_t bytes;
+  };
+  std::vector<WriteBack> writeBacks;
+  std::mutex *stateMutex = nullptr;
 };
 
 /// A 64-byte aligned scratch buffer that grows on demand.
@@ -62,6 +74,10 @@ struct dynrt_model_t {
   dynrt::Manifest manifest;
   std::unique_ptr<dynrt::SafetensorsFile> weights;
   std::vector<Variant> variants;
+  /// Private copies of the weights some graph changes in place, by name,
+  /// shared by all variants; runs that change them hold `stateMutex`.
+  std::map<std::string, std::unique_ptr<void, FreeDeleter>> state;
+  std::mutex stateMutex;
   ~dynrt_model_t() {
     if (handle)
       dlclose(handle);
@@ -87,12 +103,36 @@ template <class Fn> Fn symbol(void *handle, const std::string &name) {
   return reinterpret_cast<Fn>(dlsym(handle, name.c_str()));
 }
 
+size_t byteSize(const dynrt::TensorSpec &t) {
+  size_t bytes = dynrt::dtypeInfo(t.dtype).itemSize;
+  for (int64_t d : t.shape)
+    bytes *= static_cast<size_t>(std::max<int64_t>(d, 0));
+  return bytes;
+}
+
+/// The model's own copy of weight `w` (named `name`), made on first use:
+/// the graphs that change a weight in place read and write this copy, never
+/// the weights file.
+void *stateCopy(dynrt_model_t &m, const std::string &name,
+                const dynrt::TensorView &w, size_t bytes) {
+  auto &slot = m.state[name];
+  if (!slot) {
+    void *data = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    if (!data)
+      return nullptr;
+    std::memcpy(data, w.data, bytes);
+    slot.reset(data);
+  }
+  return slot.get();
+}
+
 /// Points `ptrs` at the data of each non-user input of `g`, in order: a
 /// tensor of the weights file, or for a "prepared" input the next of
-/// `prepared`.
-dynrt_status_t *bindWeights(const dynrt_model_t &m, const dynrt::GraphSpec &g,
+/// `prepared`. A weight the graph changes in place is bound to the model's
+/// copy of it, and `v` (if given) records the copy back after each run.
+dynrt_status_t *bindWeights(dynrt_model_t &m, const dynrt::GraphSpec &g,
                             const std::vector<void *> &prepared,
-                            std::vector<void *> &ptrs) {
+                            std::vector<void *> &ptrs, Variant *v = nullptr) {
   size_t nextPrepared = 0;
   for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i) {
     const auto &in = g.inputs[i];
@@ -112,14 +152,29 @@ dynrt_status_t *bindWeights(const dynrt_model_t &m, const dynrt::GraphSpec &g,
                         "weights of model '" + m.path + "': tensor '" +
                             in.name + "' does not match the manifest's " +
                             "dtype/shape");
-    ptrs.push_back(const_cast<uint8_t *>(w->data));
+    auto mutation =
+        std::find_if(g.mutations.begin(), g.mutations.end(),
+                     [&](const dynrt::Mutation &mu) { return mu.input == in.name; });
+    if (!v || mutation == g.mutations.end()) {
+      ptrs.push_back(const_cast<uint8_t *>(w->data));
+      continue;
+    }
+    size_t bytes = byteSize(in);
+    void *state = stateCopy(m, in.name, *w, bytes);
+    if (!state)
+      return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
+                        "cannot allocate the model's copy of '" + in.name +
+                            "'");
+    ptrs.push_back(state);
+    v->writeBacks.push_back({mutation->output, state, bytes});
+    v->stateMutex = &m.stateMutex;
   }
   return nullptr;
 }
 
 /// Runs the prepare function `p` of a graph once, on the weights; its outputs
 /// go to `out`.
-dynrt_status_t *runPrepare(const dynrt_model_t &m, const dynrt::GraphSpec &p,
+dynrt_status_t *runPrepare(dynrt_model_t &m, const dynrt::GraphSpec &p,
                            Variant &out) {
   auto run = symbol<dynoc_graph_run_fn>(m.handle, p.symbol);
   auto shapes = symbol<dynoc_graph_shapes_fn>(m.handle, p.shapesSymbol);
@@ -140,9 +195,7 @@ dynrt_status_t *runPrepare(const dynrt_model_t &m, const dynrt::GraphSpec &p,
     return makeStatus(DYNRT_DATA_LOSS, "graph '" + p.name + "': " + why);
   std::vector<void *> outPtrs;
   for (const dynrt::TensorSpec &t : p.outputs) {
-    size_t bytes = dynrt::dtypeInfo(t.dtype).itemSize;
-    for (int64_t d : t.shape)
-      bytes *= static_cast<size_t>(std::max<int64_t>(d, 0));
+    size_t bytes = byteSize(t);
     void *data = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
     if (!data)
       return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
@@ -184,7 +237,7 @@ dynrt_status_t *bindVariants(dynrt_model_t &m) {
       for (auto &p : v.prepared)
         prepared.push_back(p.get());
     }
-    if (dynrt_status_t *s = bindWeights(m, g, prepared, v.weightPtrs))
+    if (dynrt_status_t *s = bindWeights(m, g, prepared, v.weightPtrs, &v))
       return s;
     m.variants.push_back(std::move(v));
   }
@@ -420,10 +473,17 @@ dynrt_status_t *execute(const Prepared &call, const DLTensor *const *inputs,
     return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
                       "cannot allocate a workspace of " +
                           std::to_string(call.workspaceBytes) + " bytes");
+  // A graph that changes weights reads and writes the model's copies: such
+  // runs take turns (others stay lock-free).
+  std::unique_lock<std::mutex> lock;
+  if (v.stateMutex)
+    lock = std::unique_lock<std::mutex>(*v.stateMutex);
   if (int rc = v.run(call.inShapes.data(), args.data(), outPtrs, ws))
     return makeStatus(DYNRT_INTERNAL, "graph '" + spec.name +
                                           "' failed with code " +
                                           std::to_string(rc));
+  for (const Variant::WriteBack &wb : v.writeBacks)
+    std::memcpy(wb.state, outPtrs[wb.output], wb.bytes);
   return nullptr;
 }
 

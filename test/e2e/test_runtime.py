@@ -157,3 +157,37 @@ def test_prepare_function_runs_once_at_load(dynoc, tmp_path, index, error):
         ["user", "parameter", "constant", "prepared"]
     x = torch.randn(2, 3)
     torch.testing.assert_close(m(x), x + table[[1, index]])
+
+
+def test_a_buffer_the_graph_updates_carries_over_between_calls(dynoc, tmp_path):
+    """A module that updates a buffer in place (a running mean) is captured
+    with the update as a mutation; the loaded model keeps its own copy of the
+    buffer, so each call sees the last one's update, as the module does. Two
+    loads keep separate state, and the weights file is left as it was."""
+    import dynoc as dy
+    script = tmp_path / "ema.py"
+    script.write_text(
+        "import torch\n"
+        "class Ema(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('avg', torch.zeros(3))\n"
+        "    def forward(self, x):\n"
+        "        self.avg.mul_(0.5).add_(x.mean(0), alpha=0.5)\n"
+        "        return x - self.avg\n"
+        "torch.manual_seed(0)\n"
+        "m = Ema()\n"
+        "print(torch.compile(m)(torch.randn(4, 3)).shape)\n")
+    dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    b = dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
+    assert "on weights alone" not in b.stderr
+    saved = load_file(tmp_path / "out" / "weights.safetensors")["avg"]
+    first, second = dy.load(tmp_path / "m.so"), dy.load(tmp_path / "m.so")
+    avg = saved.clone()
+    for _ in range(3):
+        x = torch.randn(4, 3)
+        avg = avg * 0.5 + x.mean(0) * 0.5
+        torch.testing.assert_close(first(x), x - avg)
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(second(x), x - (saved * 0.5 + x.mean(0) * 0.5))
+    torch.testing.assert_close(load_file(tmp_path / "m.weights.safetensors")["avg"], saved)

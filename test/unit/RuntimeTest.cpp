@@ -144,6 +144,34 @@ TEST_CASE("a prepare function must give the graph's prepared inputs") {
                  "match its prepared inputs");
 }
 
+TEST_CASE("a mutation names an input and an output of its dtype and shape") {
+  auto manifest = [](const std::string &mutations) {
+    return R"({"format":"dynoc-model","version":1,"graphs":[{"name":"g","symbol":"s","shapes_symbol":"t","inputs":[{"kind":"user","name":"x","dtype":"float32","shape":[-1]},{"kind":"buffer","name":"avg","dtype":"float32","shape":[4]}],"outputs":[{"kind":"output","name":"o","dtype":"float32","shape":[4]},{"kind":"output","name":"p","dtype":"float32","shape":[5]}],"guards":[],"mutations":)" +
+           mutations + "}]}";
+  };
+  dynrt::Manifest m;
+  std::string error;
+  REQUIRE(dynrt::parseManifest(manifest(R"([{"input":"avg","output":0}])"), m,
+                               error));
+  REQUIRE(m.graphs[0].mutations.size() == 1);
+  CHECK(m.graphs[0].mutations[0].input == "avg");
+  CHECK(m.graphs[0].mutations[0].output == 0);
+  CHECK_FALSE(dynrt::parseManifest(
+      manifest(R"([{"input":"avg","output":1}])"), m, error));
+  CHECK(error == "invalid manifest: graph 'g' mutation 0: output 1 does not "
+                 "have the dtype and shape of 'avg'");
+  error.clear();
+  CHECK_FALSE(dynrt::parseManifest(
+      manifest(R"([{"input":"mean","output":0}])"), m, error));
+  CHECK(error == "invalid manifest: graph 'g' mutation 0 names 'mean', which "
+                 "is not an input of the graph");
+  error.clear();
+  CHECK_FALSE(dynrt::parseManifest(
+      manifest(R"([{"input":"avg","output":2}])"), m, error));
+  CHECK(error ==
+        "invalid manifest: graph 'g' mutation 0 needs an 'output' index below 2");
+}
+
 TEST_CASE("the C API rejects null arguments with a status, not a crash") {
   dynrt_status_t *s = dynrt_model_load(nullptr, nullptr);
   REQUIRE(s);

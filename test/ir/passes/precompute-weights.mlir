@@ -33,3 +33,15 @@ func.func @graph_1(%x: tensor<4xf32>) -> tensor<4xf32> attributes {dynoc.inputs 
   %0 = aten.relu %x : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// A buffer the graph changes in place (a counter, running statistics) is not
+// constant: the op on it stays in the graph.
+// CHECK-LABEL: func.func @graph_2
+// CHECK-NOT: prepared
+// CHECK: aten.add.Scalar
+// CHECK-NOT: func.func @graph_2__prepare
+func.func @graph_2(%x: tensor<3xf32>, %count: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {dynoc.inputs = [{kind = "user", name = "L['x']"}, {kind = "buffer", name = "count"}], dynoc.mutations = "[{\"input\": \"count\", \"output\": 0}]"} {
+  %c = aten.add.Scalar %count {other = 1.0 : f64, alpha = 1.0 : f64} : (tensor<3xf32>) -> tensor<3xf32>
+  %y = aten.add.Tensor %x, %c : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %c, %y : tensor<3xf32>, tensor<3xf32>
+}

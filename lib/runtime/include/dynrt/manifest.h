@@ -43,6 +43,13 @@ struct Guard {
   std::string op;
 };
 
+/// An input the graph changes in place: after a run, output `output` holds
+/// its new value.
+struct Mutation {
+  std::string input;
+  size_t output = 0;
+};
+
 struct GraphSpec {
   std::string name;
   std::string symbol;          // the run function (model_abi.h)
@@ -53,6 +60,7 @@ struct GraphSpec {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<Guard> guards;
+  std::vector<Mutation> mutations;
   size_t numUserInputs = 0;
   /// The function the runtime runs once at load to compute the graph's
   /// "prepared" inputs from the weights (0 or 1 of them).

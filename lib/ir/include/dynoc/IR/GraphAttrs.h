@@ -19,7 +19,7 @@ inline constexpr char kEntry[] = "dynoc.entry";
 inline constexpr char kInputs[] = "dynoc.inputs";
 /// Func: the output structure, as JSON text (docs/graph-format.md).
 inline constexpr char kOutputs[] = "dynoc.outputs";
-/// Func: in-place updates of user inputs, as JSON text: [{"input": name,
+/// Func: in-place updates of inputs (user inputs and weights), as JSON text: [{"input": name,
 /// "output": index}] — after a run, that output is copied into that input.
 inline constexpr char kMutations[] = "dynoc.mutations";
 /// Func: one dictionary per guard: {kind, text, ...}.
