@@ -148,6 +148,10 @@ LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
   PassManager pm(module.getContext());
   {
     auto &graph = pm.nest<func::FuncOp>();
+    // First, at every level: a type that contradicts its op is an error here,
+    // at the op, rather than a wrong kernel; `?` dims the operands fix become
+    // static before anything reads them.
+    graph.addPass(createInferShapesPass());
     // A legalization, not an optimization: the code generator computes in f32
     // only, so bf16/f16 graphs need it at every level. It runs before the
     // decompositions so that a composite op (add with alpha, silu) still

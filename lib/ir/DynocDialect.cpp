@@ -61,10 +61,9 @@ LogicalResult verifyInputs(func::FuncOp func, Attribute attr) {
     if (!kind || !name)
       return func.emitOpError()
              << "input " << i << " needs string attributes 'kind' and 'name'";
-    if (!llvm::is_contained(
-            ArrayRef<StringRef>{"user", "parameter", "buffer", "constant",
-                                "prepared"},
-            kind.getValue()))
+    if (!llvm::is_contained(ArrayRef<StringRef>{"user", "parameter", "buffer",
+                                                "constant", "prepared"},
+                            kind.getValue()))
       return func.emitOpError()
              << "input " << i << " has unknown kind '" << kind.getValue()
              << "' (expected user, parameter, buffer, constant or prepared)";
@@ -158,10 +157,38 @@ LogicalResult dynoc::DynocDialect::verifyOperationAttribute(Operation *op,
     }
     return op->emitOpError() << "unknown module attribute '" << name << "'";
   }
+  if (name == attrs::kShapes) {
+    auto maps = a.getValue().dyn_cast<ArrayAttr>();
+    if (!maps || maps.size() != op->getNumResults() ||
+        !llvm::all_of(maps, [](Attribute m) {
+          auto map = m.dyn_cast<AffineMapAttr>();
+          return map && map.getValue().getNumDims() == 0;
+        }))
+      return op->emitOpError() << "'" << name
+                               << "' must hold one affine map ()[symbols] -> "
+                                  "(dims) per result";
+    for (auto [k, m] : llvm::enumerate(maps)) {
+      auto type = op->getResult(k).getType().dyn_cast<RankedTensorType>();
+      if (!type ||
+          type.getRank() !=
+              (int64_t)m.cast<AffineMapAttr>().getValue().getNumResults())
+        return op->emitOpError() << "'" << name << "' gives result " << k
+                                 << " a rank its type does not have";
+    }
+    return success();
+  }
   auto func = dyn_cast<func::FuncOp>(op);
   if (!func)
     return op->emitOpError()
            << "'" << name << "' is only allowed on func.func and module";
+  if (name == attrs::kDimSymbols) {
+    auto list = a.getValue().dyn_cast<ArrayAttr>();
+    if (!list ||
+        !llvm::all_of(list, [](Attribute s) { return s.isa<StringAttr>(); }))
+      return op->emitOpError()
+             << "'" << name << "' must be an array of strings";
+    return success();
+  }
   if (name == attrs::kInputs)
     return verifyInputs(func, a.getValue());
   if (name == attrs::kGuards)

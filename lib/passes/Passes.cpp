@@ -15,6 +15,7 @@ void dynoc::registerPasses() {
   registerDecompose();
   registerFoldBatchNorm();
   registerFusion();
+  registerInferShapes();
   registerPrecomputeWeights();
   registerWidenReducedPrecision();
 }

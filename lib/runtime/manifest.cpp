@@ -151,9 +151,9 @@ static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
         return r.fail(mw + " needs an 'output' index below " +
                       std::to_string(spec.outputs.size()));
       mu.output = mj["output"].get<size_t>();
-      auto in = std::find_if(
-          spec.inputs.begin(), spec.inputs.end(),
-          [&](const TensorSpec &t) { return t.name == mu.input; });
+      auto in =
+          std::find_if(spec.inputs.begin(), spec.inputs.end(),
+                       [&](const TensorSpec &t) { return t.name == mu.input; });
       if (in == spec.inputs.end() || in->kind == "prepared")
         return r.fail(mw + " names '" + mu.input +
                       "', which is not an input of the graph");

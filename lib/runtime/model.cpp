@@ -152,9 +152,9 @@ dynrt_status_t *bindWeights(dynrt_model_t &m, const dynrt::GraphSpec &g,
                         "weights of model '" + m.path + "': tensor '" +
                             in.name + "' does not match the manifest's " +
                             "dtype/shape");
-    auto mutation =
-        std::find_if(g.mutations.begin(), g.mutations.end(),
-                     [&](const dynrt::Mutation &mu) { return mu.input == in.name; });
+    auto mutation = std::find_if(
+        g.mutations.begin(), g.mutations.end(),
+        [&](const dynrt::Mutation &mu) { return mu.input == in.name; });
     if (!v || mutation == g.mutations.end()) {
       ptrs.push_back(const_cast<uint8_t *>(w->data));
       continue;

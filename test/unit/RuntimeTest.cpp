@@ -156,20 +156,21 @@ TEST_CASE("a mutation names an input and an output of its dtype and shape") {
   REQUIRE(m.graphs[0].mutations.size() == 1);
   CHECK(m.graphs[0].mutations[0].input == "avg");
   CHECK(m.graphs[0].mutations[0].output == 0);
-  CHECK_FALSE(dynrt::parseManifest(
-      manifest(R"([{"input":"avg","output":1}])"), m, error));
+  CHECK_FALSE(dynrt::parseManifest(manifest(R"([{"input":"avg","output":1}])"),
+                                   m, error));
   CHECK(error == "invalid manifest: graph 'g' mutation 0: output 1 does not "
                  "have the dtype and shape of 'avg'");
   error.clear();
-  CHECK_FALSE(dynrt::parseManifest(
-      manifest(R"([{"input":"mean","output":0}])"), m, error));
+  CHECK_FALSE(dynrt::parseManifest(manifest(R"([{"input":"mean","output":0}])"),
+                                   m, error));
   CHECK(error == "invalid manifest: graph 'g' mutation 0 names 'mean', which "
                  "is not an input of the graph");
   error.clear();
-  CHECK_FALSE(dynrt::parseManifest(
-      manifest(R"([{"input":"avg","output":2}])"), m, error));
-  CHECK(error ==
-        "invalid manifest: graph 'g' mutation 0 needs an 'output' index below 2");
+  CHECK_FALSE(dynrt::parseManifest(manifest(R"([{"input":"avg","output":2}])"),
+                                   m, error));
+  CHECK(
+      error ==
+      "invalid manifest: graph 'g' mutation 0 needs an 'output' index below 2");
 }
 
 TEST_CASE("the C API rejects null arguments with a status, not a crash") {

@@ -187,8 +187,8 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::IsMember({"cpu"}))
       ->capture_default_str();
   cmd->add_option("-O", opts->optLevel,
-                  "optimization level (0-3): -O0 runs only the bf16/f16 "
-                  "widening; from -O1 also decomposition, canonicalization, "
+                  "optimization level (0-3): -O0 runs only shape/dtype "
+                  "inference and the bf16/f16 widening; from -O1 also decomposition, canonicalization, "
                   "batch-norm folding, CSE, load-time precompute of ops on "
                   "weights and fusion (docs/passes.md); also the C++ "
                   "compiler's level")

@@ -10,49 +10,69 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace dynoc::cli {
 namespace {
 struct OptOptions {
   std::string input, output = "-", passes;
-  bool verifyDiagnostics = false, generic = false;
+  bool verifyDiagnostics = false, generic = false, splitInputFile = false;
 };
 
-int runOpt(const OptOptions &o) {
-  registerPasses();
+/// Parses, verifies, runs the passes on and prints one buffer (the file, or
+/// one `// -----` chunk of it) in a context of its own.
+mlir::LogicalResult processBuffer(const OptOptions &o,
+                                  std::unique_ptr<llvm::MemoryBuffer> buffer,
+                                  llvm::raw_ostream &os) {
   mlir::DialectRegistry registry;
   registerGraphDialects(registry);
   mlir::MLIRContext context(registry);
   // Diagnostics name the place; the op's full text would be a second message.
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   std::unique_ptr<mlir::SourceMgrDiagnosticVerifierHandler> verifier;
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> printer;
-  auto module = [&] {
-    if (!o.verifyDiagnostics) {
-      printer = std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr,
-                                                                   &context);
-      return parseGraphFile(o.input, context, sourceMgr);
-    }
-    // The verifier handler needs the buffer registered before it is created.
-    auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(o.input);
-    if (!buffer)
-      return mlir::OwningOpRef<mlir::ModuleOp>();
-    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  if (o.verifyDiagnostics)
     verifier = std::make_unique<mlir::SourceMgrDiagnosticVerifierHandler>(
         sourceMgr, &context);
-    return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  }();
-  if (o.verifyDiagnostics) {
-    if (!module && !verifier)
-      return fail("opt", "cannot read '" + o.input + "'");
-    return mlir::failed(verifier->verify()) ? 1 : 0;
-  }
-  if (!module)
-    return 1;
-  if (!o.passes.empty()) {
+  else
+    printer =
+        std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr, &context);
+  // parseSourceFile verifies the module after parsing.
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  mlir::LogicalResult result = mlir::success(bool(module));
+  if (module && !o.passes.empty()) {
     // Graph passes run on each func (graph); module passes on the module.
+    mlir::PassManager pm(&context);
+    if (mlir::failed(mlir::parsePassPipeline("func.func(" + o.passes + ")", pm,
+                                             llvm::nulls()))) {
+      pm.clear();
+      // runOpt checked that one of the two forms parses.
+      (void)mlir::parsePassPipeline(o.passes, pm, llvm::nulls());
+    }
+    result = pm.run(*module);
+  }
+  // Under --verify-diagnostics the expected errors are the result.
+  if (verifier)
+    return verifier->verify();
+  if (mlir::failed(result))
+    return mlir::failure();
+  mlir::OpPrintingFlags flags;
+  if (o.generic)
+    flags.printGenericOpForm();
+  module->print(os, flags);
+  os << "\n";
+  return mlir::success();
+}
+
+int runOpt(const OptOptions &o) {
+  registerPasses();
+  if (!o.passes.empty()) {
+    mlir::DialectRegistry registry;
+    registerGraphDialects(registry);
+    mlir::MLIRContext context(registry);
     mlir::PassManager pm(&context);
     std::string err;
     llvm::raw_string_ostream errs(err);
@@ -62,18 +82,26 @@ int runOpt(const OptOptions &o) {
       if (mlir::failed(mlir::parsePassPipeline(o.passes, pm, errs)))
         return fail("opt", "bad --pass '" + o.passes + "': " + errs.str());
     }
-    if (mlir::failed(pm.run(*module)))
-      return 1;
   }
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(o.input, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError())
+    return fail("opt", "cannot read '" + o.input + "': " + ec.message());
+  auto chunk = [&](std::unique_ptr<llvm::MemoryBuffer> b,
+                   llvm::raw_ostream &os) {
+    return processBuffer(o, std::move(b), os);
+  };
+  // The output file is written only once everything succeeded.
+  std::string text;
+  llvm::raw_string_ostream textStream(text);
+  if (mlir::failed(mlir::splitAndProcessBuffer(std::move(*buffer), chunk,
+                                               textStream, o.splitInputFile,
+                                               /*insertMarkerInOutput=*/true)))
+    return 1;
   std::string error;
   auto out = mlir::openOutputFile(o.output, &error);
   if (!out)
     return fail("opt", error);
-  mlir::OpPrintingFlags flags;
-  if (o.generic)
-    flags.printGenericOpForm();
-  module->print(out->os(), flags);
-  out->os() << "\n";
+  out->os() << textStream.str();
   out->keep();
   return 0;
 }
@@ -92,6 +120,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--verify-diagnostics", o->verifyDiagnostics,
                 "check the diagnostics against expected-error comments");
   cmd->add_flag("--generic", o->generic, "print ops in the generic form");
+  cmd->add_flag("--split-input-file", o->splitInputFile,
+                "process each '// -----'-separated chunk of FILE on its own");
   cmd->callback([o, &exitCode] { exitCode = runOpt(*o); });
 }
 

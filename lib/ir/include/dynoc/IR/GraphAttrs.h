@@ -31,6 +31,14 @@ inline constexpr char kWeights[] = "dynoc.weights";
 /// graph whose "prepared" arguments it computes, once, at load.
 inline constexpr char kPrepares[] = "dynoc.prepares";
 
+/// Func: what each dim symbol of dynoc-infer-shapes stands for, in order:
+/// "L['x'].size(0)" for a dynamic input dim, "aten.op result k dim d" for a
+/// dim no shape rule expresses.
+inline constexpr char kDimSymbols[] = "dynoc.dim_symbols";
+/// Op: one affine map `()[s0, ...] -> (dims)` per result, the result's dims
+/// in the dim symbols (set by dynoc-infer-shapes where a dim is symbolic).
+inline constexpr char kShapes[] = "dynoc.shapes";
+
 inline constexpr int kFormatVersion = 1;
 } // namespace dynoc::attrs
 

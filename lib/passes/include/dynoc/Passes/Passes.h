@@ -11,6 +11,7 @@ std::unique_ptr<mlir::Pass> createCanonicalizePass();
 std::unique_ptr<mlir::Pass> createDecomposePass();
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
+std::unique_ptr<mlir::Pass> createInferShapesPass();
 std::unique_ptr<mlir::Pass> createPrecomputeWeightsPass();
 std::unique_ptr<mlir::Pass> createWidenReducedPrecisionPass();
 

@@ -36,6 +36,23 @@ def WidenReducedPrecision
   let constructor = "dynoc::createWidenReducedPrecisionPass()";
 }
 
+def InferShapes : Pass<"dynoc-infer-shapes", "mlir::func::FuncOp"> {
+  let summary = "Infers result shapes and dtypes, static and symbolic";
+  let description = [{
+    Each dynamic input dim becomes a symbol (listed in the function's
+    `dynoc.dim_symbols`, e.g. "L['x'].size(0)"); shape functions
+    (lib/passes/ShapeFunctions.cpp: broadcasting, view with -1, matmuls,
+    convolution and pooling windows, reductions, slices, concatenation, ...)
+    compute each result's dims as affine expressions of them. A `?` result dim
+    that the operands fix becomes static; a result type that contradicts its
+    operands (a static dim, the rank, or the dtype) is an error at the op; an
+    op with symbolic result dims gets `dynoc.shapes`, one map per result, such
+    as `affine_map<()[s0] -> (s0 * 2, 4)>`. Dims no rule expresses (a
+    data-dependent size, an op without a shape function) get a fresh symbol.
+  }];
+  let constructor = "dynoc::createInferShapesPass()";
+}
+
 def Canonicalize : Pass<"dynoc-canonicalize", "mlir::func::FuncOp"> {
   let summary = "Removes aten ops that do nothing or undo each other";
   let description = [{
