@@ -672,6 +672,10 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
     if (!fwd)
       return nullptr;
     if (fwd != Py_None) {
+      // What it runs depends on the hooks registered on it: guarded.
+      if (!callableSrc.empty())
+        callTracker("on_module_call",
+                    Py_BuildValue("(sO)", callableSrc.c_str(), callable));
       args.insert(args.begin(), callable);
       sources.insert(sources.begin(), callableSrc);
       PyObject *r =

@@ -19,11 +19,25 @@ def check_tensor(t, dtype, device, requires_grad, size, stride):
             and _match(t.stride(), stride))
 
 
+def hook_ids(module):
+    """The ids of every forward and backward (pre-)hook registered on `module`,
+    its submodules, or globally, sorted. Each registration takes a new id, so
+    registering or removing a hook changes this."""
+    mm = torch.nn.modules.module
+    ids = [k for d in (mm._global_forward_hooks, mm._global_forward_pre_hooks,
+                       mm._global_backward_hooks, mm._global_backward_pre_hooks) for k in d]
+    for m in module.modules():
+        for d in (m._forward_hooks, m._forward_pre_hooks, m._backward_hooks,
+                  m._backward_pre_hooks):
+            ids.extend(d)
+    return tuple(sorted(ids))
+
+
 def first_failure(guards, L, G):
     """Returns the text of the first guard that fails (or cannot be evaluated),
     or None when all pass."""
     scope = {"L": L, "G": G, "torch": torch, "check_tensor": check_tensor,
-             "___is_grad_enabled": torch.is_grad_enabled}
+             "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids}
     for g in guards:
         try:
             ok = eval(g["text"], scope)  # noqa: S307 - texts are dynoc's own guards

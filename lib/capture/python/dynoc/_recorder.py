@@ -110,6 +110,7 @@ class Tracker(TorchDispatchMode):
         self.graphs = []
         self.breaks = []
         self.value_guards = {}
+        self.hook_sources = []  # module trees whose hooks are guarded
         self.size_guards = {}  # guard text -> None, in the order decided
         self.static_reason = None  # why the variant may not merge into a dynamic one
         self.native_sizes = ()  # sizes the running native call was given
@@ -350,6 +351,17 @@ class Tracker(TorchDispatchMode):
             self.static_reason = f"a decision on a size whose origin is not tracked ({text})"
             return
         self.size_guards[text] = None
+
+    def on_module_call(self, source, module):
+        """The evaluator follows a call of `module` (or the region is its
+        forward): which hooks run is decided by the hooks registered on it and
+        its submodules, so they are guarded, once per module tree."""
+        for s in self.hook_sources:
+            if source == s or source.startswith((s + ".", s + "[")):
+                return
+        self.hook_sources.append(source)
+        key = f"___hook_ids({source})"
+        self.value_guards[key] = f"{key} == {_guards.hook_ids(module)!r}"
 
     def on_guard_none(self, source, is_none):
         self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"

@@ -225,6 +225,8 @@ class Region:
         user_inputs = [(src, v) for _, src, v in positional if isinstance(v, torch.Tensor)]
         user_inputs += [(f"L['{k}']", v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
         tracker = Tracker(self, entry, params, user_inputs)
+        if module is not None and sources:
+            tracker.on_module_call(sources[0], module)
         # Python scalars passed in are specialized on, as Dynamo does.
         for src, v in [(s, v) for _, s, v in positional] + \
                 [(f"L['{k}']", v) for k, v in kwargs.items()]:
