@@ -18,6 +18,7 @@ import math
 import os
 import pathlib
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -27,6 +28,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 DYNOC = ROOT / "bazel-bin/tools/dynoc/dynoc"
+SERVING = ROOT / "bazel-bin/examples/serving/serving"
 sys.path.insert(0, str(HERE))
 
 import models  # noqa: E402
@@ -106,6 +108,14 @@ def capture_and_build(name, batch, workdir):
 
 def rss_worker(engine, name, batch, so):
     """Runs one engine alone in this (fresh) process; prints its peak RSS."""
+    if engine == "dynoc-cpp":
+        # The C++ serving example (libdynrt, no Python, no torch) serves 20
+        # requests of this batch and prints its own peak RSS (VmHWM).
+        p = subprocess.run([str(SERVING), str(so), "--threads", "1", "--requests", "20",
+                            "--batch", str(batch)], capture_output=True, text=True)
+        peak = re.search(r"peak RSS: ([\d.]+) MiB", p.stdout)
+        print(float(peak.group(1)) if p.returncode == 0 and peak else float("nan"))
+        return
     import torch
     torch.set_grad_enabled(False)
     if engine == "dynoc":  # a process serving the .so holds no PyTorch model
@@ -216,7 +226,7 @@ def main():
                 if "so" in built:
                     row["speedup_eager"] = row["eager_s"] / row["dynoc_s"]
                     row["speedup_inductor"] = row["inductor_s"] / row["dynoc_s"]
-                    for engine in ("eager", "inductor", "dynoc"):
+                    for engine in ("eager", "inductor", "dynoc", "dynoc-cpp"):
                         row[f"{engine}_rss_alone"] = peak_rss_alone(engine, name, batch,
                                                                     built["so"])
                 rows.append(row)
@@ -239,7 +249,9 @@ def main():
         "Speedup = other engine's latency / dynoc's. Peak RSS is that of a fresh process "
         "that imports torch and runs only that engine 20 times: eager and Inductor make the "
         "PyTorch model (Inductor's includes its compile); dynoc loads the .so and its "
-        "weights and makes only the input, as a process serving the built model does. "
+        "weights and makes only the input, as a process serving the built model does; "
+        "dynoc C++ is the same .so served by the C++ example `examples/serving` "
+        "(libdynrt alone: no Python, no torch), 20 requests on one thread. "
         "Plan = the memory plan's intermediate bytes. Inductor compiles with its caches "
         "disabled (`force_disable_caches`), as dynoc builds from scratch; dynoc's build "
         "time is `dynoc build` (passes, C++ generation and the C++ compiler), its capture "
@@ -247,7 +259,8 @@ def main():
         "included).",
         "",
         "| model | batch | eager ms | inductor ms | dynoc ms | vs eager | vs inductor "
-        "| inductor compile s | dynoc capture s | dynoc build s | RSS MiB eager / inductor / dynoc "
+        "| inductor compile s | dynoc capture s | dynoc build s "
+        "| RSS MiB eager / inductor / dynoc / dynoc C++ "
         "| plan KiB | max rel err |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
@@ -262,7 +275,7 @@ def main():
             f"{ms(r['dynoc_s'])} | {r['speedup_eager']:.2f}× | {r['speedup_inductor']:.2f}× | "
             f"{r['inductor_compile_s']:.1f} | {r['capture_s']:.1f} | {r['build_s']:.2f} | "
             f"{r['eager_rss_alone']:.0f} / {r['inductor_rss_alone']:.0f} / "
-            f"{r['dynoc_rss_alone']:.0f} | "
+            f"{r['dynoc_rss_alone']:.0f} / {r['dynoc-cpp_rss_alone']:.0f} | "
             f"{r['plan_bytes'] / 1024:.0f} | {r['rel_err']:.1e} |")
     lines.append("")
     for batch in sorted({r["batch"] for r in rows}):
@@ -282,10 +295,12 @@ def main():
         f"{ok(geomean([r.get('speedup_inductor') for r in b32]) >= 1.0)}.",
         f"- build time below Inductor's compile time — "
         f"{ok(all(r.get('build_s', 1e9) < r['inductor_compile_s'] for r in rows))}.",
-        f"- peak RSS no higher than eager's — "
+        f"- peak RSS no higher than eager's — served from C++ (libdynrt): "
+        f"{ok(all(r.get('dynoc-cpp_rss_alone', 1e9) <= r['eager_rss_alone'] for r in rows))}; "
+        f"from Python (`dynoc.load`): "
         f"{ok(all(r.get('dynoc_rss_alone', 1e9) <= r['eager_rss_alone'] for r in rows))} "
-        "(per row above; the dynoc process imports torch too, for `dynoc.load` and its "
-        "inputs, and loads oneDNN and Sleef).",
+        "(per row above; that process imports torch too, for `dynoc.load` and its "
+        "inputs, and loads oneDNN and Sleef besides).",
         "",
     ]
     slow = [f"{r['model']} at batch {r['batch']} ({r['speedup_inductor']:.2f}×)"

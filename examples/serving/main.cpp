@@ -7,9 +7,10 @@
 // Requests arrive at QPS per second (open loop), or all at once without
 // --rate.
 // Each worker owns a dynrt::Context (its workspace); all share the model.
-// Request inputs are random float32 tensors shaped from the manifest, with
-// every dynamic dim set to a batch size from --batch (round-robin). Prints
-// latency percentiles (queueing included, and the run alone) and throughput.
+// Request inputs are random float32 (or int64 ids) shaped from the manifest,
+// with every dynamic dim set to a batch size from --batch (round-robin). Prints
+// latency percentiles (queueing included, and the run alone), throughput and
+// the process's peak resident memory.
 //
 //===----------------------------------------------------------------------===//
 #include "dynrt/dynrt.hpp"
@@ -31,8 +32,28 @@
 namespace {
 using Clock = std::chrono::steady_clock;
 
+/// One request input: float32 in [-1, 1), or int64 in [0, 4) (token ids and
+/// masks, small enough for any vocabulary).
+struct RequestTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  DLTensor view() {
+    bool isInt = floats.empty() && !ints.empty();
+    return DLTensor{isInt ? static_cast<void *>(ints.data())
+                          : static_cast<void *>(floats.data()),
+                    {kDLCPU, 0},
+                    (int32_t)shape.size(),
+                    isInt ? DLDataType{kDLInt, 64, 1}
+                          : DLDataType{kDLFloat, 32, 1},
+                    shape.data(),
+                    nullptr,
+                    0};
+  }
+};
+
 struct Request {
-  std::vector<dynrt::HostTensor> inputs;
+  std::vector<RequestTensor> inputs;
   Clock::time_point enqueued;
   double totalUs = 0, runUs = 0;
   bool failed = false;
@@ -81,6 +102,21 @@ std::vector<long> parseList(const std::string &s) {
     pos = comma + 1;
   }
   return out;
+}
+
+/// This process's peak resident set (VmHWM, Linux), or 0 where unknown.
+/// (getrusage's ru_maxrss would include the parent's memory before exec.)
+double peakRssMiB() {
+  std::FILE *f = std::fopen("/proc/self/status", "r");
+  if (!f)
+    return 0;
+  char line[256];
+  double kib = 0;
+  while (std::fgets(line, sizeof(line), f))
+    if (std::sscanf(line, "VmHWM: %lf kB", &kib) == 1)
+      break;
+  std::fclose(f);
+  return kib / 1024;
 }
 
 int usage(const char *argv0) {
@@ -135,16 +171,25 @@ int main(int argc, char **argv) {
       for (const auto &in : graph["inputs"]) {
         if (in["kind"] != "user")
           continue;
-        if (in["dtype"] != "float32")
-          throw std::runtime_error("input '" + in["name"].get<std::string>() +
-                                   "' is not float32; this example makes "
-                                   "float32 requests only");
-        std::vector<int64_t> shape;
-        for (int64_t d : in["shape"])
-          shape.push_back(d < 0 ? batch : d);
-        dynrt::HostTensor t(shape);
-        for (float &v : t.data)
-          v = dist(rng);
+        if (in["dtype"] != "float32" && in["dtype"] != "int64")
+          throw std::runtime_error(
+              "input '" + in["name"].get<std::string>() + "' is " +
+              in["dtype"].get<std::string>() +
+              "; this example makes float32 and int64 requests only");
+        RequestTensor t;
+        size_t n = 1;
+        for (int64_t d : in["shape"]) {
+          t.shape.push_back(d < 0 ? batch : d);
+          n *= static_cast<size_t>(t.shape.back());
+        }
+        if (in["dtype"] == "int64") {
+          std::uniform_int_distribution<int64_t> ids(0, 3);
+          for (size_t k = 0; k < n; ++k)
+            t.ints.push_back(ids(rng));
+        } else {
+          for (size_t k = 0; k < n; ++k)
+            t.floats.push_back(dist(rng));
+        }
         reqs[r].inputs.push_back(std::move(t));
       }
     }
@@ -219,6 +264,8 @@ int main(int argc, char **argv) {
                 percentile(total, 50), percentile(total, 99));
     std::printf("throughput: %.0f requests/s, failed: %ld\n", requests / secs,
                 failed);
+    if (double mib = peakRssMiB(); mib > 0)
+      std::printf("peak RSS: %.1f MiB\n", mib);
     return failed ? 1 : 0;
   } catch (const dynrt::Error &e) {
     std::fprintf(stderr, "serving: error: %s\n", e.what());

@@ -191,3 +191,24 @@ def test_a_buffer_the_graph_updates_carries_over_between_calls(dynoc, tmp_path):
     x = torch.randn(4, 3)
     torch.testing.assert_close(second(x), x - (saved * 0.5 + x.mean(0) * 0.5))
     torch.testing.assert_close(load_file(tmp_path / "m.weights.safetensors")["avg"], saved)
+
+
+EMBED_GRAPH = """\
+func.func @graph_0(%ids: tensor<?xi64>, %t: tensor<4x3xf32>) -> tensor<?x3xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['ids']"}, {kind = "parameter", name = "table"}], dynoc.weights = "weights.safetensors"} {
+  %e = aten.embedding %t, %ids : (tensor<4x3xf32>, tensor<?xi64>) -> tensor<?x3xf32>
+  return %e : tensor<?x3xf32>
+}
+"""
+
+
+def test_serving_example_makes_int64_requests_and_reports_peak_rss(dynoc, tmp_path):
+    """Token ids are int64: the serving example makes them (in [0, 4)), so it
+    serves BERT- and GPT-2-like models, and prints its own peak memory."""
+    from safetensors.torch import save_file
+    save_file({"table": torch.randn(4, 3)}, tmp_path / "weights.safetensors")
+    (tmp_path / "g.mlir").write_text(EMBED_GRAPH)
+    dynoc("build", tmp_path / "g.mlir", "-o", tmp_path / "m.so", check=True)
+    p = run(SERVING, tmp_path / "m.so", "--threads", "2", "--requests", "50", "--batch", "1,5")
+    assert p.returncode == 0, p.stderr
+    assert "failed: 0" in p.stdout
+    assert re.search(r"^peak RSS: [\d.]+ MiB$", p.stdout, re.M), p.stdout
