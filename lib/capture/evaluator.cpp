@@ -104,6 +104,7 @@ bool isSupportedOpcode(int op) {
   case WITH_EXCEPT_START: case IMPORT_NAME: case IMPORT_FROM:
   case LOAD_NAME: case STORE_NAME: case DELETE_NAME: case LOAD_BUILD_CLASS:
   case SETUP_ANNOTATIONS:
+  case MATCH_MAPPING: case MATCH_SEQUENCE: case MATCH_KEYS: case MATCH_CLASS:
     return true;
   default:
     return false;
@@ -218,6 +219,23 @@ PyObject *argsTuple(const std::vector<PyObject *> &args) {
   return t;
 }
 
+/// The code of the function a decorator wrapped (`__wrapped__`, as
+/// functools.wraps sets it), else of `fn` itself; null for a builtin.
+PyCodeObject *wrappedCode(PyObject *fn) {
+  PyObject *inner = PyObject_GetAttrString(fn, "__wrapped__");
+  if (!inner)
+    PyErr_Clear();
+  PyObject *f = inner ? inner : fn;
+  if (PyMethod_Check(f))
+    f = PyMethod_GET_FUNCTION(f);
+  PyCodeObject *co =
+      PyFunction_Check(f)
+          ? reinterpret_cast<PyCodeObject *>(PyFunction_GET_CODE(f))
+          : nullptr;
+  Py_XDECREF(inner); // the function lives on in the wrapper's closure
+  return co;
+}
+
 bool isGuardableScalar(PyObject *v) {
   return v == Py_None || PyBool_Check(v) || PyLong_Check(v) ||
          PyFloat_Check(v) || PyUnicode_Check(v);
@@ -303,10 +321,176 @@ private:
     if (!isSizeInt(s.value, s.source))
       guardScalar(s);
   }
-  /// A tensor's source for its sizes: tensors the region made have none,
-  /// and a decision on their sizes keeps the variant static.
-  static std::string tensorSource(const std::string &source) {
-    return source.empty() ? std::string(kUntracked) : source;
+  /// A match statement tests the subject's type: a subject with a source
+  /// has its type guarded (tensors have tensor guards).
+  void guardType(const Slot &s) {
+    if (!s.source.empty() && s.value && !isTensor(s.value))
+      callTracker("on_type_guard",
+                  Py_BuildValue("(sO)", s.source.c_str(), s.value));
+  }
+  /// MATCH_KEYS: pushes the values of `keys` in the mapping `subject`, each
+  /// with its item source, or None when one is missing (as CPython does,
+  /// through the mapping's `get`). Whether each key is there is guarded.
+  bool matchKeys(const Slot &subject, const Slot &keys) {
+    Py_ssize_t n = PyTuple_GET_SIZE(keys.value);
+    PyObject *get = PyObject_GetAttrString(subject.value, "get");
+    PyObject *missing = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    PyObject *values = PyTuple_New(n);
+    auto items = std::make_shared<std::vector<std::string>>();
+    bool ok = get && missing && values, complete = true;
+    for (Py_ssize_t i = 0; ok && i < n; ++i) {
+      PyObject *key = PyTuple_GET_ITEM(keys.value, i);
+      PyObject *v;
+      {
+        Passthrough p;
+        v = PyObject_CallFunctionObjArgs(get, key, missing, nullptr);
+      }
+      if (!v) {
+        ok = false;
+        break;
+      }
+      bool present = v != missing;
+      if (!subject.source.empty())
+        callTracker(
+            "on_key_guard",
+            Py_BuildValue("(sOi)", subject.source.c_str(), key, int(present)));
+      if (!present) {
+        Py_DECREF(v);
+        complete = false;
+        break;
+      }
+      PyTuple_SET_ITEM(values, i, v);
+      items->push_back(itemSource(subject.source, key));
+    }
+    Py_XDECREF(get), Py_XDECREF(missing);
+    if (!ok || !complete) {
+      Py_XDECREF(values);
+      if (ok)
+        push(Py_NewRef(Py_None));
+      return ok;
+    }
+    push(values, {}, std::move(items));
+    return true;
+  }
+  /// MATCH_CLASS: pushes the tuple of `subject`'s attributes that a class
+  /// pattern with `nargs` positional sub-patterns and keyword `kwNames`
+  /// reads (each with its attribute source), or None when `subject` is not
+  /// an instance of `cls` or lacks one. CPython's checks and messages.
+  bool matchClass(const Slot &subject, PyObject *cls, int nargs,
+                  PyObject *kwNames) {
+    if (!PyType_Check(cls)) {
+      PyErr_SetString(PyExc_TypeError, "called match pattern must be a type");
+      return false;
+    }
+    const char *clsName = reinterpret_cast<PyTypeObject *>(cls)->tp_name;
+    int inst = PyObject_IsInstance(subject.value, cls);
+    if (inst <= 0) {
+      if (inst == 0)
+        push(Py_NewRef(Py_None));
+      return inst == 0;
+    }
+    PyObject *matchArgs = nullptr;
+    bool matchSelf = false;
+    if (nargs) {
+      matchArgs = PyObject_GetAttrString(cls, "__match_args__");
+      if (!matchArgs) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+          return false;
+        PyErr_Clear();
+        matchSelf = PyType_HasFeature(reinterpret_cast<PyTypeObject *>(cls),
+                                      _Py_TPFLAGS_MATCH_SELF);
+      } else if (!PyTuple_CheckExact(matchArgs)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s.__match_args__ must be a tuple (got %s)", clsName,
+                     Py_TYPE(matchArgs)->tp_name);
+        Py_DECREF(matchArgs);
+        return false;
+      }
+      Py_ssize_t allowed = matchArgs ? PyTuple_GET_SIZE(matchArgs) : matchSelf;
+      if (nargs > allowed) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() accepts %zd positional sub-pattern%s (%d given)",
+                     clsName, allowed, allowed == 1 ? "" : "s", nargs);
+        Py_XDECREF(matchArgs);
+        return false;
+      }
+    }
+    std::vector<PyObject *> names; // borrowed
+    for (int i = 0; !matchSelf && i < nargs; ++i)
+      names.push_back(PyTuple_GET_ITEM(matchArgs, i));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwNames); ++i)
+      names.push_back(PyTuple_GET_ITEM(kwNames, i));
+    PyObject *attrs = PyTuple_New(Py_ssize_t(names.size()) + matchSelf);
+    auto items = std::make_shared<std::vector<std::string>>();
+    bool ok = attrs != nullptr, found = true;
+    if (ok && matchSelf) {
+      PyTuple_SET_ITEM(attrs, 0, Py_NewRef(subject.value));
+      items->push_back(subject.source);
+    }
+    for (size_t i = 0; ok && found && i < names.size(); ++i) {
+      PyObject *name = names[i];
+      if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError,
+                     "__match_args__ elements must be strings (got %s)",
+                     Py_TYPE(name)->tp_name);
+        ok = false;
+        break;
+      }
+      for (size_t j = 0; j < i; ++j)
+        if (PyUnicode_Compare(names[j], name) == 0) {
+          PyErr_Format(PyExc_TypeError,
+                       "%s() got multiple sub-patterns for attribute %R",
+                       clsName, name);
+          ok = false;
+        }
+      if (!ok)
+        break;
+      PyObject *v;
+      {
+        Passthrough p; // properties run natively
+        v = PyObject_GetAttr(subject.value, name);
+      }
+      if (!v) {
+        ok = PyErr_ExceptionMatches(PyExc_AttributeError);
+        found = false;
+        if (ok)
+          PyErr_Clear();
+        break;
+      }
+      PyTuple_SET_ITEM(attrs, Py_ssize_t(i) + matchSelf, v);
+      items->push_back(subject.source.empty()
+                           ? std::string()
+                           : subject.source + "." + PyUnicode_AsUTF8(name));
+    }
+    Py_XDECREF(matchArgs);
+    if (!ok || !found) {
+      Py_XDECREF(attrs);
+      if (ok)
+        push(Py_NewRef(Py_None));
+      return ok;
+    }
+    push(attrs, {}, std::move(items));
+    return true;
+  }
+  /// A tensor's source for its sizes: its own source, or for a tensor a
+  /// graph of the region computed, the name of that graph value
+  /// (`___v[12]`), whose sizes the recorder can express in the inputs'.
+  /// Other tensors have none, and a decision on their sizes keeps the
+  /// variant static.
+  std::string tensorSource(PyObject *tensor, const std::string &source) {
+    if (!source.empty())
+      return source;
+    PyObject *tracker = regionState().tracker;
+    PyObject *r =
+        tracker ? PyObject_CallMethod(tracker, "value_source", "O", tensor)
+                : nullptr;
+    std::string out = kUntracked;
+    if (r && PyUnicode_Check(r))
+      out = PyUnicode_AsUTF8(r);
+    else if (!r && tracker)
+      PyErr_WriteUnraisable(tracker);
+    Py_XDECREF(r);
+    return out;
   }
   static bool isBuiltinsModule(PyObject *m) {
     if (!m || !PyModule_Check(m))
@@ -359,22 +543,23 @@ private:
     const char *name = cFunctionName(callable);
     if (PyLong_CheckExact(result) && args.size() == 1 && isTensor(args[0]) &&
         isBuiltinsModule(self) && std::strcmp(name, "len") == 0)
-      return tensorSource(sources[0]) + ".size()[0]";
+      return tensorSource(args[0], sources[0]) + ".size()[0]";
     if (!isTensor(self))
       return {};
-    if (PyLong_CheckExact(result) && args.empty() &&
-        std::strcmp(name, "numel") == 0)
-      return std::string(kUntracked) + ".numel()";
-    if (std::strcmp(name, "size") != 0)
+    bool numel = std::strcmp(name, "numel") == 0;
+    if (!numel && std::strcmp(name, "size") != 0)
       return {};
     // `L['x'].size` names its tensor; a method reached another way does not.
-    static const std::string suffix = ".size";
+    std::string suffix = numel ? ".numel" : ".size";
     bool named = callableSrc.size() > suffix.size() &&
                  callableSrc.compare(callableSrc.size() - suffix.size(),
                                      suffix.size(), suffix) == 0;
     std::string tensor = tensorSource(
-        named ? callableSrc.substr(0, callableSrc.size() - suffix.size())
-              : std::string());
+        self, named ? callableSrc.substr(0, callableSrc.size() - suffix.size())
+                    : std::string());
+    if (numel)
+      return PyLong_CheckExact(result) && args.empty() ? tensor + ".numel()"
+                                                       : std::string();
     if (args.empty() && PyTuple_Check(result))
       return tensor + ".size()";
     if (args.size() != 1 || !PyLong_CheckExact(args[0]) ||
@@ -485,7 +670,7 @@ private:
       }
     }
   }
-  std::string callSource;      // the last CALL's result source (sizes)
+  std::string callSource; // the last CALL's result source (sizes)
   Py_ssize_t pc = 0;
   Py_ssize_t lasti = -1;  // set by RERAISE: the offset an exception came from
   bool reraising = false; // RERAISE adds no traceback entry
@@ -617,17 +802,25 @@ PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
     return r;
   }
   // disallow_in_graph / disable: a break; the call runs eagerly, unrecorded.
+  // disable(recursive=False): the same for its own frame, and each function
+  // it calls becomes a region of its own (the frame hook sees them).
   std::string reason = k2 == "disallow"
                            ? "call to '" + name + "', marked disallow_in_graph"
                            : "call to '" + name + "', disabled by disable()";
   breakHere(reason.c_str(), false);
-  bool record = k2 == "disable_frame"; // recursive=False: nested ops recorded
-  if (!record)
-    callTracker("pause", Py_BuildValue("(N)", argsTuple(args)));
+  callTracker("pause", Py_BuildValue("(N)", argsTuple(args)));
+  RegionState &st = regionState();
+  PyCodeObject *savedFrame = st.disabledFrame;
+  bool savedInCallee = st.inCallee;
+  if (k2 == "disable_frame") {
+    st.disabledFrame = wrappedCode(callable);
+    st.inCallee = false;
+  }
   PyObject *r = callNative(callable, args, kw);
-  if (!record)
-    callTracker("resume", Py_BuildValue("(Os)", r ? r : Py_None,
-                                        ("result of " + name + "()").c_str()));
+  st.disabledFrame = savedFrame;
+  st.inCallee = savedInCallee;
+  callTracker("resume", Py_BuildValue("(Os)", r ? r : Py_None,
+                                      ("result of " + name + "()").c_str()));
   return r;
 }
 
@@ -1160,7 +1353,7 @@ PyObject *Evaluator::runUntilError() {
                             : owner.source + "." + PyUnicode_AsUTF8(name);
       if (isTensor(owner.value) &&
           PyUnicode_CompareWithASCIIString(name, "shape") == 0)
-        src = tensorSource(owner.source) + ".size()"; // one spelling
+        src = tensorSource(owner.value, owner.source) + ".size()";
       Py_DECREF(owner.value);
       FAIL_IF_NULL(r);
       noteTensor(r, src);
@@ -1532,10 +1725,38 @@ PyObject *Evaluator::runUntilError() {
       break;
     }
     case GET_LEN: {
-      Py_ssize_t len = PyObject_Length(stack.back().value);
+      // A match statement's sequence pattern: the length decides the case.
+      const Slot &seq = stack.back();
+      Py_ssize_t len = PyObject_Length(seq.value);
       if (len < 0)
         return nullptr;
-      push(PyLong_FromSsize_t(len));
+      std::string src = seq.source.empty() ? std::string()
+                        : isTensor(seq.value)
+                            ? tensorSource(seq.value, seq.source) + ".size()[0]"
+                            : "len(" + seq.source + ")";
+      push(PyLong_FromSsize_t(len), std::move(src));
+      break;
+    }
+    case MATCH_MAPPING:
+    case MATCH_SEQUENCE: {
+      const Slot &subject = stack.back();
+      guardType(subject);
+      unsigned long flag =
+          opcode == MATCH_MAPPING ? Py_TPFLAGS_MAPPING : Py_TPFLAGS_SEQUENCE;
+      push(PyBool_FromLong(Py_TYPE(subject.value)->tp_flags & flag));
+      break;
+    }
+    case MATCH_KEYS:
+      if (!matchKeys(stack[stack.size() - 2], stack.back()))
+        return nullptr;
+      break;
+    case MATCH_CLASS: {
+      Slot names = pop(), cls = pop(), subject = pop();
+      guardType(subject);
+      bool ok = matchClass(subject, cls.value, oparg, names.value);
+      Py_DECREF(names.value), Py_DECREF(cls.value), Py_DECREF(subject.value);
+      if (!ok)
+        return nullptr;
       break;
     }
     case RETURN_VALUE:
@@ -1821,9 +2042,13 @@ bool isEntry(const dynoc_frame_view &view) {
   return false;
 }
 
-/// Hands a call of the entry function, with its bound arguments rebuilt as
-/// (args, kwargs), to the Python side, which runs it as a region call.
-int runEntry(const dynoc_frame_view &view, PyObject **result) {
+/// Hands a call of the entry function (or of a function a
+/// disable(recursive=False) one calls), with its bound arguments rebuilt as
+/// (args, kwargs), to `callback` on the Python side, which runs it as a
+/// region call; `busy` is set meanwhile, so that the call is not handed over
+/// again.
+int runAsRegion(const dynoc_frame_view &view, PyObject **result,
+                PyObject *callback, bool RegionState::*busy) {
   PyCodeObject *co = view.code;
   int argc = co->co_argcount, kwonly = co->co_kwonlyargcount;
   PyObject **lp = view.localsplus;
@@ -1853,10 +2078,10 @@ int runEntry(const dynoc_frame_view &view, PyObject **result) {
     return 1;
   }
   RegionState &st = regionState();
-  st.inEntry = true;
-  *result = PyObject_CallFunctionObjArgs(runtime().entryCallback, view.func,
-                                         argTuple, kwargs, nullptr);
-  st.inEntry = false;
+  st.*busy = true;
+  *result = PyObject_CallFunctionObjArgs(callback, view.func, argTuple, kwargs,
+                                         nullptr);
+  regionState().*busy = false;
   Py_DECREF(argTuple);
   Py_DECREF(kwargs);
   return 1;
@@ -1867,8 +2092,21 @@ int runEntry(const dynoc_frame_view &view, PyObject **result) {
 extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
                                     PyObject **result) {
   RegionState &st = regionState();
-  if (!st.tracker && runtime().entryCallback && !st.inEntry && isEntry(*view))
-    return runEntry(*view, result);
+  Runtime &rt = runtime();
+  if (!st.tracker && rt.entryCallback && !st.inEntry && isEntry(*view))
+    return runAsRegion(*view, result, rt.entryCallback, &RegionState::inEntry);
+  constexpr int kResumable = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
+  if (st.tracker && st.disabledFrame && !st.inCallee &&
+      view->code != st.disabledFrame && rt.calleeCallback && !view->locals &&
+      view->func && PyFunction_Check(view->func) &&
+      !(view->code->co_flags & kResumable)) {
+    st.inCallee = true; // the follow predicate is Python code too
+    bool follow = shouldFollow(view->func);
+    st.inCallee = false;
+    if (follow)
+      return runAsRegion(*view, result, rt.calleeCallback,
+                         &RegionState::inCallee);
+  }
   if (!st.tracker || st.passthrough || st.pending.code != view->code)
     return 0;
   PendingCall call = std::move(st.pending);

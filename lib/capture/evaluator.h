@@ -21,6 +21,8 @@ struct Runtime {
   PyObject *followCache = nullptr;       // dict: code -> bool
   PyObject *regionType = nullptr;        // dynoc._region.Region
   PyObject *entryCallback = nullptr;     // (fn, args, kwargs) -> result
+  PyObject *calleeCallback = nullptr;    // the same, for a function that a
+                                         // disable(recursive=False) one calls
   std::vector<std::string> entryModules; // --entry: module __name__s
   std::string entryName;                 // --entry: function name
   PyObject *specialCalls = nullptr;      // dict: callable -> kind (str), the
@@ -57,6 +59,11 @@ struct RegionState {
   PyObject *tracker = nullptr; // dynoc._recorder.Tracker of the region
   bool passthrough = false;    // inside a call the evaluator does not follow
   bool inEntry = false;        // inside a call of the --entry function
+  /// Inside a disable(recursive=False) function called from the region: its
+  /// own frame (this code) runs natively, each function it calls is a
+  /// region of its own, as in Dynamo.
+  PyCodeObject *disabledFrame = nullptr;
+  bool inCallee = false; // inside such a callee's region call
   PendingCall pending;
   std::shared_ptr<CellSources> cells;
   /// The frames the evaluator is running, innermost last: their code and

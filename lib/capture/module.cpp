@@ -6,15 +6,17 @@ namespace {
 using namespace dynoc::capture;
 
 // init(tensor_type, module_type, inline_cache_entries, follow, forward_of,
-//      special_calls, region_type)
+//      special_calls, region_type, callee_callback)
 PyObject *init(PyObject *, PyObject *args) {
   PyObject *tensorType, *moduleType, *caches, *follow, *forwardOf, *special,
-      *regionType;
-  if (!PyArg_ParseTuple(args, "O!OOOOO!O!", &PyType_Type, &tensorType,
+      *regionType, *calleeCallback;
+  if (!PyArg_ParseTuple(args, "O!OOOOO!O!O", &PyType_Type, &tensorType,
                         &moduleType, &caches, &follow, &forwardOf, &PyDict_Type,
-                        &special, &PyType_Type, &regionType))
+                        &special, &PyType_Type, &regionType, &calleeCallback))
     return nullptr;
   Runtime &rt = runtime();
+  Py_INCREF(calleeCallback);
+  Py_XSETREF(rt.calleeCallback, calleeCallback);
   Py_INCREF(tensorType), Py_INCREF(moduleType), Py_INCREF(follow),
       Py_INCREF(forwardOf);
   rt.tensorType = reinterpret_cast<PyTypeObject *>(tensorType);

@@ -17,6 +17,7 @@ std::string operandText(PyObject *v, const std::string &src) {
 
 bool isSizeSource(const std::string &source) {
   return source.find(".size()[") != std::string::npos ||
+         source.find(".numel()") != std::string::npos ||
          source.find(kUntracked) != std::string::npos;
 }
 

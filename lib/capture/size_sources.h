@@ -17,13 +17,15 @@
 
 namespace dynoc::capture {
 
-/// The source of a size-derived int whose relation to the region's inputs
-/// the evaluator does not track: a size of a tensor the region computed
-/// (`<untracked>.size()[0]`), `t.numel()`. A decision on one keeps the variant
-/// static.
+/// The tensor part of a size source for a tensor that has no source and that
+/// no graph of the region computed (`<untracked>.size()[0]`): a decision on
+/// its sizes keeps the variant static. A tensor a graph computed is named by
+/// its graph value (`___v[12].size()[0]`, `___v[12].numel()`); the recorder
+/// expresses those in the inputs' sizes when its dims turn dynamic.
 inline constexpr char kUntracked[] = "<untracked>";
 
-/// Whether `source` names a tensor size or an expression of sizes.
+/// Whether `source` names a tensor size, a tensor's element count, or an
+/// expression of those.
 bool isSizeSource(const std::string &source);
 
 /// Whether `value` with `source` is an int that is a tensor size (bools and

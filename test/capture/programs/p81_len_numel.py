@@ -1,9 +1,11 @@
 # len(x) is the size of dim 0 (a size guard once dynamic); a decision on
-# numel() keeps its region static per size.
-# expect graphs: 3
+# numel() is expressed in the input's sizes when the batch dim turns dynamic
+# (2 * b > 3), so both regions end with one dynamic variant.
+# expect graphs: 2
 # expect breaks: 0
 # expect recompiles: 2
 # expect guard: L['x'].size()[0] >= 2
+# expect guard: L['x'].size()[0] * 2 > 3
 # dynamo: breaks<=
 import torch
 

@@ -98,7 +98,7 @@ _mark(graph_break, "graph_break")
 def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
     """Like torch._dynamo.disable: `fn` runs eagerly, outside any graph (a graph
     break where a region calls it). recursive=False: only fn's own frame runs
-    natively; the ATen calls of what it calls are still recorded."""
+    eagerly; each user function it calls is a region of its own."""
     if fn is None:
         return lambda f: disable(f, recursive, reason=reason)
     if isinstance(fn, _region.Region):

@@ -20,7 +20,7 @@ import json
 
 import torch
 
-from . import _guards
+from . import _guards, _symbolic
 from . import _mlir_writer as mw
 from ._graph import Value
 
@@ -247,79 +247,124 @@ def _substitute(obj, env, known):
     return obj
 
 
-def _replay(graph, inputs, scope, hot):
-    """New shapes of every Value of `graph` when its user inputs have the
-    shapes `inputs` ({source: shape}), and the new size attribute of each
-    reshape/expand the Python code gave sizes to ({node: ints})."""
+def _replay(graphs, inputs, sources, scope, hot):
+    """New shapes of every Value of `graphs` (a region's, in order) when its
+    user inputs have the shapes `inputs` ({source: shape}; the other region
+    inputs, `sources`, keep theirs), and the new size attribute of each
+    reshape/expand the Python code gave sizes to ({node: ints}). A graph's
+    input made by an earlier graph takes that output's new shape; one made
+    outside the graphs (at a break) cannot be recomputed."""
     env, shapes, sized = {}, {}, {}
-    for v in graph.inputs:
-        shape = inputs.get(v.name, v.shape) if v.kind == "user" else v.shape
-        env[v.vid] = torch.empty(shape, dtype=v.dtype, device="meta")
-        shapes[v.vid] = tuple(shape)
-    for n in graph.nodes:
-        if n.call is None:
-            raise NotGeneral(f"{n.op} cannot be replayed")
-        func, args, kwargs = n.call
-        size_attrs = {k: _attr_ints(v) for k, v in n.attrs.items()
-                      if k.rstrip("_") in _SIZE_ATTRS}
-        opaque = any(src == "<opaque>" for _, src in n.sizes)
-        if opaque and size_attrs:
-            raise NotGeneral(f"{n.op} takes sizes from Python code the evaluator did "
-                             f"not follow")
-        known = {}
-        for value, src in n.sizes:
-            if src == "<opaque>":
+    scope = dict(scope, ___v=env)  # sizes of computed tensors: `___v[12].size()[0]`
+    by_name = {g.name: g for g in graphs}
+    for graph in graphs:
+        for v in graph.inputs:
+            made, sep, index = v.name.rpartition(".output_")
+            if v.kind == "user" and v.name not in sources:
+                if not sep or made not in by_name:
+                    raise NotGeneral(f"the graphs take {v.name}, a value made at a break")
+                out = by_name[made].outputs[int(index)]
+                env[v.vid], shapes[v.vid] = env[out.vid], shapes[out.vid]
                 continue
+            shape = inputs.get(v.name, v.shape) if v.kind == "user" else v.shape
+            env[v.vid] = torch.empty(shape, dtype=v.dtype, device="meta")
+            shapes[v.vid] = tuple(shape)
+        for n in graph.recorded_nodes or graph.nodes:
+            if n.call is None:
+                raise NotGeneral(f"{n.op} cannot be replayed")
+            func, args, kwargs = n.call
+            size_attrs = {k: _attr_ints(v) for k, v in n.attrs.items()
+                          if k.rstrip("_") in _SIZE_ATTRS}
+            opaque = any(src == "<opaque>" for _, src in n.sizes)
+            if opaque and size_attrs:
+                raise NotGeneral(f"{n.op} takes sizes from Python code the evaluator did "
+                                 f"not follow")
+            known = {}
+            for value, src in n.sizes:
+                if src == "<opaque>":
+                    continue
+                try:
+                    new = int(eval(src, scope))  # noqa: S307 - dynoc's own size sources
+                except Exception:
+                    raise NotGeneral(f"{n.op} takes a size whose origin is not tracked ({src})")
+                if known.setdefault(value, new) != new:
+                    raise NotGeneral(f"{n.op} takes two sizes of value {value}")
+            changed = {k: v for k, v in known.items() if k != v}
+            stale = [x for ints in size_attrs.values() for x in ints
+                     if x in hot and x not in changed]
+            if stale:
+                raise NotGeneral(f"{n.op} has a size attribute of {stale[0]}, the size of a "
+                                 f"dim made dynamic")
+            new_args = _substitute(args, env, changed)
+            new_kwargs = _substitute(kwargs, env, changed)
+            if changed and size_attrs:
+                if n.op not in _SIZED:
+                    raise NotGeneral(f"{n.op} takes a size as an attribute")
+                sized[n] = list(new_args[1] if len(new_args) > 1 else new_kwargs[_SIZED[n.op]])
+            dim = n.attrs.get("dim")
+            if size_attrs and n.op not in _SIZED and dim is not None and n.operands:
+                d = int(dim.split(" ")[0])
+                a = n.operands[0]
+                if -len(a.shape) <= d < len(a.shape) and \
+                        shapes[a.vid][d] != a.shape[d]:
+                    raise NotGeneral(f"{n.op} indexes a dim made dynamic with fixed bounds")
             try:
-                new = int(eval(src, scope))  # noqa: S307 - dynoc's own size sources
-            except Exception:
-                raise NotGeneral(f"{n.op} takes a size whose origin is not tracked ({src})")
-            if known.setdefault(value, new) != new:
-                raise NotGeneral(f"{n.op} takes two sizes of value {value}")
-        changed = {k: v for k, v in known.items() if k != v}
-        stale = [x for ints in size_attrs.values() for x in ints
-                 if x in hot and x not in changed]
-        if stale:
-            raise NotGeneral(f"{n.op} has a size attribute of {stale[0]}, the size of a "
-                             f"dim made dynamic")
-        new_args = _substitute(args, env, changed)
-        new_kwargs = _substitute(kwargs, env, changed)
-        if changed and size_attrs:
-            if n.op not in _SIZED:
-                raise NotGeneral(f"{n.op} takes a size as an attribute")
-            sized[n] = list(new_args[1] if len(new_args) > 1 else new_kwargs[_SIZED[n.op]])
-        dim = n.attrs.get("dim")
-        if size_attrs and n.op not in _SIZED and dim is not None and n.operands:
-            d = int(dim.split(" ")[0])
-            a = n.operands[0]
-            if -len(a.shape) <= d < len(a.shape) and \
-                    shapes[a.vid][d] != a.shape[d]:
-                raise NotGeneral(f"{n.op} indexes a dim made dynamic with fixed bounds")
-        try:
-            out = func(*new_args, **new_kwargs)
-        except Exception as e:
-            raise NotGeneral(f"{n.op} does not run at other sizes ({type(e).__name__})")
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        if len(outs) != len(n.results):
-            raise NotGeneral(f"{n.op} makes another number of results at other sizes")
-        for o, r in zip(outs, n.results):
-            if not isinstance(o, torch.Tensor) or o.dtype != r.dtype or o.dim() != len(r.shape):
-                raise NotGeneral(f"{n.op} makes other results at other sizes")
-            env[r.vid] = o
-            shapes[r.vid] = tuple(o.shape)
+                out = func(*new_args, **new_kwargs)
+            except Exception as e:
+                raise NotGeneral(f"{n.op} does not run at other sizes ({type(e).__name__})")
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            if len(outs) != len(n.results):
+                raise NotGeneral(f"{n.op} makes another number of results at other sizes")
+            for o, r in zip(outs, n.results):
+                if not isinstance(o, torch.Tensor) or o.dtype != r.dtype or o.dim() != len(r.shape):
+                    raise NotGeneral(f"{n.op} makes other results at other sizes")
+                env[r.vid] = o
+                shapes[r.vid] = tuple(o.shape)
     return shapes, sized
 
 
-def generalize(graphs, guards, request, L, G):
+def generalize(graphs, guards, request, L, G, computed=()):
     """Makes one capture's graphs and guards dynamic in the requested dims
-    ({source: dims}) without a second run. Returns the merged guard list (the
+    ({source: dims}) without a second run. `computed`: the capture's
+    decisions on sizes of computed tensors. Returns the merged guard list (the
     graphs are changed in place), or raises NotGeneral with the reason; then
-    nothing has changed."""
-    if len(graphs) != 1:
-        raise NotGeneral("the region made more than one graph")
-    graph = graphs[0]
+    nothing has changed. Requested dims the graphs only run at their captured
+    size (a matmul's contracted dim, say) stay static, as in Dynamo."""
+    if not graphs:
+        raise NotGeneral("the region made no graph")
+    try:
+        return _generalize(graphs, guards, request, L, G, computed)
+    except NotGeneral as first:
+        sizes = {g["source"]: g["sizes"] for g in guards if g["kind"] == "tensor_match"}
+        try:
+            pinned = _symbolic.pinned_dims(graphs, sizes, _changeable(request, sizes))
+        except _symbolic.Unresolved:
+            raise first
+        narrowed = {src: set(dims) - pinned.get(src, set()) for src, dims in request.items()}
+        narrowed = {src: dims for src, dims in narrowed.items() if dims}
+        if not pinned or not narrowed:
+            raise first
+        return _generalize(graphs, guards, narrowed, L, G, computed)
+
+
+def _changeable(request, sizes):
+    """The requested dims that may turn dynamic: those of size 2 or more (0
+    and 1 stay specialized, as in Dynamo)."""
+    return {src: {d for d in dims if 0 <= d < len(sizes[src]) and sizes[src][d] >= 2}
+            for src, dims in request.items() if src in sizes}
+
+
+def _generalize(graphs, guards, request, L, G, computed):
     tensors = {g["source"]: g for g in guards if g["kind"] == "tensor_match"}
     checks = [g for g in guards if g["kind"] in ("size", "value")]
+    resolved = []
+    if computed:
+        sizes = {src: t["sizes"] for src, t in tensors.items()}
+        try:
+            resolved = _symbolic.resolve(graphs, computed, sizes, _changeable(request, sizes))
+        except _symbolic.Unresolved as e:
+            raise NotGeneral(f"a decision on a computed size: {e}")
+        checks += [{"kind": "size", "text": r.text} for r in resolved]
     hot = set()
 
     def scope_for(new_sizes):
@@ -355,7 +400,7 @@ def generalize(graphs, guards, request, L, G):
     if not new_sizes:
         raise NotGeneral("no requested dim can change (sizes 0 and 1, or a size guard "
                          "pins it)")
-    shapes, sized = _replay(graph, new_sizes, scope_for(new_sizes), hot)
+    shapes, sized = _replay(graphs, new_sizes, set(tensors), scope_for(new_sizes), hot)
 
     class _Like:  # the replayed node, as _sized_attr reads it
         def __init__(self, node):
@@ -381,15 +426,58 @@ def generalize(graphs, guards, request, L, G):
     merged = merge_guards(guards, new_guards)
     if merged is None:
         raise NotGeneral("the guards do not merge")
+    add_size_guards(merged, graphs, resolved)
     # Nothing failed: change the graph.
     for node, dims in attrs.items():
         node.attrs[_SIZED[node.op]] = mw.encode_attr("int[]", dims)
-    for v in _values(graph):
-        v.shape = tuple(_dims(v.shape, shapes[v.vid]))
-    for g in graph.guards:
-        if g["kind"] == "tensor_match" and g["source"] in new_sizes:
-            shape = new_sizes[g["source"]]
-            g["sizes"] = _dims(g["sizes"], shape)
-            g["strides"] = _dims(g["strides"], _contiguous_strides(shape))
-            g["text"] = guard_text(g)
+    for graph in graphs:
+        for v in _values(graph):
+            v.shape = tuple(_dims(v.shape, shapes[v.vid]))
+        for g in graph.guards:
+            if g["kind"] == "tensor_match" and g["source"] in new_sizes:
+                shape = new_sizes[g["source"]]
+                g["sizes"] = _dims(g["sizes"], shape)
+                g["strides"] = _dims(g["strides"], _contiguous_strides(shape))
+                g["text"] = guard_text(g)
     return merged
+
+
+# --- Decisions on sizes of computed tensors ---------------------------------
+
+
+def _static_sizes(guards):
+    sizes = {g["source"]: g["sizes"] for g in guards if g["kind"] == "tensor_match"}
+    if any(None in shape for shape in sizes.values()):
+        raise _symbolic.Unresolved("the variant is dynamic already")
+    return sizes
+
+
+def resolve_both(old, new, dims):
+    """The decisions on computed sizes of two runs about to merge (each
+    (graphs, guard texts, guard list)), in the inputs' sizes with `dims`
+    dynamic. Each must have come out alike in both runs. Raises
+    _symbolic.Unresolved."""
+    runs = [(graphs, texts, _static_sizes(guards)) for graphs, texts, guards in (old, new)
+            if texts]
+    if not runs:
+        return []
+    sizes = [_static_sizes(old[2]), _static_sizes(new[2])]
+    out = {}
+    for graphs, texts, own in runs:
+        for r in _symbolic.resolve(graphs, texts, own, dims):
+            if not all(r.holds(s) for s in sizes):
+                raise _symbolic.Unresolved(f"the runs decided {r.text} differently")
+            out.setdefault(r.text, r)
+    return list(out.values())
+
+
+def add_size_guards(guards, graphs, resolved):
+    """Adds the resolved decisions to a variant's guard list and its graphs'
+    guards (with the fields the runtime checks)."""
+    for r in resolved:
+        guards.append({"kind": "size", "text": r.text})
+        for g in graphs:
+            inputs = {gd["source"]: gd["input"] for gd in g.guards if gd["kind"] == "tensor_match"}
+            fields = _guards.size_guard_fields(r.text, inputs)
+            g.guards.append({"kind": "size", "text": r.text, **fields} if fields
+                            else {"kind": "value", "text": r.text})

@@ -48,6 +48,7 @@ class Graph:
         self.guards = []
         self.mutations = []  # {"input": name, "output": index}: write back
         self.examples = None  # name -> tensor (DYNOC_SAVE_EXAMPLES)
+        self.recorded_nodes = None  # every node, before dead ones are dropped
 
     def add_input(self, shape, dtype, kind, name):
         v = Value(self, shape, dtype, kind, name)

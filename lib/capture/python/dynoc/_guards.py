@@ -33,11 +33,17 @@ def hook_ids(module):
     return tuple(sorted(ids))
 
 
+def type_id(obj):
+    """The identity of `obj`'s type (a match statement's type guard)."""
+    return id(type(obj))
+
+
 def first_failure(guards, L, G):
     """Returns the text of the first guard that fails (or cannot be evaluated),
     or None when all pass."""
     scope = {"L": L, "G": G, "torch": torch, "check_tensor": check_tensor,
-             "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids}
+             "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids,
+             "___type_id": type_id}
     for g in guards:
         try:
             ok = eval(g["text"], scope)  # noqa: S307 - texts are dynoc's own guards

@@ -14,7 +14,7 @@ import re
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _guards, _logs
+from . import _guards, _logs, _symbolic
 from . import _mlir_writer as mw
 from ._graph import Graph, Node, Value
 
@@ -112,6 +112,7 @@ class Tracker(TorchDispatchMode):
         self.value_guards = {}
         self.hook_sources = []  # module trees whose hooks are guarded
         self.size_guards = {}  # guard text -> None, in the order decided
+        self.computed_size_guards = {}  # the same, on sizes of computed tensors
         self.static_reason = None  # why the variant may not merge into a dynamic one
         self.native_sizes = ()  # sizes the running native call was given
         self.native_stack = []
@@ -336,19 +337,31 @@ class Tracker(TorchDispatchMode):
             self.keepalive.append(tensor)
 
     def on_guard(self, source, value):
-        if ".size()[" in source:  # a size used where only its value will do
+        if ".size()[" in source or ".numel()" in source:
+            # a size used where only its value will do
             self.on_size_guard(f"{source} == {value!r}")
         else:
             self.value_guards[source] = f"{source} == {value!r}"
 
+    def value_source(self, tensor):
+        """How a size source names a tensor a graph computed: its Value
+        (`___v[12]`); None for tensors made elsewhere."""
+        v = self.values.get(id(tensor))
+        return None if v is None else f"___v[{v.vid}]"
+
     def on_size_guard(self, text):
         """A decision on tensor sizes (`L['x'].size()[0] > 4`): implied by the
         tensor guards while the sizes are static, the symbolic guard of a
-        variant whose dims turn dynamic."""
+        variant whose dims turn dynamic. One on sizes of computed tensors or
+        element counts waits in computed_size_guards until dims turn dynamic
+        (_symbolic.py expresses it in the inputs' sizes then)."""
         if "<untracked>" in text:
-            # A size of a tensor the region computed, or numel(): its relation
-            # to the inputs' sizes is not tracked, so the variant stays static.
+            # A size of a tensor made outside the graphs: its relation to the
+            # inputs' sizes is not known, so the variant stays static.
             self.static_reason = f"a decision on a size whose origin is not tracked ({text})"
+            return
+        if _symbolic.needs_resolution(text):
+            self.computed_size_guards[text] = None
             return
         self.size_guards[text] = None
 
@@ -362,6 +375,17 @@ class Tracker(TorchDispatchMode):
         self.hook_sources.append(source)
         key = f"___hook_ids({source})"
         self.value_guards[key] = f"{key} == {_guards.hook_ids(module)!r}"
+
+    def on_type_guard(self, source, obj):
+        """A match statement tested the type of `obj` (a class, mapping or
+        sequence pattern): its type is guarded, by identity."""
+        key = f"___type_id({source})"
+        self.value_guards[key] = f"{key} == {id(type(obj))}"
+
+    def on_key_guard(self, source, key, present):
+        """A mapping pattern looked `key` up in the mapping at `source`."""
+        text = f"{key!r} {'in' if present else 'not in'} {source}"
+        self.value_guards[f"{key!r} in {source}"] = text
 
     def on_guard_none(self, source, is_none):
         self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"
@@ -451,6 +475,9 @@ class Tracker(TorchDispatchMode):
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}
         for g in self.graphs:
+            # Every node as recorded: a size Python read may belong to a
+            # value nothing else uses (_symbolic.py, _dynamic.py replay it).
+            g.recorded_nodes = list(g.nodes)
             g.eliminate_dead_nodes()
             g.order_inputs()
             if self.examples is not None:

@@ -10,7 +10,7 @@ import opcode
 import torch
 
 from . import _logs, _mlir_writer as mw
-from . import _dynamic, _guards, _session
+from . import _dynamic, _guards, _session, _symbolic
 from ._recorder import Tracker
 
 _C = None
@@ -90,14 +90,16 @@ def _call_with_hooks(module, *args, _dynoc_forward=None, **kwargs):
 
 def _on_entry(fn, args, kwargs):
     """`dynoc capture --entry`: a call of the entry function, seen by the frame
-    hook, runs as a call of the function's (one) region."""
-    region = _entry_regions.get(fn.__code__)
+    hook, runs as a call of the function's (one) region. The same for a
+    function that a disable(recursive=False) function calls: Dynamo compiles
+    that frame on its own."""
+    region = _code_regions.get(fn.__code__)
     if region is None:
-        region = _entry_regions[fn.__code__] = Region(fn)
+        region = _code_regions[fn.__code__] = Region(fn)
     return region(*args, **kwargs)
 
 
-_entry_regions = {}
+_code_regions = {}  # code -> the Region its calls run as
 
 
 def set_entry(modules, func_name):
@@ -114,7 +116,7 @@ def _ext():
                                f"{sys.version.split()[0]}")
         import _dynoc_C
         _dynoc_C.init(torch.Tensor, torch.nn.Module, list(opcode._inline_cache_entries),
-                      _follow, _forward_of, special_calls, Region)
+                      _follow, _forward_of, special_calls, Region, _on_entry)
         _C = _dynoc_C
     return _C
 
@@ -168,6 +170,9 @@ class Region:
         self.dynamic = dynamic
         self.variants = []  # guard lists, one per captured variant
         self.variant_graphs = []  # the graphs of each variant
+        # Decisions on sizes of computed tensors each static variant made
+        # (_symbolic.py): its tensor guards imply them until dims turn dynamic.
+        self.variant_computed = []
         self.session = None
 
     def _live(self):
@@ -250,16 +255,19 @@ class Region:
             raise RuntimeError(f"dynoc: fullgraph=True but the region breaks at "
                                f"{b['location']}: {b['reason']}")
         guards = tracker.region_guards()
+        computed = list(tracker.computed_size_guards)
         if failure is not None and tracker.static_reason:
             _logs.log("recompiles", f"{entry}: stays static: {tracker.static_reason}")
         if failure is not None and self.dynamic is not False and \
                 tracker.static_reason is None and \
-                self._merge_dynamic(guards, graphs, session, entry):
+                self._merge_dynamic(guards, graphs, computed, session, entry):
             return result
         request = self._dynamic_request(user_inputs, failure is not None)
         if request and tracker.static_reason is None:
             try:
-                guards = _dynamic.generalize(graphs, guards, request, L, fn.__globals__)
+                guards = _dynamic.generalize(graphs, guards, request, L, fn.__globals__,
+                                             computed)
+                computed = []
                 _logs.log("recompiles", f"{entry}: dims {_dynamic.dynamic_dims(guards)} "
                                         f"are dynamic from this run")
             except _dynamic.NotGeneral as e:
@@ -274,6 +282,7 @@ class Region:
         self.variants.append(guards)
         # A variant that decided on sizes it cannot name never merges.
         self.variant_graphs.append(None if tracker.static_reason else graphs)
+        self.variant_computed.append(computed)
         return result
 
     def _dynamic_request(self, user_inputs, recompile):
@@ -294,7 +303,7 @@ class Region:
                 request[src] = dims
         return request
 
-    def _merge_dynamic(self, guards, graphs, session, entry):
+    def _merge_dynamic(self, guards, graphs, computed, session, entry):
         """dynamic=None/True: a recompile for new sizes of the same computation
         makes an earlier variant dynamic instead of adding one (_dynamic.py)."""
         for i, old in enumerate(self.variants):
@@ -303,9 +312,19 @@ class Region:
             merged = _dynamic.merge_guards(old, guards)
             if merged is None or not _dynamic.dynamic_dims(merged):
                 continue
+            try:
+                resolved = _dynamic.resolve_both(
+                    (self.variant_graphs[i], self.variant_computed[i], old),
+                    (graphs, computed, guards), _dynamic.dynamic_dims(merged))
+            except _symbolic.Unresolved as e:
+                _logs.log("recompiles", f"{entry}: stays static: a decision on a computed "
+                                        f"size: {e}")
+                continue
             if not _dynamic.merge_graphs(self.variant_graphs[i], graphs, session.weights):
                 continue
+            _dynamic.add_size_guards(merged, self.variant_graphs[i], resolved)
             self.variants[i] = merged
+            self.variant_computed[i] = []
             dims = _dynamic.dynamic_dims(merged)
             session.recompiles[-1]["dynamic"] = dims
             _logs.log("recompiles", f"{entry}: sizes changed, same graphs: dims {dims} "
