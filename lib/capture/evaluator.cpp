@@ -321,6 +321,12 @@ private:
     if (!isSizeInt(s.value, s.source))
       guardScalar(s);
   }
+  /// The region writes what `source` names: a later read of it (or of
+  /// what hangs off it) sees the region's own value, not one to guard.
+  void noteStore(const std::string &source) {
+    if (!source.empty())
+      callTracker("on_store", Py_BuildValue("(s)", source.c_str()));
+  }
   /// A match statement tests the subject's type: a subject with a source
   /// has its type guarded (tensors have tensor guards).
   void guardType(const Slot &s) {
@@ -631,12 +637,24 @@ private:
     return PyObject_Vectorcall(callable, args.data(), args.size() - nkw, kw);
   }
   PyObject *zeroArgSuper();
-  /// A global (source `G['name']`) or builtin, as a new reference; null with
-  /// NameError when neither has it.
+  /// The source of the global `name` of this frame: `G['name']` in the
+  /// region's own module, `___G('pkg.mod')['name']` in a module a followed
+  /// call went to (guards evaluate in the region's globals).
+  std::string globalSource(PyObject *name) {
+    std::string key = std::string("['") + PyUnicode_AsUTF8(name) + "']";
+    if (f.globals == regionState().rootGlobals)
+      return "G" + key;
+    PyObject *mod = PyDict_GetItemString(f.globals, "__name__");
+    if (!mod || !PyUnicode_Check(mod))
+      return {};
+    return std::string("___G('") + PyUnicode_AsUTF8(mod) + "')" + key;
+  }
+  /// A global or builtin, as a new reference; null with NameError when
+  /// neither has it.
   PyObject *lookupGlobal(PyObject *name, std::string &src) {
     PyObject *r = PyDict_GetItemWithError(f.globals, name);
     if (r)
-      src = std::string("G['") + PyUnicode_AsUTF8(name) + "']";
+      src = globalSource(name);
     else if (!PyErr_Occurred())
       r = PyDict_GetItemWithError(f.builtins, name);
     if (!r && !PyErr_Occurred())
@@ -1266,7 +1284,7 @@ PyObject *Evaluator::runUntilError() {
             return nullptr;
           PyErr_Clear();
         } else if (f.locals == f.globals) {
-          src = std::string("G['") + PyUnicode_AsUTF8(name) + "']";
+          src = globalSource(name);
         }
       }
       if (!r)
@@ -1328,6 +1346,7 @@ PyObject *Evaluator::runUntilError() {
       break;
     }
     case STORE_GLOBAL: {
+      noteStore(globalSource(PyTuple_GET_ITEM(co->co_names, oparg)));
       Slot v = pop();
       int rc = PyDict_SetItem(f.globals, PyTuple_GET_ITEM(co->co_names, oparg),
                               v.value);
@@ -1337,6 +1356,7 @@ PyObject *Evaluator::runUntilError() {
       break;
     }
     case DELETE_GLOBAL:
+      noteStore(globalSource(PyTuple_GET_ITEM(co->co_names, oparg)));
       if (PyDict_DelItem(f.globals, PyTuple_GET_ITEM(co->co_names, oparg)) < 0)
         return nullptr;
       break;
@@ -1367,6 +1387,8 @@ PyObject *Evaluator::runUntilError() {
       PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
       Slot owner = pop();
       Slot value = opcode == STORE_ATTR ? pop() : Slot{};
+      if (!owner.source.empty())
+        noteStore(owner.source + "." + PyUnicode_AsUTF8(name));
       int rc;
       {
         Passthrough p;
@@ -1443,6 +1465,7 @@ PyObject *Evaluator::runUntilError() {
     }
     case STORE_SUBSCR: {
       Slot key = pop(), container = pop(), value = pop();
+      noteStore(itemSource(container.source, key.value));
       int rc;
       {
         Passthrough p;

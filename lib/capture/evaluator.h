@@ -65,6 +65,7 @@ struct RegionState {
   PyCodeObject *disabledFrame = nullptr;
   bool inCallee = false; // inside such a callee's region call
   PendingCall pending;
+  PyObject *rootGlobals = nullptr; // borrowed: the region function's globals
   std::shared_ptr<CellSources> cells;
   /// The frames the evaluator is running, innermost last: their code and
   /// current instruction (for the location of breaks seen at the dispatcher).

@@ -89,6 +89,7 @@ PyObject *runRegion(PyObject *, PyObject *args) {
   st.passthrough = false;
   st.pending = std::move(call);
   st.cells = std::make_shared<CellSources>();
+  st.rootGlobals = PyFunction_GET_GLOBALS(fn);
   dynoc_set_frame_hook(1);
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject *r =

@@ -473,9 +473,10 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
           "aten.contiguous", "aten.alias", "aten.detach",
           "aten.flatten.using_ints", "aten.unsqueeze", "aten.squeeze.dim",
           "aten.dropout", "aten.lift_fresh_copy", "aten.lift_fresh",
-          "aten._to_copy"})
+          "aten._to_copy", "aten.view_as"})
       m[n] = &FuncEmitter::emitCopy;
     m["aten.expand"] = &FuncEmitter::emitExpand;
+    m["aten.expand_as"] = &FuncEmitter::emitExpand;
     m["aten.bmm"] = &FuncEmitter::emitBmm;
     m["aten.convolution"] = &FuncEmitter::emitConvolution;
     m["aten.native_batch_norm"] = &FuncEmitter::emitBatchNorm;
@@ -873,6 +874,17 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
   std::string inNumel = numelOf(in);
   if (isSameShapeCopy(n) && dimsOf(in).size() == type.size()) {
     setDims(out, op, dimsOf(in));
+  } else if (n == "aten.view_as") {
+    // The other operand's dims, any number of them dynamic.
+    Value other = op->getOperand(1);
+    std::string otherNumel = numelOf(other);
+    if (isLiteral(inNumel) && isLiteral(otherNumel) && inNumel != otherNumel)
+      return op->emitError()
+             << "dynoc build (cpu): 'aten.view_as' changes the element count";
+    if (!(isLiteral(inNumel) && isLiteral(otherNumel)))
+      require(inNumel + " == " + otherNumel, op,
+              "the element count does not fit the new shape");
+    setDims(out, op, dimsOf(other));
   } else {
     // A reshape: the dims of the result type, with at most one dynamic dim
     // resolved from the element count.
@@ -936,21 +948,38 @@ FailureOr<int64_t> FuncEmitter::normDim(Operation *op, int64_t dim,
 }
 
 LogicalResult FuncEmitter::emitExpand(Operation *op) {
-  auto ex = cast<aten::AtenExpandOp>(op);
-  const DimList &in = dimsOf(ex.getSelf());
-  ArrayRef<int64_t> size = ex.getSize();
-  if (size.size() < in.size())
+  Value self = op->getOperand(0);
+  const DimList &in = dimsOf(self);
+  // The target dims: expand's size (-1 keeps the operand's dim), or
+  // expand_as's other operand's dims.
+  DimList target;
+  if (auto ex = dyn_cast<aten::AtenExpandOp>(op)) {
+    for (int64_t s : ex.getSize())
+      target.push_back(s == -1 ? "" : std::to_string(s));
+  } else {
+    target = dimsOf(op->getOperand(1));
+  }
+  if (target.size() < in.size())
     return op->emitError() << "dynoc build (cpu): expand to fewer dims";
   DimList computed;
-  size_t lead = size.size() - in.size();
-  for (size_t d = 0; d < size.size(); ++d) {
-    if (d >= lead && (size[d] == -1 || std::to_string(size[d]) == in[d - lead]))
+  size_t lead = target.size() - in.size();
+  for (size_t d = 0; d < target.size(); ++d) {
+    if (d >= lead && (target[d].empty() || target[d] == in[d - lead]))
       computed.push_back(in[d - lead]);
-    else if (size[d] < 0)
+    else if (target[d].empty())
       return op->emitError()
              << "dynoc build (cpu): expand with -1 in a new dim";
-    else
-      computed.push_back(std::to_string(size[d]));
+    else {
+      // Only a dim of size 1 expands (ATen's rule).
+      const std::string from = d >= lead ? in[d - lead] : "1";
+      if (from != "1" && isLiteral(from) && isLiteral(target[d]))
+        return op->emitError() << "dynoc build (cpu): dim " << d << " of size "
+                               << from << " cannot expand to " << target[d];
+      if (from != "1")
+        require("(" + from + " == 1 || " + from + " == " + target[d] + ")", op,
+                "a dim of size other than 1 cannot expand");
+      computed.push_back(target[d]);
+    }
   }
   Value out = op->getResult(0);
   setDims(out, op, computed);
@@ -960,8 +989,8 @@ LogicalResult FuncEmitter::emitExpand(Operation *op) {
   code +=
       llvm::formatv("  {{ const int64_t s[] = {0}, shape[] = {1};\n"
                     "    dynoc_k::broadcast_copy({2}, {3}, s, shape, {4}); }\n",
-                    broadcastStrides(ex.getSelf(), outDims), braceList(outDims),
-                    name(out), name(ex.getSelf()), outDims.size());
+                    broadcastStrides(self, outDims), braceList(outDims),
+                    name(out), name(self), outDims.size());
   return success();
 }
 

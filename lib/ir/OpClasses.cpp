@@ -19,6 +19,8 @@ bool dynoc::isLayoutOp(mlir::Operation *op) {
                                           "aten.transpose.int",
                                           "aten.permute",
                                           "aten.expand",
+                                          "aten.expand_as",
+                                          "aten.view_as",
                                           "aten.lift_fresh_copy",
                                           "aten.lift_fresh"};
   return names.contains(op->getName().getStringRef());

@@ -203,6 +203,34 @@ LogicalResult reshape(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
   return success();
 }
 
+/// expand_as / view_as: the shape of the other operand.
+LogicalResult shapeOfOther(Operation *op, ArrayRef<SymbolicShape> in,
+                           Shapes &out) {
+  const SymbolicShape &x = in[0], &other = in[1];
+  bool isView = op->getName().getStringRef() == "aten.view_as";
+  if (!isView) {
+    if (other.size() < x.size())
+      return op->emitError()
+             << "expands " << x.size() << " dims to " << other.size();
+    size_t lead = other.size() - x.size();
+    for (auto [k, from] : llvm::enumerate(x)) {
+      auto a = from ? constOf(from) : std::nullopt;
+      auto b = other[lead + k] ? constOf(other[lead + k]) : std::nullopt;
+      if (a && b && *a != 1 && *a != *b)
+        return op->emitError() << "dim " << lead + k << " of size " << *a
+                               << " cannot expand to " << *b;
+    }
+  } else {
+    AffineExpr a = product(op, x), b = product(op, other);
+    auto na = a ? constOf(a) : std::nullopt, nb = b ? constOf(b) : std::nullopt;
+    if (na && nb && *na != *nb)
+      return op->emitError() << *na << " elements do not fit the shape of "
+                             << *nb << " elements";
+  }
+  out.push_back(other);
+  return success();
+}
+
 LogicalResult expand(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
   ArrayRef<int64_t> size = *arrayAttr(op, "size");
   const SymbolicShape &x = in[0];
@@ -707,6 +735,8 @@ const llvm::StringMap<Rule> &rules() {
     for (const char *n : {"full", "ones", "zeros"})
       t[std::string("aten.") + n] = fill;
     t["aten.expand"] = expand;
+    t["aten.expand_as"] = shapeOfOther;
+    t["aten.view_as"] = shapeOfOther;
     t["aten.unsqueeze"] = unsqueeze;
     t["aten.squeeze.dim"] = squeezeDim;
     t["aten.flatten.using_ints"] = flatten;
@@ -789,6 +819,8 @@ Type dynoc::inferResultElementType(Operation *op, unsigned index) {
                                           "_unsafe_view",
                                           "reshape",
                                           "expand",
+                                          "expand_as",
+                                          "view_as",
                                           "t",
                                           "transpose.int",
                                           "permute",

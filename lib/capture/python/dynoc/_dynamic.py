@@ -115,6 +115,50 @@ def _sized_attr(a, b):
     return out
 
 
+# A reshape or expand whose size the Python code spelled as exactly another
+# tensor's dims (`t.expand(b, n)` with `b, n = ids.shape`) is the same op
+# against that tensor: `aten.expand_as(t, ids)`. That form holds any number of
+# dynamic dims, where the size attribute holds one -1 at most.
+_AS_FORM = {"aten.expand": "aten.expand_as", "aten.view": "aten.view_as",
+            "aten._unsafe_view": "aten.view_as"}
+
+
+def _as_operand(node, graph):
+    """The Value of `graph` whose dims the size attribute of `node` spells,
+    one after the other, all from the Python code; or None."""
+    if node.op not in _AS_FORM:
+        return None
+    ints = _ints(node.attrs[_SIZED[node.op]])
+    if len(node.sizes) != len(ints) or not ints:
+        return None
+    tensor = None
+    for d, ((value, src), want) in enumerate(zip(node.sizes, ints)):
+        head, sep, tail = src.rpartition(".size()[")
+        if value != want or not sep or tail != f"{d}]" or tensor not in (None, head):
+            return None
+        tensor = head
+    if tensor.startswith("___v[") and tensor.endswith("]"):
+        vid = int(tensor[5:-1])
+        found = [r for n in (graph.recorded_nodes or graph.nodes) for r in n.results
+                 if r.vid == vid]
+    else:
+        found = [v for v in graph.inputs if v.kind == "user" and v.name == tensor]
+    if not found or len(found[0].shape) != len(ints):
+        return None
+    return found[0]
+
+
+def _rewrite_as(node, operand):
+    """Rewrites the reshape/expand `node` as its `_as` form against `operand`."""
+    aten = torch.ops.aten
+    node.op = _AS_FORM[node.op]
+    node.attrs = {}  # the size (and expand's `implicit`) is the operand now
+    node.operands = [node.operands[0], operand]
+    func = aten.expand_as.default if node.op == "aten.expand_as" else aten.view_as.default
+    node.call = (func, (node.call[1][0], operand), {})
+    node.sizes = ()
+
+
 def _signature(graph, weights):
     """Everything about a graph but its tensors' sizes, with values numbered."""
     ids = {}
@@ -136,23 +180,86 @@ def _values(graph):
     return list(graph.inputs) + [r for n in graph.nodes for r in n.results]
 
 
-def merge_graphs(old, new, weights):
-    """Makes the graphs `old` (an earlier variant's, in place) dynamic where
-    `new` (the same region at other sizes) differs. False, and nothing changed,
-    when the graphs are not the same computation."""
-    if len(old) != len(new) or \
-            any(_signature(a, weights) != _signature(b, weights) for a, b in zip(old, new)):
-        return False
-    sized = []  # (node, its merged size attribute)
+def _difference(a, b, weights):
+    """Why graphs `a` and `b` are not the same computation (the first
+    difference), or None."""
+    sa, sb = _signature(a, weights), _signature(b, weights)
+    if sa == sb:
+        return None
+    if sa[0] != sb[0]:
+        i = next(i for i, (x, y) in enumerate(zip(sa[0], sb[0])) if x != y) \
+            if len(sa[0]) == len(sb[0]) else None
+        return "their inputs differ" if i is None else \
+            f"input {i} differs ({a.inputs[i].name})"
+    if len(sa[1]) != len(sb[1]):
+        return f"{len(sa[1])} vs {len(sb[1])} ops"
+    for na, x, y in zip(a.nodes, sa[1], sb[1]):
+        if x != y:
+            what = "attributes" if x[2] != y[2] else "operands" if x[1] != y[1] else "results"
+            return f"{na.op} differs in its {what}"
+    return "their outputs differ"
+
+
+def plan_merge(old, new, weights):
+    """How the graphs `old` (an earlier variant's) become dynamic where `new`
+    (the same region at other sizes) differs: (None, plan), plan a list of
+    (node of old, node of new, change), a change ("dims", merged size) or
+    ("as", operand in old, operand in new) for the `_as` form; or (why,
+    None) when the graphs are not the same computation."""
+    if len(old) != len(new):
+        return f"{len(old)} vs {len(new)} graphs", None
+    for a, b in zip(old, new):
+        why = _difference(a, b, weights)
+        if why:
+            return f"{a.name}: {why}", None
+    plan = []
     for a, b in zip(old, new):
         for na, nb in zip(a.nodes, b.nodes):
             if na.op in _SIZED and na.attrs[_SIZED[na.op]] != nb.attrs[_SIZED[na.op]]:
                 dims = _sized_attr(na, nb)
-                if dims is None:
-                    return False
-                sized.append((na, dims))
-    for node, dims in sized:
-        node.attrs[_SIZED[node.op]] = mw.encode_attr("int[]", dims)
+                if dims is not None:
+                    plan.append((na, nb, ("dims", dims)))
+                    continue
+                operands = _as_operand(na, a), _as_operand(nb, b)
+                if None in operands:
+                    return (f"{na.op}'s size attribute cannot say the dynamic dims "
+                            f"({na.attrs[_SIZED[na.op]]} vs {nb.attrs[_SIZED[na.op]]})"), None
+                plan.append((na, nb, ("as",) + operands))
+    return None, plan
+
+
+def _changed_call(node, change, side):
+    """The replayable call of `node` (of the old graphs, side 0, or the new,
+    side 1) with a planned change made."""
+    func, args, kwargs = node.call
+    if change[0] == "dims":
+        if len(args) > 1:
+            return func, (args[0], list(change[1])) + tuple(args[2:]), kwargs
+        return func, args, dict(kwargs, **{_SIZED[node.op]: list(change[1])})
+    aten = torch.ops.aten
+    as_func = aten.expand_as.default if node.op == "aten.expand" else aten.view_as.default
+    return as_func, (args[0], change[1 + side]), {}
+
+
+def planned_calls(plan):
+    """{node: call} of both graphs' nodes as the plan changes them: what a
+    replay of either run runs."""
+    out = {}
+    for na, nb, change in plan:
+        out[na] = _changed_call(na, change, 0)
+        out[nb] = _changed_call(nb, change, 1)
+    return out
+
+
+def apply_merge(old, new, plan):
+    """Makes `old` dynamic by `plan` (from plan_merge) and the differing
+    sizes of `new`."""
+    for na, _, change in plan:
+        if change[0] == "dims":
+            na.attrs[_SIZED[na.op]] = mw.encode_attr("int[]", change[1])
+            na.call = _changed_call(na, change, 0)
+        else:
+            _rewrite_as(na, change[1])
     for a, b in zip(old, new):
         for va, vb in zip(_values(a), _values(b)):
             va.shape = tuple(_dims(va.shape, vb.shape))
@@ -163,7 +270,6 @@ def merge_graphs(old, new, weights):
                     g["sizes"] = _dims(g["sizes"], src["sizes"])
                     g["strides"] = _dims(g["strides"], src["strides"])
                     g["text"] = guard_text(dict(g, dtype=g["dtype"]))
-    return True
 
 
 # --- Dynamic from one run ----------------------------------------------------
@@ -372,7 +478,7 @@ def _generalize(graphs, guards, request, L, G, computed):
         for src, shape in new_sizes.items():
             fake[_local_name(src)] = torch.empty(shape, dtype=tensors[src]["dtype"],
                                                  device="meta")
-        return {"L": fake, "G": G}
+        return {"L": fake, "G": G, "___G": _guards.module_globals}
 
     def decided_alike(new_sizes):
         s = scope_for(new_sizes)
@@ -409,14 +515,18 @@ def _generalize(graphs, guards, request, L, G, computed):
             self.results = [type("V", (), {"shape": shapes[r.vid]}) for r in node.results]
             self.operands = [type("V", (), {"shape": shapes[o.vid]}) for o in node.operands]
 
-    attrs = {}
+    attrs, as_form = {}, {}
     for node, ints in sized.items():
         like = _Like(node)
         like.attrs[_SIZED[node.op]] = mw.encode_attr("int[]", ints)
         dims = _sized_attr(node, like)
-        if dims is None:
+        if dims is not None:
+            attrs[node] = dims
+            continue
+        operand = next((_as_operand(node, g) for g in graphs if node in g.nodes), None)
+        if operand is None:
             raise NotGeneral(f"{node.op}'s size attribute cannot say the dynamic dims")
-        attrs[node] = dims
+        as_form[node] = operand
     new_guards = []
     for g in guards:
         if g["kind"] == "tensor_match" and g["source"] in new_sizes:
@@ -430,6 +540,9 @@ def _generalize(graphs, guards, request, L, G, computed):
     # Nothing failed: change the graph.
     for node, dims in attrs.items():
         node.attrs[_SIZED[node.op]] = mw.encode_attr("int[]", dims)
+        node.call = _changed_call(node, ("dims", dims), 0)
+    for node, operand in as_form.items():
+        _rewrite_as(node, operand)
     for graph in graphs:
         for v in _values(graph):
             v.shape = tuple(_dims(v.shape, shapes[v.vid]))
@@ -452,11 +565,11 @@ def _static_sizes(guards):
     return sizes
 
 
-def resolve_both(old, new, dims):
+def resolve_both(old, new, dims, calls):
     """The decisions on computed sizes of two runs about to merge (each
     (graphs, guard texts, guard list)), in the inputs' sizes with `dims`
-    dynamic. Each must have come out alike in both runs. Raises
-    _symbolic.Unresolved."""
+    dynamic, replaying the nodes in `calls` as the merge changes them. Each
+    must have come out alike in both runs. Raises _symbolic.Unresolved."""
     runs = [(graphs, texts, _static_sizes(guards)) for graphs, texts, guards in (old, new)
             if texts]
     if not runs:
@@ -464,7 +577,7 @@ def resolve_both(old, new, dims):
     sizes = [_static_sizes(old[2]), _static_sizes(new[2])]
     out = {}
     for graphs, texts, own in runs:
-        for r in _symbolic.resolve(graphs, texts, own, dims):
+        for r in _symbolic.resolve(graphs, texts, own, dims, calls):
             if not all(r.holds(s) for s in sizes):
                 raise _symbolic.Unresolved(f"the runs decided {r.text} differently")
             out.setdefault(r.text, r)

@@ -4,6 +4,7 @@ Guards are written in Dynamo's readable style and they are also the check: a gua
 text is a Python expression over L (the region's arguments) and G (its globals).
 """
 import ast
+import sys
 
 import torch
 
@@ -33,6 +34,12 @@ def hook_ids(module):
     return tuple(sorted(ids))
 
 
+def module_globals(name):
+    """The globals of module `name`: guards on globals a followed call read
+    in another module (`___G('pkg.mod')['flag']`)."""
+    return sys.modules[name].__dict__
+
+
 def type_id(obj):
     """The identity of `obj`'s type (a match statement's type guard)."""
     return id(type(obj))
@@ -43,7 +50,7 @@ def first_failure(guards, L, G):
     or None when all pass."""
     scope = {"L": L, "G": G, "torch": torch, "check_tensor": check_tensor,
              "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids,
-             "___type_id": type_id}
+             "___type_id": type_id, "___G": module_globals}
     for g in guards:
         try:
             ok = eval(g["text"], scope)  # noqa: S307 - texts are dynoc's own guards

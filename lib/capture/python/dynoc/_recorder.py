@@ -113,6 +113,7 @@ class Tracker(TorchDispatchMode):
         self.hook_sources = []  # module trees whose hooks are guarded
         self.size_guards = {}  # guard text -> None, in the order decided
         self.computed_size_guards = {}  # the same, on sizes of computed tensors
+        self.written = set()  # sources the region assigned (not guarded after)
         self.static_reason = None  # why the variant may not merge into a dynamic one
         self.native_sizes = ()  # sizes the running native call was given
         self.native_stack = []
@@ -336,7 +337,18 @@ class Tracker(TorchDispatchMode):
             self.sources[id(tensor)] = source
             self.keepalive.append(tensor)
 
+    def on_store(self, source):
+        """The region wrote what `source` names (an attribute, an item, a
+        global): reads of it from now on see the region's own value."""
+        self.written.add(source)
+
+    def _written(self, source):
+        return any(source == w or source.startswith((w + ".", w + "["))
+                   for w in self.written)
+
     def on_guard(self, source, value):
+        if self._written(source):
+            return
         if ".size()[" in source or ".numel()" in source:
             # a size used where only its value will do
             self.on_size_guard(f"{source} == {value!r}")
@@ -344,10 +356,14 @@ class Tracker(TorchDispatchMode):
             self.value_guards[source] = f"{source} == {value!r}"
 
     def value_source(self, tensor):
-        """How a size source names a tensor a graph computed: its Value
-        (`___v[12]`); None for tensors made elsewhere."""
+        """How a size source names a tensor whose shadow lost its source: a
+        region input by its source (`L['x']`, when it reached here through
+        a path the evaluator did not name), a tensor a graph computed by its
+        Value (`___v[12]`); None for tensors made elsewhere."""
         v = self.values.get(id(tensor))
-        return None if v is None else f"___v[{v.vid}]"
+        if v is not None:
+            return f"___v[{v.vid}]"
+        return next((src for src, t in self.user_inputs if t is tensor), None)
 
     def on_size_guard(self, text):
         """A decision on tensor sizes (`L['x'].size()[0] > 4`): implied by the
@@ -379,15 +395,21 @@ class Tracker(TorchDispatchMode):
     def on_type_guard(self, source, obj):
         """A match statement tested the type of `obj` (a class, mapping or
         sequence pattern): its type is guarded, by identity."""
+        if self._written(source):
+            return
         key = f"___type_id({source})"
         self.value_guards[key] = f"{key} == {id(type(obj))}"
 
     def on_key_guard(self, source, key, present):
         """A mapping pattern looked `key` up in the mapping at `source`."""
+        if self._written(source):
+            return
         text = f"{key!r} {'in' if present else 'not in'} {source}"
         self.value_guards[f"{key!r} in {source}"] = text
 
     def on_guard_none(self, source, is_none):
+        if self._written(source):
+            return
         self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"
 
     def pause(self, args=()):

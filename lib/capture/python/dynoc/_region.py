@@ -1,4 +1,5 @@
 """A capture region: a function or module passed to dynoc.compile / torch.compile."""
+import importlib.util
 import inspect
 import logging
 import os
@@ -28,15 +29,39 @@ for _level in ("debug", "info", "warning", "warn", "error", "exception", "critic
 capturing = 0  # regions being captured on the stack (dynoc.is_compiling)
 
 
+# Third-party packages whose code is followed like user code, as Dynamo
+# inlines it: transformers' modeling code (mask builders, output classes).
+followed_packages = ["transformers"]
+
+
+def _package_dirs():
+    dirs = []
+    for name in followed_packages:
+        spec = importlib.util.find_spec(name) if name not in sys.modules else \
+            sys.modules[name].__spec__
+        if spec is not None and spec.submodule_search_locations:
+            dirs.extend(os.path.join(d, "") for d in spec.submodule_search_locations)
+    return tuple(dirs)
+
+
 def _follow(code):
-    """Inline calls to this code? User code and torch.nn module forwards: yes;
-    other library code runs natively (its ATen calls are still recorded)."""
+    """Inline calls to this code? User code, torch.nn module forwards and the
+    followed packages: yes; other library code runs natively (its ATen calls
+    are still recorded)."""
     f = code.co_filename
     if f.startswith(_TORCH_NN):
         return True
     if f.startswith(os.path.dirname(__file__)):
         return False
+    global _followed_dirs
+    if _followed_dirs is None:
+        _followed_dirs = _package_dirs()
+    if _followed_dirs and f.startswith(_followed_dirs):
+        return True
     return not f.startswith(_LIBRARY_DIRS) and not f.startswith("<frozen")
+
+
+_followed_dirs = None
 
 
 def _forward_of(module):
@@ -312,16 +337,21 @@ class Region:
             merged = _dynamic.merge_guards(old, guards)
             if merged is None or not _dynamic.dynamic_dims(merged):
                 continue
+            why, plan = _dynamic.plan_merge(self.variant_graphs[i], graphs, session.weights)
+            if why:
+                _logs.log("recompiles", f"{entry}: stays static: not the same graphs "
+                                        f"as variant {i}: {why}")
+                continue
             try:
                 resolved = _dynamic.resolve_both(
                     (self.variant_graphs[i], self.variant_computed[i], old),
-                    (graphs, computed, guards), _dynamic.dynamic_dims(merged))
+                    (graphs, computed, guards), _dynamic.dynamic_dims(merged),
+                    _dynamic.planned_calls(plan))
             except _symbolic.Unresolved as e:
                 _logs.log("recompiles", f"{entry}: stays static: a decision on a computed "
                                         f"size: {e}")
                 continue
-            if not _dynamic.merge_graphs(self.variant_graphs[i], graphs, session.weights):
-                continue
+            _dynamic.apply_merge(self.variant_graphs[i], graphs, plan)
             _dynamic.add_size_guards(merged, self.variant_graphs[i], resolved)
             self.variants[i] = merged
             self.variant_computed[i] = []

@@ -133,7 +133,7 @@ def _text(terms, constant):
     return " ".join(parts)
 
 
-def _replay(graphs, sizes, dims):
+def _replay(graphs, sizes, dims, calls):
     """Replays `graphs` (in order, every recorded node) on fake tensors whose
     dims `dims` ({source: dims}) are symbols. Returns the fake tensors by
     source text (`L['x']`, `___v[12]`) and {symbol: (source, dim)}."""
@@ -164,9 +164,10 @@ def _replay(graphs, sizes, dims):
             else:
                 env[v.vid] = _fake_input(mode, types, v, v.shape, ())
         for n in g.recorded_nodes or g.nodes:
-            if n.call is None:
+            call = calls.get(n, n.call)
+            if call is None:
                 raise Unresolved(f"{n.op} cannot be replayed")
-            func, args, kwargs = n.call
+            func, args, kwargs = call
             known = {}
             for value, src in n.sizes:
                 if src == "<opaque>":
@@ -208,10 +209,10 @@ class _Tensors:
         return self.inputs.get(text)
 
 
-def _replay_outside_modes(graphs, sizes, dims):
+def _replay_outside_modes(graphs, sizes, dims, calls=None):
     from torch.utils._python_dispatch import _disable_current_modes
     with _disable_current_modes():  # a recorder of an enclosing region
-        return _replay(graphs, sizes, dims)
+        return _replay(graphs, sizes, dims, calls or {})
 
 
 def pinned_dims(graphs, sizes, dims):
@@ -224,14 +225,15 @@ def pinned_dims(graphs, sizes, dims):
     return out
 
 
-def resolve(graphs, texts, sizes, dims):
+def resolve(graphs, texts, sizes, dims, calls=None):
     """The size guards `texts` (comparisons of sizes of graph values, inputs
     and element counts) as Resolved guards in the input sizes, with `dims`
     ({source: dims}) symbolic and every other size as in `sizes` ({source:
-    shape}, the run the graphs were captured on). Raises Unresolved."""
+    shape}, the run the graphs were captured on); `calls` ({node: call})
+    replaces some nodes' recorded calls. Raises Unresolved."""
     if not texts:
         return []
-    tensors, symbols, pinned = _replay_outside_modes(graphs, sizes, dims)
+    tensors, symbols, pinned = _replay_outside_modes(graphs, sizes, dims, calls)
     if pinned:
         src, d = pinned[0]
         raise Unresolved(f"the graphs pin {src}.size()[{d}] to its value")
