@@ -77,6 +77,14 @@ INPUTS = {
 }
 
 
+# Inputs of the sequence models at a batch size and a sequence length.
+INPUTS_BY_LENGTH = {
+    "encoder_block": lambda b, t: torch.randn(b, t, 128),
+    "bert": lambda b, t: torch.randint(0, 1000, (b, t)),
+    "gpt2": lambda b, t: torch.randint(0, 1000, (b, t)),
+}
+
+
 def example_input(name, batch):
     """An input for model `name` without building the model (what a process
     serving a built model has)."""

@@ -317,7 +317,9 @@ bool isFoldedTranspose(Operation *op) {
 /// An expand to the operand's own shape (matmul's decomposition makes them).
 bool isIdentityExpand(Operation *op) {
   auto ex = dyn_cast<aten::AtenExpandOp>(op);
-  if (!ex)
+  // Sizes given as expressions of the input dims (-1 there does not keep
+  // the operand's dim): not known to be the identity.
+  if (!ex || op->hasAttr(dynoc::attrs::kSymSizes))
     return false;
   auto in = ex.getSelf().getType().cast<RankedTensorType>().getShape();
   ArrayRef<int64_t> size = ex.getSize();
@@ -426,6 +428,14 @@ private:
   }
   /// Normalizes a possibly negative dim of a rank-`rank` tensor.
   FailureOr<int64_t> normDim(Operation *op, int64_t dim, int64_t rank);
+  /// Entry `k` of the int-array attribute `attr` of `op` as a C++ expression
+  /// of the input dims, where capture gave it in dynoc.sym_sizes; empty
+  /// where the attribute's own entry holds.
+  std::string symSize(Operation *op, StringRef attr, size_t k);
+  std::string affineToCpp(AffineExpr e);
+  /// The dynamic input dims in argument order: what dynoc.sym_sizes'
+  /// symbols stand for.
+  std::vector<std::string> symbolDims;
 
   static const llvm::StringMap<EmitFn> &table();
 
@@ -886,12 +896,20 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
               "the element count does not fit the new shape");
     setDims(out, op, dimsOf(other));
   } else {
-    // A reshape: the dims of the result type, with at most one dynamic dim
-    // resolved from the element count.
+    // A reshape: the dims of the result type, those capture gave as
+    // expressions of the input dims (dynoc.sym_sizes), and at most one
+    // other dynamic dim resolved from the element count.
     DimList computed;
     int dynamic = -1;
     SmallVector<std::string> known;
+    StringRef attr = op->hasAttr("shape") ? "shape" : "size";
     for (auto [d, size] : llvm::enumerate(type)) {
+      std::string sym = ShapedType::isDynamic(size) ? symSize(op, attr, d) : "";
+      if (!sym.empty()) {
+        computed.push_back(sym);
+        known.push_back(sym);
+        continue;
+      }
       if (ShapedType::isDynamic(size)) {
         if (dynamic >= 0)
           return op->emitError()
@@ -947,6 +965,45 @@ FailureOr<int64_t> FuncEmitter::normDim(Operation *op, int64_t dim,
   return d;
 }
 
+std::string FuncEmitter::affineToCpp(AffineExpr e) {
+  if (auto c = e.dyn_cast<AffineConstantExpr>())
+    return std::to_string(c.getValue());
+  if (auto s = e.dyn_cast<AffineSymbolExpr>())
+    return s.getPosition() < symbolDims.size() ? symbolDims[s.getPosition()]
+                                               : std::string();
+  auto bin = e.dyn_cast<AffineBinaryOpExpr>();
+  if (!bin)
+    return {};
+  std::string l = affineToCpp(bin.getLHS()), r = affineToCpp(bin.getRHS());
+  if (l.empty() || r.empty())
+    return {};
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return "(" + l + " + " + r + ")";
+  case AffineExprKind::Mul:
+    return "(" + l + " * " + r + ")";
+  case AffineExprKind::FloorDiv: // sizes are not negative
+    return "(" + l + " / " + r + ")";
+  case AffineExprKind::CeilDiv:
+    return "((" + l + " + " + r + " - 1) / " + r + ")";
+  case AffineExprKind::Mod:
+    return "(" + l + " % " + r + ")";
+  default:
+    return {};
+  }
+}
+
+std::string FuncEmitter::symSize(Operation *op, StringRef attr, size_t k) {
+  auto dict = op->getAttrOfType<DictionaryAttr>(dynoc::attrs::kSymSizes);
+  auto map = dict ? dict.getAs<AffineMapAttr>(attr) : AffineMapAttr();
+  if (!map || k >= map.getValue().getNumResults())
+    return {};
+  AffineExpr e = map.getValue().getResult(k);
+  if (auto c = e.dyn_cast<AffineConstantExpr>(); c && c.getValue() == -1)
+    return {};
+  return affineToCpp(e);
+}
+
 LogicalResult FuncEmitter::emitExpand(Operation *op) {
   Value self = op->getOperand(0);
   const DimList &in = dimsOf(self);
@@ -954,8 +1011,8 @@ LogicalResult FuncEmitter::emitExpand(Operation *op) {
   // expand_as's other operand's dims.
   DimList target;
   if (auto ex = dyn_cast<aten::AtenExpandOp>(op)) {
-    for (int64_t s : ex.getSize())
-      target.push_back(s == -1 ? "" : std::to_string(s));
+    for (auto [k, s] : llvm::enumerate(ex.getSize()))
+      target.push_back(s != -1 ? std::to_string(s) : symSize(op, "size", k));
   } else {
     target = dimsOf(op->getOperand(1));
   }
@@ -1604,8 +1661,20 @@ LogicalResult FuncEmitter::emitArange(Operation *op) {
   double start = num("start", 0), end = num("end", 0), step = num("step", 1);
   if (step == 0)
     return op->emitError() << "dynoc build (cpu): arange with step 0";
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
-  setDims(out, op, {std::to_string(n)});
+  std::string symEnd = symSize(op, "end", 0);
+  if (!symEnd.empty()) {
+    // An end that depends on the input dims (dynoc.sym_sizes).
+    if (start != std::floor(start) || step != std::floor(step) || step <= 0)
+      return op->emitError() << "dynoc build (cpu): arange with a symbolic "
+                                "end needs an integral start and step";
+    std::string n = llvm::formatv("std::max<int64_t>(0, ({0} - {1} + {2} - 1) "
+                                  "/ {2})",
+                                  symEnd, int64_t(start), int64_t(step));
+    setDims(out, op, {resolved(n)});
+  } else {
+    int64_t n = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
+    setDims(out, op, {std::to_string(n)});
+  }
   code += llvm::formatv("  dynoc_k::arange({0}, {1}, {2:e17}, {3:e17});\n",
                         name(out), dimsOf(out)[0], start, step);
   return success();
@@ -2011,6 +2080,9 @@ LogicalResult FuncEmitter::emit(const std::string &base) {
       d.push_back(ShapedType::isDynamic(size)
                       ? llvm::formatv("in[{0}][{1}]", i, k).str()
                       : std::to_string(size));
+    for (const std::string &dim : d)
+      if (!isLiteral(dim))
+        symbolDims.push_back(dim);
     dims[arg] = d;
     decls += llvm::formatv("  {2} *{0} = static_cast<{2} *>(args[{1}]);\n", n,
                            i, elemCType(arg));

@@ -177,6 +177,32 @@ LogicalResult dynoc::DynocDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (name == attrs::kSymSizes) {
+    auto dict = a.getValue().dyn_cast<DictionaryAttr>();
+    if (!dict)
+      return op->emitOpError()
+             << "'" << name << "' must be a dictionary of affine maps";
+    for (NamedAttribute e : dict) {
+      auto map = e.getValue().dyn_cast<AffineMapAttr>();
+      // An int-array attribute: one size per entry; an int attribute: one.
+      Attribute named = op->getAttr(e.getName());
+      auto sizes = named.dyn_cast_or_null<DenseI64ArrayAttr>();
+      int64_t entries = sizes                                  ? sizes.size()
+                        : named.isa_and_nonnull<IntegerAttr>() ? 1
+                                                               : -1;
+      if (!map || map.getValue().getNumDims() != 0)
+        return op->emitOpError()
+               << "'" << name << "' entry '" << e.getName().getValue()
+               << "' must be an affine map ()[symbols] -> "
+                  "(sizes)";
+      if (entries != (int64_t)map.getValue().getNumResults())
+        return op->emitOpError()
+               << "'" << name << "' entry '" << e.getName().getValue()
+               << "' must give one size per entry of the op's attribute of "
+                  "that name";
+    }
+    return success();
+  }
   auto func = dyn_cast<func::FuncOp>(op);
   if (!func)
     return op->emitOpError()

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/Passes/ShapeFunctions.h"
+#include "dynoc/IR/GraphAttrs.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -175,12 +176,32 @@ LogicalResult reduction(Operation *op, ArrayRef<SymbolicShape> in,
   return success();
 }
 
+/// Entry `k` of the int-array attribute `name` as capture gave it in
+/// dynoc.sym_sizes (an expression of the dynamic input dims, which are the
+/// first symbols here too), or null where the attribute's own entry holds.
+AffineExpr symSize(Operation *op, StringRef name, size_t k) {
+  auto dict = op->getAttrOfType<DictionaryAttr>(dynoc::attrs::kSymSizes);
+  auto map = dict ? dict.getAs<AffineMapAttr>(name) : AffineMapAttr();
+  if (!map || k >= map.getValue().getNumResults())
+    return {};
+  AffineExpr e = map.getValue().getResult(k);
+  auto c = e.dyn_cast<AffineConstantExpr>();
+  return c && c.getValue() == -1 ? AffineExpr() : e;
+}
+
 LogicalResult reshape(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
-  ArrayRef<int64_t> size = *arrayAttr(op, "size");
+  StringRef attr = op->hasAttr("shape") ? "shape" : "size";
+  ArrayRef<int64_t> size = *arrayAttr(op, attr);
   AffineExpr numel = product(op, in[0]);
   SymbolicShape r;
   int64_t known = 1, inferred = -1;
+  AffineExpr symbolic = cst(op, 1); // the product of the captured sizes
   for (auto [k, s] : llvm::enumerate(size)) {
+    if (AffineExpr e = s == -1 ? symSize(op, attr, k) : AffineExpr()) {
+      symbolic = symbolic * e;
+      r.push_back(e);
+      continue;
+    }
     if (s == -1) {
       if (inferred >= 0)
         return op->emitError() << "size has more than one -1";
@@ -193,12 +214,15 @@ LogicalResult reshape(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
     known *= s;
     r.push_back(cst(op, s));
   }
+  bool allConst = constOf(symbolic).has_value();
   std::optional<int64_t> n = numel ? constOf(numel) : std::nullopt;
-  if (n && (inferred < 0 ? *n != known : (known == 0 || *n % known != 0)))
+  if (allConst && n &&
+      (inferred < 0 ? *n != known : (known == 0 || *n % known != 0)))
     return op->emitError() << *n << " elements do not fit the shape ["
                            << llvm::make_range(size.begin(), size.end()) << "]";
   if (inferred >= 0 && numel && known != 0)
-    r[inferred] = numel.floorDiv(known);
+    r[inferred] = allConst ? numel.floorDiv(known)
+                           : numel.floorDiv(symbolic * cst(op, known));
   out.push_back(r);
   return success();
 }
@@ -241,6 +265,10 @@ LogicalResult expand(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
   size_t lead = size.size() - x.size();
   for (auto [k, s] : llvm::enumerate(size)) {
     AffineExpr from = k >= lead ? x[k - lead] : AffineExpr();
+    if (AffineExpr e = s == -1 ? symSize(op, "size", k) : AffineExpr()) {
+      r.push_back(e);
+      continue;
+    }
     if (s == -1) {
       if (k < lead)
         return op->emitError() << "-1 in a new leading dim " << k;
@@ -661,6 +689,14 @@ LogicalResult arange(Operation *op, ArrayRef<SymbolicShape>, Shapes &out) {
          step = scalarAttr(op, "step").value_or(1.0);
   if (!end || step == 0)
     return op->emitError() << "needs an end and a non-zero step";
+  if (AffineExpr e = symSize(op, "end", 0)) {
+    // An end that depends on input dims: ceil((end - start) / step).
+    if (start != std::floor(start) || step != std::floor(step) || step < 0)
+      return op->emitError() << "a symbolic end needs an integral start and "
+                                "a positive integral step";
+    out.push_back({(e - cst(op, (int64_t)start)).ceilDiv((int64_t)step)});
+    return success();
+  }
   double n = std::ceil((*end - start) / step);
   out.push_back({cst(op, n > 0 ? (int64_t)n : 0)});
   return success();

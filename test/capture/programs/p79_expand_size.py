@@ -1,7 +1,8 @@
 # expand to sizes Python read: a dim that keeps the input's own size becomes
-# -1 in the merged graph (dynamic); a broadcast of a size-1 dim to the batch
-# cannot be said by the attribute, so that region stays static per batch.
-# expect graphs: 3
+# -1 in the merged graph (dynamic); a broadcast of a size-1 dim to the batch,
+# which -1 cannot say, is written as the input dim that explains both runs
+# (dynoc.sym_sizes = {size = affine_map<()[s0] -> (s0, 4)>}).
+# expect graphs: 2
 # expect breaks: 0
 # expect recompiles: 2
 # expect ops: aten.expand

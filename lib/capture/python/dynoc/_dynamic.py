@@ -115,6 +115,11 @@ def _sized_attr(a, b):
     return out
 
 
+# Int attributes a merge may write as expressions of the input dims (the
+# runs' values fitted, dynoc.sym_sizes) when they differ between the runs.
+_FITTED = {"aten.arange": ("end",)}
+
+
 # A reshape or expand whose size the Python code spelled as exactly another
 # tensor's dims (`t.expand(b, n)` with `b, n = ids.shape`) is the same op
 # against that tensor: `aten.expand_as(t, ids)`. That form holds any number of
@@ -168,7 +173,8 @@ def _signature(graph, weights):
     for n in graph.nodes:
         for r in n.results:
             ids[r.vid] = len(ids)
-        attrs = sorted((k, v) for k, v in n.attrs.items() if _SIZED.get(n.op) != k)
+        attrs = sorted((k, v) for k, v in n.attrs.items()
+                       if _SIZED.get(n.op) != k and k not in _FITTED.get(n.op, ()))
         nodes.append((n.op, [ids.get(o.vid) for o in n.operands], attrs,
                       n.segment_sizes, [(str(r.dtype), len(r.shape)) for r in n.results]))
     structure = json.dumps(graph.output_structure, sort_keys=True).replace(graph.name, "<self>")
@@ -215,22 +221,174 @@ def plan_merge(old, new, weights):
     plan = []
     for a, b in zip(old, new):
         for na, nb in zip(a.nodes, b.nodes):
+            for key in _FITTED.get(na.op, ()):
+                if na.attrs.get(key) == nb.attrs.get(key):
+                    continue
+                syms = _dynamic_input_dims(a, b)
+                u, v = _attr_ints(na.attrs.get(key, "")), _attr_ints(nb.attrs.get(key, ""))
+                entry = _fit(u[0], v[0], syms) if syms and len(u) == len(v) == 1 else None
+                if entry is None:
+                    return (f"{na.op}'s {key} differs ({na.attrs.get(key)} vs "
+                            f"{nb.attrs.get(key)}) in a way the input dims do not explain"), None
+                plan.append((na, nb, ("symattr", key, entry, syms)))
             if na.op in _SIZED and na.attrs[_SIZED[na.op]] != nb.attrs[_SIZED[na.op]]:
                 dims = _sized_attr(na, nb)
                 if dims is not None:
                     plan.append((na, nb, ("dims", dims)))
                     continue
                 operands = _as_operand(na, a), _as_operand(nb, b)
-                if None in operands:
+                if None not in operands:
+                    plan.append((na, nb, ("as",) + operands))
+                    continue
+                entries = _fit_entries(na, nb, a, b)
+                if entries is None:
                     return (f"{na.op}'s size attribute cannot say the dynamic dims "
                             f"({na.attrs[_SIZED[na.op]]} vs {nb.attrs[_SIZED[na.op]]})"), None
-                plan.append((na, nb, ("as",) + operands))
+                plan.append((na, nb, ("sym", entries, _dynamic_input_dims(a, b))))
+    if any(change[0] in ("sym", "symattr") for _, _, change in plan):
+        why = _check_fit(old, new, plan)
+        if why:
+            return f"sizes written as expressions of the input dims do not hold: {why}", None
     return None, plan
+
+
+def _dynamic_input_dims(a, b):
+    """[(source, dim, old size, new size)] of the user input dims of graph
+    `a` that differ in `b`, in argument order: the symbols of a merged
+    graph's dynoc.sym_sizes."""
+    out = []
+    for va, vb in zip(a.inputs, b.inputs):
+        if len(va.shape) != len(vb.shape):
+            return None
+        for d, (u, v) in enumerate(zip(va.shape, vb.shape)):
+            if u is None or v is None:
+                return None  # dynamic already: the runs' sizes are not known
+            if u != v:
+                if va.kind != "user":
+                    return None
+                out.append((va.name, d, u, v))
+    return out
+
+
+def _fit_entries(na, nb, a, b):
+    """The size of reshape/expand `na` (graph `a`; `nb` the same node of `b`)
+    as entries the runs' input dims explain: an int where both runs agree,
+    ("dim", k) for the k-th dynamic input dim, ("prod", k, l) for a product of
+    two, at most one -1 (a reshape's element count gives it). None when an
+    entry has no one explanation."""
+    syms = _dynamic_input_dims(a, b)
+    if not syms:
+        return None
+    x, y = _ints(na.attrs[_SIZED[na.op]]), _ints(nb.attrs[_SIZED[nb.op]])
+    if len(x) != len(y):
+        return None
+    entries, inferred = [], False
+    for u, v in zip(x, y):
+        if u == v:
+            entries.append(u)
+            continue
+        fit = _fit(u, v, syms)
+        if fit is not None:
+            entries.append(fit)
+        elif not inferred and na.op != "aten.expand":
+            entries.append(-1)
+            inferred = True
+        else:
+            return None
+    return entries
+
+
+def _fit(u, v, syms):
+    """The one expression of the dynamic input dims `syms` that is `u` in the
+    old run and `v` in the new: ("dim", k), else ("prod", k, m); None when
+    none or several are."""
+    fits = [("dim", k) for k, (_, _, p, q) in enumerate(syms) if (p, q) == (u, v)]
+    if not fits:
+        fits = [("prod", k, m) for k in range(len(syms)) for m in range(k, len(syms))
+                if (syms[k][2] * syms[m][2], syms[k][3] * syms[m][3]) == (u, v)]
+    return fits[0] if len(fits) == 1 else None
+
+
+def _entry_value(e, syms, dim):
+    if isinstance(e, int):
+        return e
+    if e[0] == "dim":
+        return dim(*syms[e[1]][:2])
+    return dim(*syms[e[1]][:2]) * dim(*syms[e[2]][:2])
+
+
+def _attr_call(node, key, entry, syms):
+    """The node's call with int argument `key` as a SymInt expression of the
+    input dims (for the replays): a function of `dim(source, d)`."""
+    func, args, kwargs = node.call
+    names = [a.name for a in func._schema.arguments]
+
+    def build(dim):
+        value = _entry_value(entry, syms, dim)
+        i = names.index(key) if key in names else len(args)
+        if i < len(args):
+            return func, tuple(value if j == i else x for j, x in enumerate(args)), kwargs
+        return func, args, dict(kwargs, **{key: value})
+    return build
+
+
+def _entry_call(node, entries, syms):
+    """The node's call with its size as SymInt expressions of the input dims
+    (for the symbolic replay): a function of `dim(source, d)`."""
+    func, args, kwargs = node.call
+
+    def build(dim):
+        size = [_entry_value(e, syms, dim) for e in entries]
+        if len(args) > 1:
+            return func, (args[0], size) + tuple(args[2:]), kwargs
+        return func, args, dict(kwargs, **{_SIZED[node.op]: size})
+    return build
+
+
+def _check_fit(old, new, plan):
+    """Replays the old graph with its dynamic dims symbolic and the planned
+    sizes: every value must get the shapes both runs had. The reason when not."""
+    if len(old) != 1:
+        return "the region made more than one graph"
+    a, b = old[0], new[0]
+    syms = _dynamic_input_dims(a, b)
+    calls = {}
+    for na, nb, change in plan:
+        calls[na] = _changed_call(na, change, 0)
+    sizes = [{v.name: list(v.shape) for v in g.inputs if v.kind == "user"} for g in (a, b)]
+    dims = {}
+    for src, d, _, _ in syms:
+        dims.setdefault(src, set()).add(d)
+    return _symbolic.check_shapes(a, b, sizes, dims, calls)
+
+
+def _add_sym_size(node, key, text):
+    """Adds `key = text` to the node's dynoc.sym_sizes dictionary."""
+    old = node.attrs.get("dynoc.sym_sizes")
+    node.attrs["dynoc.sym_sizes"] =         f"{old[:-1]}, {key} = {text}}}" if old else f"{{{key} = {text}}}"
+
+
+def _sym_sizes_attr(entries, syms):
+    """The dynoc.sym_sizes text of planned entries."""
+    names = [f"s{k}" for k in range(len(syms))]
+    out = []
+    for e in entries:
+        if isinstance(e, int):
+            out.append(str(e))
+        elif e[0] == "dim":
+            out.append(names[e[1]])
+        else:
+            out.append(f"{names[e[1]]} * {names[e[2]]}")
+    return f"affine_map<()[{', '.join(names)}] -> ({', '.join(out)})>"
 
 
 def _changed_call(node, change, side):
     """The replayable call of `node` (of the old graphs, side 0, or the new,
     side 1) with a planned change made."""
+    if change[0] == "sym":
+        return _entry_call(node, change[1], change[2])
+    if change[0] == "symattr":
+        return _attr_call(node, change[1], change[2], change[3])
     func, args, kwargs = node.call
     if change[0] == "dims":
         if len(args) > 1:
@@ -254,10 +412,21 @@ def planned_calls(plan):
 def apply_merge(old, new, plan):
     """Makes `old` dynamic by `plan` (from plan_merge) and the differing
     sizes of `new`."""
-    for na, _, change in plan:
+    for na, nb, change in plan:
         if change[0] == "dims":
             na.attrs[_SIZED[na.op]] = mw.encode_attr("int[]", change[1])
             na.call = _changed_call(na, change, 0)
+        elif change[0] == "sym":
+            key = _SIZED[na.op]
+            na.attrs[key] = mw.encode_attr("int[]", [e if isinstance(e, int) else -1
+                                                     for e in change[1]])
+            _add_sym_size(na, key, _sym_sizes_attr(change[1], change[2]))
+            na.call = _changed_call(na, change, 0)
+            na.sizes = ()
+        elif change[0] == "symattr":
+            _add_sym_size(na, change[1], _sym_sizes_attr([change[2]], change[3]))
+            na.call = _changed_call(na, change, 0)
+            na.sizes = ()
         else:
             _rewrite_as(na, change[1])
     for a, b in zip(old, new):
@@ -363,6 +532,7 @@ def _replay(graphs, inputs, sources, scope, hot):
     env, shapes, sized = {}, {}, {}
     scope = dict(scope, ___v=env)  # sizes of computed tensors: `___v[12].size()[0]`
     by_name = {g.name: g for g in graphs}
+    by_source = {}  # region input -> its replay tensor
     for graph in graphs:
         for v in graph.inputs:
             made, sep, index = v.name.rpartition(".output_")
@@ -375,9 +545,18 @@ def _replay(graphs, inputs, sources, scope, hot):
             shape = inputs.get(v.name, v.shape) if v.kind == "user" else v.shape
             env[v.vid] = torch.empty(shape, dtype=v.dtype, device="meta")
             shapes[v.vid] = tuple(shape)
+            if v.kind == "user":
+                by_source[v.name] = env[v.vid]
         for n in graph.recorded_nodes or graph.nodes:
             if n.call is None:
                 raise NotGeneral(f"{n.op} cannot be replayed")
+            if callable(n.call):  # sizes written as expressions of the input dims
+                func, args, kwargs = n.call(lambda src, d: by_source[src].shape[d])
+                out = func(*_substitute(args, env, {}), **_substitute(kwargs, env, {}))
+                for o, r in zip(out if isinstance(out, (tuple, list)) else (out,), n.results):
+                    env[r.vid] = o
+                    shapes[r.vid] = tuple(o.shape)
+                continue
             func, args, kwargs = n.call
             size_attrs = {k: _attr_ints(v) for k, v in n.attrs.items()
                           if k.rstrip("_") in _SIZE_ATTRS}

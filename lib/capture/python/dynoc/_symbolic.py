@@ -50,7 +50,11 @@ def _fake_input(mode, ctx_types, v, shape, dims):
     return mode.from_tensor(meta, symbolic_context=Context(dynamic_sizes=kinds))
 
 
-def _substitute(obj, env, known):
+def _substitute(obj, env, pending):
+    """`obj` with Values as their fake tensors and the sizes Python passed
+    (`pending`: (value, symbolic size) in the order passed; consumed) in
+    place of the ints they were, matched in order, so that a literal that
+    happens to equal a size stays a literal."""
     if isinstance(obj, Value):
         return env[obj.vid]
     if isinstance(obj, torch.Tensor):
@@ -58,13 +62,15 @@ def _substitute(obj, env, known):
     if isinstance(obj, bool):
         return obj
     if isinstance(obj, int):
-        return known.get(obj, obj)
+        if pending and pending[0][0] == obj:
+            return pending.pop(0)[1]
+        return obj
     if isinstance(obj, torch.device):
         return torch.device("meta")
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_substitute(x, env, known) for x in obj)
+        return type(obj)([_substitute(x, env, pending) for x in obj])
     if isinstance(obj, dict):
-        return {k: (torch.device("meta") if k == "device" else _substitute(v, env, known))
+        return {k: (torch.device("meta") if k == "device" else _substitute(v, env, pending))
                 for k, v in obj.items()}
     return obj
 
@@ -167,22 +173,26 @@ def _replay(graphs, sizes, dims, calls):
             call = calls.get(n, n.call)
             if call is None:
                 raise Unresolved(f"{n.op} cannot be replayed")
+            if callable(call):  # sizes as expressions of the input dims
+                call = call(lambda src, d: tensors[src].shape[d])
             func, args, kwargs = call
-            known = {}
-            for value, src in n.sizes:
+            known = []  # (value, its symbolic size), in the order Python passed them
+            for value, src in (() if n in calls else n.sizes):
                 if src == "<opaque>":
                     if any(k.rstrip("_") in ("size", "shape") for k in n.attrs):
                         raise Unresolved(f"{n.op} takes sizes from Python code the "
                                          f"evaluator did not follow")
                     continue
                 try:
-                    known[value] = _size_term(ast.parse(src, mode="eval").body,
-                                              _Tensors(tensors, env))
+                    known.append((value, _size_term(ast.parse(src, mode="eval").body,
+                                                    _Tensors(tensors, env))))
                 except SyntaxError:
                     raise Unresolved(f"{n.op} takes a size whose origin is not tracked")
             try:
                 with mode:
-                    out = func(*_substitute(args, env, known), **_substitute(kwargs, env, known))
+                    pending = list(known)
+                    out = func(*_substitute(args, env, pending),
+                               **_substitute(kwargs, env, pending))
             except Unresolved:
                 raise
             except Exception as e:
@@ -255,3 +265,33 @@ def resolve(graphs, texts, sizes, dims, calls=None):
         out.append(Resolved(f"{_text(*lhs)} {op} {_text(*rhs)}", terms,
                             lhs[1] - rhs[1], op))
     return out
+
+
+def check_shapes(old, new, sizes, dims, calls):
+    """Whether a replay of graph `old` with `dims` symbolic gives every value
+    the shape it had in both runs: `old`'s own, and that of the same value in
+    `new` (the same graph at other sizes). `sizes`: the two runs' input
+    shapes ({source: shape} each). The reason it does not, or None."""
+    import sympy
+    try:
+        tensors, symbols, pinned = _replay_outside_modes([old], sizes[0], dims, calls)
+    except Unresolved as e:
+        return str(e)
+    if pinned:
+        src, d = pinned[0]
+        return f"the graph pins {src}.size()[{d}] to its value"
+    values = [{sym: sizes[i][src][d] for sym, (src, d) in symbols.items()} for i in (0, 1)]
+    na, nb = old.recorded_nodes or old.nodes, new.recorded_nodes or new.nodes
+    if len(na) != len(nb):
+        na, nb = old.nodes, new.nodes
+    for x, y in zip(na, nb):
+        for rx, ry in zip(x.results, y.results):
+            fake = tensors.get(f"___v[{rx.vid}]")
+            if fake is None:
+                continue
+            for i, want in ((0, rx.shape), (1, ry.shape)):
+                got = [int(sympy.sympify(d.node.expr if isinstance(d, torch.SymInt) else d)
+                           .subs(values[i])) for d in fake.shape]
+                if got != [w for w in want]:
+                    return f"{x.op} gives {got} where the run had {list(want)}"
+    return None

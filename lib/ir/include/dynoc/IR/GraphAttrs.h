@@ -38,6 +38,14 @@ inline constexpr char kDimSymbols[] = "dynoc.dim_symbols";
 /// Op: one affine map `()[s0, ...] -> (dims)` per result, the result's dims
 /// in the dim symbols (set by dynoc-infer-shapes where a dim is symbolic).
 inline constexpr char kShapes[] = "dynoc.shapes";
+/// Op: sizes an int or int-array attribute holds that depend on dynamic
+/// input dims (written by capture when a merge made them dynamic): {size =
+/// affine_map<()[s0, ...] -> (entries)>}, one result per entry of the
+/// attribute, in the dynamic input dims numbered in argument order (the
+/// first symbols of dynoc-infer-shapes). An int-array attribute holds -1 at
+/// those entries (an entry the map gives as -1 is inferred from the element
+/// count); an int attribute (arange's `end`) keeps the captured value.
+inline constexpr char kSymSizes[] = "dynoc.sym_sizes";
 
 inline constexpr int kFormatVersion = 1;
 } // namespace dynoc::attrs
