@@ -1440,10 +1440,18 @@ PyObject *Evaluator::runUntilError() {
     case BINARY_SUBSCR: {
       Slot key = pop(), container = pop();
       guardScalar(key);
+      // Slicing a tensor with bounds that are sizes: the ATen calls it makes
+      // take them (recorded with their sources, as a call's size arguments).
+      bool sliced = isTensor(container.value) &&
+                    (PySlice_Check(key.value) || PyTuple_Check(key.value));
+      if (sliced)
+        callTracker("enter_subscript", Py_BuildValue("(O)", key.value));
       {
         Passthrough p;
         r = PyObject_GetItem(container.value, key.value);
       }
+      if (sliced)
+        callTracker("exit_native", PyTuple_New(0));
       std::string src;
       ItemSources items;
       if (r && isSizeTuple(container)) {
@@ -1740,9 +1748,25 @@ PyObject *Evaluator::runUntilError() {
     case BUILD_SLICE: {
       Slot step = oparg == 3 ? pop() : Slot{};
       Slot stop = pop(), start = pop();
-      guardScalar(start), guardScalar(stop), guardScalar(step);
+      // A bound that is a tensor size is handed to the recorder with the
+      // slice: slicing a tensor passes it to the ATen call (a symbolic
+      // bound); any other use pins it (_recorder.py).
+      PyObject *sized = PyList_New(0);
+      for (const Slot *b : {&start, &stop, &step}) {
+        if (sized && isSizeInt(b->value, b->source)) {
+          PyObject *pair = Py_BuildValue("(Os)", b->value, b->source.c_str());
+          if (!pair || PyList_Append(sized, pair) < 0)
+            Py_CLEAR(sized);
+          Py_XDECREF(pair);
+        } else {
+          guardScalar(*b);
+        }
+      }
       r = PySlice_New(start.value, stop.value, step.value);
       Py_DECREF(start.value), Py_DECREF(stop.value), Py_XDECREF(step.value);
+      if (r && sized && PyList_GET_SIZE(sized))
+        callTracker("on_slice_sizes", Py_BuildValue("(OO)", r, sized));
+      Py_XDECREF(sized);
       FAIL_IF_NULL(r);
       push(r);
       break;

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -1885,47 +1886,77 @@ LogicalResult FuncEmitter::emitSliceSelect(Operation *op) {
   auto dim = normDim(op, dimAttr ? dimAttr.getInt() : 0, d.size());
   if (failed(dim))
     return failure();
-  if (!isLiteral(d[*dim]))
-    return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                           << "' along a dynamic dim is not supported yet";
-  int64_t size = std::stoll(d[*dim]);
-  int64_t start, step = 1, len;
-  if (select) {
-    start = op->getAttrOfType<IntegerAttr>("index").getInt();
-    if (start < 0)
-      start += size;
-    if (start < 0 || start >= size)
-      return op->emitError() << "dynoc build (cpu): select index out of range";
-    len = 1;
+  auto get = [&](StringRef n, int64_t dflt) {
+    auto a = op->getAttrOfType<IntegerAttr>(n);
+    return a ? a.getInt() : dflt;
+  };
+  if (!select && !symSize(op, "start", 0).empty())
+    return op->emitError() << "dynoc build (cpu): a slice start that depends "
+                              "on the input dims is not supported yet";
+  std::string symEnd = select ? "" : symSize(op, "end", 0);
+  int64_t step = select ? 1 : get("step", 1);
+  if (step < 1)
+    return op->emitError() << "dynoc build (cpu): slice step must be >= 1";
+  std::string startText, lenText;
+  if (isLiteral(d[*dim]) && symEnd.empty()) {
+    int64_t size = std::stoll(d[*dim]), start, len;
+    if (select) {
+      start = get("index", 0);
+      if (start < 0)
+        start += size;
+      if (start < 0 || start >= size)
+        return op->emitError()
+               << "dynoc build (cpu): select index out of range";
+      len = 1;
+    } else {
+      start = get("start", 0);
+      int64_t end = get("end", size);
+      if (start < 0)
+        start += size;
+      if (end < 0)
+        end += size;
+      start = std::clamp<int64_t>(start, 0, size);
+      end = std::clamp<int64_t>(end, start, size);
+      len = (end - start + step - 1) / step;
+    }
+    startText = std::to_string(start), lenText = std::to_string(len);
   } else {
-    auto get = [&](StringRef n, int64_t dflt) {
-      auto a = op->getAttrOfType<IntegerAttr>(n);
-      return a ? a.getInt() : dflt;
+    // A dim known at run time, or an end from the input dims
+    // (dynoc.sym_sizes): ATen's wrapping and clamping, computed then.
+    const std::string &size = d[*dim];
+    auto wrapped = [&](int64_t v) {
+      return v < 0 ? "(" + size + " - " + std::to_string(-v) + ")"
+                   : std::to_string(v);
     };
-    start = get("start", 0);
-    int64_t end = get("end", size);
-    step = get("step", 1);
-    if (step < 1)
-      return op->emitError() << "dynoc build (cpu): slice step must be >= 1";
-    if (start < 0)
-      start += size;
-    if (end < 0)
-      end += size;
-    start = std::clamp<int64_t>(start, 0, size);
-    end = std::clamp<int64_t>(end, start, size);
-    len = (end - start + step - 1) / step;
+    if (select) {
+      startText = resolved(wrapped(get("index", 0)));
+      require("0 <= " + startText + " && " + startText + " < " + size, op,
+              "the index is out of range");
+      lenText = "1";
+    } else {
+      constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+      int64_t end = get("end", kMax);
+      std::string endText = !symEnd.empty()   ? symEnd
+                            : end >= kMax / 2 ? size
+                                              : wrapped(end);
+      startText = resolved(llvm::formatv("std::clamp<int64_t>({0}, 0, {1})",
+                                         wrapped(get("start", 0)), size));
+      lenText = resolved(llvm::formatv(
+          "(std::clamp<int64_t>({0}, {1}, {2}) - {1} + {3} - 1) / {3}", endText,
+          startText, size, step));
+    }
   }
   DimList computed = d;
   if (select)
     computed.erase(computed.begin() + *dim);
   else
-    computed[*dim] = std::to_string(len);
+    computed[*dim] = lenText;
   setDims(out, op, computed);
   ArrayRef<std::string> all(d);
   code += llvm::formatv(
       "  dynoc_k::slice_copy({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7});\n",
       name(out), name(in), product(all.take_front(*dim)), d[*dim],
-      product(all.drop_front(*dim + 1)), start, step, len);
+      product(all.drop_front(*dim + 1)), startText, step, lenText);
   return success();
 }
 

@@ -623,7 +623,11 @@ LogicalResult slice(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
   if (step <= 0)
     return op->emitError() << "step " << step << " is not positive";
   std::optional<int64_t> n = constOf(r[*d]);
-  if (n) {
+  if (symSize(op, "start", 0) || symSize(op, "end", 0)) {
+    // Bounds that depend on input dims (dynoc.sym_sizes): ATen clamps them
+    // to the dim, which an affine expression cannot say.
+    r[*d] = {};
+  } else if (n) {
     auto clamp = [&](int64_t v) {
       if (v < 0)
         v = v < -*n ? 0 : v + *n;

@@ -105,9 +105,38 @@ import torch, models
 m, _ = models.make({name!r}, 2)
 f = torch.compile(m)
 with torch.no_grad():
-    for b in (2, 3, 4):
-        f(models.example_input({name!r}, b))
+    for size in {sizes!r}:
+        f(({make})(*size))
 """
+
+
+def check_dynamic_capture(dynoc, tmp_path, name, make, sizes, dims, others):
+    """Captures `name` called at `sizes` (inputs from `make`, an expression
+    over `models`): one graph whose input dims `dims` turned dynamic at the
+    first recompile; built once, it matches eager at the `others` sizes."""
+    import dynoc as dynoc_py
+    script = tmp_path / "capture_me.py"
+    script.write_text(DYNAMIC_SCRIPT.format(bench=os.path.join(ROOT, "bench", "cpu"),
+                                            name=name, sizes=sizes, make=make))
+    cap = dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert len(manifest["graphs"]) == 1, cap.stderr
+    user = manifest["graphs"][0]["inputs"][0]
+    assert [r.get("dynamic") for r in manifest["recompiles"]] == [{user["name"]: dims}], \
+        manifest["recompiles"]
+    assert all(user["shape"][d] is None for d in dims)
+    dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
+    model = dynoc_py.load(tmp_path / "m.so")
+    m, _ = models.make(name, 1)
+    for size in others:
+        x = eval(make, {"models": models})(*size)  # noqa: S307 - the test's own text
+        with torch.no_grad():
+            ref = models.main_output(m(x))
+        got = models.main_output(model(x))
+        assert got.shape == ref.shape
+        rel = ((got - ref).abs().max() / ref.abs().max()).item()
+        assert rel <= 1e-4, (size, rel)
+    return tmp_path / "out" / "graph_0.mlir"
 
 
 @pytest.mark.parametrize("name", models.NAMES)
@@ -116,65 +145,18 @@ def test_model_dynamic_batch(dynoc, tmp_path, name):
     does): the second merges the first variant into one graph whose batch dim
     is dynamic (BERT's token type ids expand to the ids' shape: expand_as), the
     third reuses it; the graph, built once, matches eager at other batches."""
-    import dynoc as dynoc_py
-    script = tmp_path / "capture_me.py"
-    script.write_text(DYNAMIC_SCRIPT.format(bench=os.path.join(ROOT, "bench", "cpu"),
-                                            name=name))
-    cap = dynoc("capture", script, "-o", tmp_path / "out", check=True)
-    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert len(manifest["graphs"]) == 1, cap.stderr
-    assert [r.get("dynamic") for r in manifest["recompiles"]] == \
-        [{manifest["graphs"][0]["inputs"][0]["name"]: [0]}], manifest["recompiles"]
-    assert manifest["graphs"][0]["inputs"][0]["shape"][0] is None
-    dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
-    model = dynoc_py.load(tmp_path / "m.so")
-    m, _ = models.make(name, 1)
-    for b in (1, 5):
-        x = models.example_input(name, b)
-        with torch.no_grad():
-            ref = models.main_output(m(x))
-        got = models.main_output(model(x))
-        assert got.shape == ref.shape
-        rel = ((got - ref).abs().max() / ref.abs().max()).item()
-        assert rel <= 1e-4, (b, rel)
+    make = f"lambda b: models.example_input({name!r}, b)"
+    check_dynamic_capture(dynoc, tmp_path, name, make, [(2,), (3,), (4,)], [0], [(1,), (5,)])
 
 
-SEQUENCE_SCRIPT = """\
-import sys
-sys.path.insert(0, {bench!r})
-import torch, models
-m, _ = models.make({name!r}, 2)
-f = torch.compile(m)
-with torch.no_grad():
-    for b, t in ((2, 16), (3, 24), (4, 20)):
-        f(models.INPUTS_BY_LENGTH[{name!r}](b, t))
-"""
-
-
-@pytest.mark.parametrize("name", ["encoder_block", "gpt2"])
+@pytest.mark.parametrize("name", ["encoder_block", "bert", "gpt2"])
 def test_model_dynamic_batch_and_sequence(dynoc, tmp_path, name):
     """Batch and sequence length both change: the second call merges into one
-    graph with both dims dynamic (the views F.linear's decomposition makes and
-    GPT-2's position arange get their sizes as expressions of the input dims,
-    dynoc.sym_sizes); built once, it matches eager at other sizes."""
-    import dynoc as dynoc_py
-    script = tmp_path / "capture_me.py"
-    script.write_text(SEQUENCE_SCRIPT.format(bench=os.path.join(ROOT, "bench", "cpu"),
-                                             name=name))
-    cap = dynoc("capture", script, "-o", tmp_path / "out", check=True)
-    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert len(manifest["graphs"]) == 1, cap.stderr
-    user = manifest["graphs"][0]["inputs"][0]
-    assert [r.get("dynamic") for r in manifest["recompiles"]] == [{user["name"]: [0, 1]}]
-    assert "dynoc.sym_sizes" in (tmp_path / "out" / "graph_0.mlir").read_text()
-    dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
-    model = dynoc_py.load(tmp_path / "m.so")
-    m, _ = models.make(name, 1)
-    for b, t in ((1, 7), (5, 33)):
-        x = models.INPUTS_BY_LENGTH[name](b, t)
-        with torch.no_grad():
-            ref = models.main_output(m(x))
-        got = models.main_output(model(x))
-        assert got.shape == ref.shape
-        rel = ((got - ref).abs().max() / ref.abs().max()).item()
-        assert rel <= 1e-4, (b, t, rel)
+    graph with both dims dynamic (the views F.linear's decomposition makes,
+    GPT-2's position arange and BERT's position-id slice get their sizes as
+    expressions of the input dims, dynoc.sym_sizes); built once, it matches
+    eager at other sizes."""
+    make = f"models.INPUTS_BY_LENGTH[{name!r}]"
+    mlir = check_dynamic_capture(dynoc, tmp_path, name, make, [(2, 16), (3, 24), (4, 20)],
+                                 [0, 1], [(1, 7), (5, 33)])
+    assert "dynoc.sym_sizes" in mlir.read_text()

@@ -17,6 +17,7 @@ an expand dim that keeps the input's size). Any other difference, or a size
 Python used as a plain value (`range(b)`, `x[:b]`), keeps the variants apart.
 """
 import json
+import re
 
 import torch
 
@@ -117,7 +118,7 @@ def _sized_attr(a, b):
 
 # Int attributes a merge may write as expressions of the input dims (the
 # runs' values fitted, dynoc.sym_sizes) when they differ between the runs.
-_FITTED = {"aten.arange": ("end",)}
+_FITTED = {"aten.arange": ("end",), "aten.slice.Tensor": ("start", "end")}
 
 
 # A reshape or expand whose size the Python code spelled as exactly another
@@ -465,7 +466,20 @@ _SIZE_ATTRS = {"size", "shape", "sizes", "start", "end", "index", "split_size",
 
 
 class NotGeneral(Exception):
-    """Why a capture cannot be made dynamic from this run."""
+    """Why a capture cannot be made dynamic from this run; `pins`: the
+    {source: dims} that caused it, when leaving them static would do."""
+
+    def __init__(self, why, pins=None):
+        super().__init__(why)
+        self.pins = pins or {}
+
+
+def _size_refs(text):
+    """{source: dims} of the sizes a size source names."""
+    out = {}
+    for src, d in re.findall(r"(L\[[^\]]+\](?:\[\d+\])*)\.size\(\)\[(\d+)\]", text):
+        out.setdefault(src, set()).add(int(d))
+    return out
 
 
 def _contiguous_strides(shape):
@@ -504,22 +518,7 @@ def _attr_ints(text):
 def _substitute(obj, env, known):
     """`obj` with Values as their replay tensors and the ints in `known` as
     their new values; 'cpu' devices as 'meta'."""
-    if isinstance(obj, Value):
-        return env[obj.vid]
-    if isinstance(obj, torch.Tensor):
-        raise NotGeneral("an operand is a tensor the graph does not know")
-    if isinstance(obj, bool):
-        return obj
-    if isinstance(obj, int):
-        return known.get(obj, obj)
-    if isinstance(obj, torch.device):
-        return torch.device("meta")
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_substitute(x, env, known) for x in obj)
-    if isinstance(obj, dict):
-        return {k: (torch.device("meta") if k == "device" else _substitute(v, env, known))
-                for k, v in obj.items()}
-    return obj
+    return _symbolic.substitute(obj, env, lambda i: known.get(i, i), NotGeneral)
 
 
 def _replay(graphs, inputs, sources, scope, hot):
@@ -584,7 +583,13 @@ def _replay(graphs, inputs, sources, scope, hot):
             new_kwargs = _substitute(kwargs, env, changed)
             if changed and size_attrs:
                 if n.op not in _SIZED:
-                    raise NotGeneral(f"{n.op} takes a size as an attribute")
+                    # A slice bound, say: those dims can stay static.
+                    pins = {}
+                    for value, src in n.sizes:
+                        if value in changed and src != "<opaque>":
+                            for k, ds in _size_refs(src).items():
+                                pins.setdefault(k, set()).update(ds)
+                    raise NotGeneral(f"{n.op} takes a size as an attribute", pins)
                 sized[n] = list(new_args[1] if len(new_args) > 1 else new_kwargs[_SIZED[n.op]])
             dim = n.attrs.get("dim")
             if size_attrs and n.op not in _SIZED and dim is not None and n.operands:
@@ -617,6 +622,16 @@ def generalize(graphs, guards, request, L, G, computed=()):
     size (a matmul's contracted dim, say) stay static, as in Dynamo."""
     if not graphs:
         raise NotGeneral("the region made no graph")
+    for _ in range(4):  # dims an attribute takes stay static; try the rest
+        try:
+            return _generalize(graphs, guards, request, L, G, computed)
+        except NotGeneral as e:
+            narrowed = {src: set(dims) - e.pins.get(src, set())
+                        for src, dims in request.items()}
+            narrowed = {src: dims for src, dims in narrowed.items() if dims}
+            if not e.pins or not narrowed or narrowed == request:
+                break
+            request = narrowed
     try:
         return _generalize(graphs, guards, request, L, G, computed)
     except NotGeneral as first:

@@ -114,6 +114,8 @@ class Tracker(TorchDispatchMode):
         self.size_guards = {}  # guard text -> None, in the order decided
         self.computed_size_guards = {}  # the same, on sizes of computed tensors
         self.written = set()  # sources the region assigned (not guarded after)
+        self.slice_sizes = {}  # id(slice) -> (slice, [(size, source)]) of its bounds
+        self.sliced_tensors = set()  # ids of those slices a tensor subscript used
         self.static_reason = None  # why the variant may not merge into a dynamic one
         self.native_sizes = ()  # sizes the running native call was given
         self.native_stack = []
@@ -329,6 +331,23 @@ class Tracker(TorchDispatchMode):
         self.native_stack.append(self.native_sizes)
         self.native_sizes = tuple(sizes) + ((None, "<opaque>"),) * bool(opaque)
 
+    def on_slice_sizes(self, sl, sizes):
+        """A slice whose bounds are tensor sizes ([(value, source)]): a
+        tensor subscript passes them to its ATen calls; a slice never used
+        on a tensor pins them (finish)."""
+        self.slice_sizes[id(sl)] = (sl, list(sizes))
+
+    def enter_subscript(self, key):
+        """A tensor subscript with `key` begins: the sizes its slices hold
+        are the sizes its ATen calls were given."""
+        sizes = []
+        for k in key if isinstance(key, tuple) else (key,):
+            entry = self.slice_sizes.get(id(k)) if isinstance(k, slice) else None
+            if entry is not None and entry[0] is k:
+                sizes += entry[1]
+                self.sliced_tensors.add(id(k))
+        self.enter_native(sizes, False)
+
     def exit_native(self):
         self.native_sizes = self.native_stack.pop() if self.native_stack else ()
 
@@ -496,6 +515,10 @@ class Tracker(TorchDispatchMode):
         s = structure(result)
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}
+        for key, (sl, sizes) in self.slice_sizes.items():
+            if key not in self.sliced_tensors:  # sliced a list, say: pinned
+                for value, source in sizes:
+                    self.on_guard(source, value)
         for g in self.graphs:
             # Every node as recorded: a size Python read may belong to a
             # value nothing else uses (_symbolic.py, _dynamic.py replay it).

@@ -50,29 +50,35 @@ def _fake_input(mode, ctx_types, v, shape, dims):
     return mode.from_tensor(meta, symbolic_context=Context(dynamic_sizes=kinds))
 
 
-def _substitute(obj, env, pending):
-    """`obj` with Values as their fake tensors and the sizes Python passed
-    (`pending`: (value, symbolic size) in the order passed; consumed) in
-    place of the ints they were, matched in order, so that a literal that
-    happens to equal a size stays a literal."""
+def substitute(obj, env, map_int, error):
+    """A replayable call's `obj` with Values as their replay tensors (`env`,
+    by vid), ints through `map_int` and devices as 'meta'; `error`: the
+    exception for a tensor the graph does not know."""
     if isinstance(obj, Value):
         return env[obj.vid]
     if isinstance(obj, torch.Tensor):
-        raise Unresolved("an operand is a tensor the graph does not know")
+        raise error("an operand is a tensor the graph does not know")
     if isinstance(obj, bool):
         return obj
     if isinstance(obj, int):
-        if pending and pending[0][0] == obj:
-            return pending.pop(0)[1]
-        return obj
+        return map_int(obj)
     if isinstance(obj, torch.device):
         return torch.device("meta")
     if isinstance(obj, (list, tuple)):
-        return type(obj)([_substitute(x, env, pending) for x in obj])
+        return type(obj)([substitute(x, env, map_int, error) for x in obj])
     if isinstance(obj, dict):
-        return {k: (torch.device("meta") if k == "device" else _substitute(v, env, pending))
-                for k, v in obj.items()}
+        return {k: (torch.device("meta") if k == "device" else
+                    substitute(v, env, map_int, error)) for k, v in obj.items()}
     return obj
+
+
+def _substitute(obj, env, pending):
+    """`obj` with the sizes Python passed (`pending`: (value, symbolic size)
+    in the order passed; consumed) in place of the ints they were, matched
+    in order, so that a literal that happens to equal a size stays one."""
+    def map_int(i):
+        return pending.pop(0)[1] if pending and pending[0][0] == i else i
+    return substitute(obj, env, map_int, Unresolved)
 
 
 def _size_term(node, tensors):
