@@ -369,13 +369,19 @@ private:
       items->push_back(itemSource(subject.source, key));
     }
     Py_XDECREF(get), Py_XDECREF(missing);
-    if (!ok || !complete) {
-      Py_XDECREF(values);
+    return pushMatch(ok, complete, values, std::move(items));
+  }
+  /// What a MATCH_KEYS/MATCH_CLASS pushes: the tuple it read (owned, with
+  /// its items' sources) when the pattern matched, else None; nothing when
+  /// an error is set (`ok` false).
+  bool pushMatch(bool ok, bool matched, PyObject *tuple, ItemSources items) {
+    if (!ok || !matched) {
+      Py_XDECREF(tuple);
       if (ok)
         push(Py_NewRef(Py_None));
       return ok;
     }
-    push(values, {}, std::move(items));
+    push(tuple, {}, std::move(items));
     return true;
   }
   /// MATCH_CLASS: pushes the tuple of `subject`'s attributes that a class
@@ -469,14 +475,7 @@ private:
                            : subject.source + "." + PyUnicode_AsUTF8(name));
     }
     Py_XDECREF(matchArgs);
-    if (!ok || !found) {
-      Py_XDECREF(attrs);
-      if (ok)
-        push(Py_NewRef(Py_None));
-      return ok;
-    }
-    push(attrs, {}, std::move(items));
-    return true;
+    return pushMatch(ok, found, attrs, std::move(items));
   }
   /// A tensor's source for its sizes: its own source, or for a tensor a
   /// graph of the region computed, the name of that graph value
