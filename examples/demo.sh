@@ -6,7 +6,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 tools/bootstrap.sh
 echo "[demo] building dynoc (bazel)" >&2
-bazel build //tools/dynoc //examples/run_model
+# The Python extensions too: the README's `dynoc.load` example needs _dynrt.
+bazel build //tools/dynoc //examples/run_model //lib/runtime/python:_dynrt.so //lib/capture:_dynoc_C.so
 out="$root/out/mlp"
 rm -rf "$out"
 echo "[demo] dynoc capture examples/mlp.py -o $out" >&2

@@ -1036,8 +1036,12 @@ PyObject *Evaluator::makeFunction(int flags) {
   int rc = fn ? 0 : -1;
   if (rc == 0 && closure.value)
     rc = PyFunction_SetClosure(fn, closure.value);
+  // MAKE_FUNCTION gets annotations as a flat (name, value, ...) tuple, which
+  // PyFunction_SetAnnotations refuses: CPython's own eval loop stores the tuple
+  // and func.__annotations__ turns it into a dict on first read.
   if (rc == 0 && annotations.value)
-    rc = PyFunction_SetAnnotations(fn, annotations.value);
+    Py_XSETREF(reinterpret_cast<PyFunctionObject *>(fn)->func_annotations,
+               Py_NewRef(annotations.value));
   if (rc == 0 && kwdefaults.value)
     rc = PyFunction_SetKwDefaults(fn, kwdefaults.value);
   if (rc == 0 && defaults.value)

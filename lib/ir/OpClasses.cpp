@@ -29,12 +29,29 @@ bool dynoc::isLayoutOp(mlir::Operation *op) {
 bool dynoc::isDataMovementOp(mlir::Operation *op) {
   // Beyond the layout ops: conversions, selection, concatenation, gathers
   // and fills.
-  static const llvm::StringSet<> names = {
-      "aten._to_copy",     "aten.slice.Tensor", "aten.select.int",
-      "aten.cat",          "aten.stack",        "aten.unbind.int",
-      "aten.split.Tensor", "aten.gather",       "aten.index.Tensor",
-      "aten.embedding",    "aten.arange",       "aten.full",
-      "aten.ones",         "aten.zeros",        "aten.ones_like",
-      "aten.zeros_like",   "aten.full_like",    "aten.dropout"};
+  static const llvm::StringSet<> names = {"aten._to_copy",
+                                          "aten.slice.Tensor",
+                                          "aten.select.int",
+                                          "aten.cat",
+                                          "aten.stack",
+                                          "aten.unbind.int",
+                                          "aten.split.Tensor",
+                                          "aten.gather",
+                                          "aten.index.Tensor",
+                                          "aten.embedding",
+                                          "aten.arange",
+                                          "aten.full",
+                                          "aten.ones",
+                                          "aten.zeros",
+                                          "aten.ones_like",
+                                          "aten.zeros_like",
+                                          "aten.full_like",
+                                          "aten.dropout",
+                                          "aten.arange.start",
+                                          "aten.arange.start_step",
+                                          "aten.unsafe_split.Tensor",
+                                          "aten.zero",
+                                          "aten.empty_like",
+                                          "aten.empty.memory_format"};
   return isLayoutOp(op) || names.contains(op->getName().getStringRef());
 }

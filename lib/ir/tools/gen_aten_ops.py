@@ -190,6 +190,18 @@ def select(entries, wanted):
             tags = [tags]
         if overload.endswith("out") or overload.startswith("out") or name.endswith("_out"):
             continue
+        # The functional twin torchgen generates for an in-place op (`autogen:
+        # zero` beside `zero_`): the same arguments, self read-only, a new result.
+        for auto in str(e.get("autogen") or "").split(","):
+            auto = auto.strip()
+            if auto and auto.split(".")[0] in wanted and not auto.endswith("out") \
+                    and name.endswith("_") and name[:-1] == auto.split(".")[0]:
+                args = schema[schema.index("(") + 1:schema.rindex(") ->")]
+                twin = f"{auto}({args.replace('Tensor(a!) self', 'Tensor self')}) -> Tensor"
+                try:
+                    chosen.append(op_from_schema(twin, tags))
+                except Skip as s:
+                    skipped.append((auto, str(s)))
         is_core = "core" in tags
         listed = full in wanted or (name in wanted and not name.endswith("_"))
         if not (is_core or listed):

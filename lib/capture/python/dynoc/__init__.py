@@ -5,7 +5,10 @@ scripts written for them run unmodified.
 """
 import functools
 
+import torch
+
 from . import _region, _session
+from ._compiled_module import CompiledModule
 from ._explain import ExplainOutput, explain
 from ._runtime import Error, GuardError, LoadedModel, load
 
@@ -40,6 +43,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         raise ValueError(f"dynoc: unknown backend '{backend}' (known: {', '.join(_BACKENDS)})")
     _region.cache_size_limit = config.cache_size_limit
     region = _region.Region(model, backend, fullgraph, dynamic)
+    if isinstance(model, torch.nn.Module):
+        return CompiledModule(model, region)
     if callable(model) and not hasattr(model, "forward"):
         functools.update_wrapper(region, model, updated=())
     return region
@@ -103,6 +108,8 @@ def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
         return lambda f: disable(f, recursive, reason=reason)
     if isinstance(fn, _region.Region):
         return fn.target
+    if isinstance(fn, CompiledModule):
+        return fn._orig_mod
     if getattr(fn, "__module__", "").startswith("torch."):
         return fn  # torch's own uses: library code is never followed anyway
 

@@ -35,17 +35,32 @@ def _is_tensor_list_type(t):
 _ARG_TYPES = {}
 
 
+# In-place ops whose functional twin has another name or overload name than
+# dropping the underscore gives (the fills of module constructors, dropout's
+# bernoulli_): same arguments after self, the result replaces self.
+_FUNCTIONAL_TWINS = {
+    ("bernoulli_", "float"): ("bernoulli", "p"),
+    ("bernoulli_", "Tensor"): ("bernoulli", "Tensor"),
+    ("normal_", "default"): ("normal_functional", "default"),
+    ("uniform_", "default"): ("uniform", "default"),
+    ("zero_", "default"): ("zero", "default"),
+    ("exponential_", "default"): ("exponential", "default"),
+}
+
+
 def _functional_variant(func):
     """The out-of-place overload of an in-place ATen op (add_.Tensor ->
-    add.Tensor), or None."""
+    add.Tensor, bernoulli_.float -> bernoulli.p), or None."""
     schema = func._schema
     name = schema.name.split("::", 1)[1]
     first = schema.arguments[0] if schema.arguments else None
     if not name.endswith("_") or first is None or first.alias_info is None \
             or not first.alias_info.is_write:
         return None
-    packet = getattr(torch.ops.aten, name[:-1], None)
-    return getattr(packet, func._overloadname, None) if packet is not None else None
+    twin_name, twin_overload = _FUNCTIONAL_TWINS.get(
+        (name, func._overloadname), (name[:-1], func._overloadname))
+    packet = getattr(torch.ops.aten, twin_name, None)
+    return getattr(packet, twin_overload, None) if packet is not None else None
 
 
 def _arg_types(func):
@@ -129,6 +144,8 @@ class Tracker(TorchDispatchMode):
         self.paused = 0            # inside a disable()d / disallowed call
         self.break_values = {}     # id(tensor) -> name, made while paused
         self.mutated_inputs = {}   # id(tensor) -> (tensor, input name)
+        self._backward_task = None  # the autograd graph task last seen
+        self.bound = {}  # id(tensor) -> (dtype, shape, data_ptr) when its Value was bound
         # DYNOC_SAVE_EXAMPLES=1: each graph's user inputs (as first used) and
         # outputs (at the region's end) are written beside it, for checking a
         # build against the program's own values.
@@ -145,8 +162,30 @@ class Tracker(TorchDispatchMode):
         self.input_values = {}
         return g
 
+    @staticmethod
+    def _identity(t):
+        try:
+            return (t.dtype, tuple(t.shape), t.data_ptr())
+        except RuntimeError:  # no storage to point at
+            return (t.dtype, tuple(t.shape), None)
+
+    def _bind(self, t):
+        self.bound[id(t)] = self._identity(t)
+
+    def _forget_if_swapped(self, t):
+        """A tensor whose data was swapped outside the dispatcher (`p.data =
+        q`, as Module.to/.double() do) is not the value recorded for it: later
+        uses lift it afresh."""
+        key = id(t)
+        was = self.bound.get(key)
+        if was is not None and was != self._identity(t):
+            self.values.pop(key, None)
+            self.input_values.pop(key, None)
+            del self.bound[key]
+
     def _value_of(self, t):
         """The current graph's Value for tensor `t`, or None (no lifting)."""
+        self._forget_if_swapped(t)
         v = self.values.get(id(t))
         if v is not None and v.graph is self.current:
             return v
@@ -156,6 +195,7 @@ class Tracker(TorchDispatchMode):
         """The Value for tensor `t` in the current graph, adding an input if the
         graph did not make it."""
         key = id(t)
+        self._forget_if_swapped(t)
         v = self.values.get(key)
         g = self.current
         if v is not None and v.graph is g:
@@ -182,7 +222,10 @@ class Tracker(TorchDispatchMode):
                     src or f"_constant_{self.constants}", t)
                 nv = g.add_input(t.shape, t.dtype, "constant", name)
         self.input_values[key] = nv
-        if self.examples is not None and nv.kind == "user":
+        self._bind(t)
+        if self.examples is not None:
+            # Weights too: the script may change them after this graph ran (an
+            # optimizer step), and the weights file holds their last values.
             self.examples[nv.vid] = t.detach().clone()
         self.keepalive.append(t)
         return nv
@@ -229,6 +272,10 @@ class Tracker(TorchDispatchMode):
         out = func(*args, **kwargs)
         if self.paused:
             return out
+        task = torch._C._current_graph_task_id()
+        if task != -1:  # the autograd engine runs a backward pass
+            self._in_backward(task, out)
+            return out
         name = func._schema.name
         if name in _ESCAPES:
             if self._escape_reported:
@@ -239,13 +286,41 @@ class Tracker(TorchDispatchMode):
         try:
             self._record(func, args, kwargs, out)
         except mw.Unencodable as e:
-            self.on_break(f"{_op_name(func)}: {e}", None, None)
-            if func._schema.is_mutable and args and isinstance(args[0], torch.Tensor):
-                # Changed outside the graphs: later graphs take it as an input.
-                self.values.pop(id(args[0]), None)
-                self.break_values[id(args[0])] = f"result of {_op_name(func)}"
-                self.keepalive.append(args[0])
+            self._run_outside(func, args, kwargs, out, str(e))
         return out
+
+    def _in_backward(self, task, out):
+        """An op of a backward pass (loss.backward(), torch.autograd.grad):
+        forward graphs do not hold it. Each backward is one break, labelled
+        and placed at the user's line; the gradients it makes enter later
+        graphs (an optimizer's update) as inputs named as such."""
+        if task != self._backward_task:
+            self._backward_task = task
+            self.on_break("autograd backward pass: runs outside the forward graphs "
+                          "(its ops are not recorded)", None, None)
+        for t in _tensors(out):
+            self.values.pop(id(t), None)
+            self.break_values[id(t)] = "gradient (autograd backward)"
+            self.keepalive.append(t)
+
+    def _run_outside(self, func, args, kwargs, out, why):
+        """`func` ran but no graph can hold it: the graph ends here. What it
+        consumed leaves the graphs as outputs (so the ops that made it stay
+        recorded), and what it made or changed enters later graphs as inputs
+        named after it."""
+        for t in _tensors((args, kwargs)):
+            v = self.values.get(id(t))
+            if v is not None:
+                v.graph.add_output(v)
+        self.on_break(f"{_op_name(func)}: {why}", None, None)
+        made = _tensors(out)
+        if func._schema.is_mutable and args and isinstance(args[0], torch.Tensor):
+            made = [args[0]] + [t for t in made if t is not args[0]]
+        for i, t in enumerate(made):
+            self.values.pop(id(t), None)
+            self.break_values[id(t)] = f"result of {_op_name(func)}" + \
+                (f"[{i}]" if len(made) > 1 else "")
+            self.keepalive.append(t)
 
     def _record(self, func, args, kwargs, out):
         # In-place ops are recorded functionally: `x.add_(y)` becomes
@@ -260,6 +335,11 @@ class Tracker(TorchDispatchMode):
             if recorded is None or not isinstance(target, torch.Tensor):
                 raise mw.Unencodable("in-place op without a functional form")
             mw.check_op(_op_name(recorded))
+            # Defaults of the in-place schema the twin may lack (bernoulli_'s
+            # p=0.5; bernoulli.p has none): spelled out for the twin.
+            positional = [a for a in func._schema.arguments if not a.kwarg_only]
+            args = tuple(args) + tuple(a.default_value for a in positional[len(args):]
+                                       if a.has_default_value() and a.name not in kwargs)
             if target._base is not None:
                 raise mw.Unencodable("in-place update of a view is not functionalized")
             if id(target) not in self.values:
@@ -309,13 +389,21 @@ class Tracker(TorchDispatchMode):
         outs = out if isinstance(out, (tuple, list)) else (out,)
         results = []
         for o in outs:
+            if o is None and len(outs) > 1:
+                # An undefined tensor (mkldnn_rnn_layer's workspace outside
+                # training): a 0-element placeholder no op can read.
+                results.append(Value(self.current, (0,), torch.uint8))
+                continue
             if not isinstance(o, torch.Tensor):
                 raise mw.Unencodable(f"non-tensor result {type(o).__name__}")
             mw.element_type(o.dtype)
             v = Value(self.current, o.shape, o.dtype)
             results.append(v)
         for o, v in zip(outs, results):
+            if o is None:
+                continue
             self.values[id(o)] = v
+            self._bind(o)
             self.keepalive.append(o)
             if self.examples is not None:
                 self.result_tensors[v.vid] = o
@@ -531,6 +619,9 @@ class Tracker(TorchDispatchMode):
                 if all(x is not None for x in ins + outs):
                     g.examples = {**{f"input_{i}": x for i, x in enumerate(ins)},
                                   **{f"output_{i}": x.detach().clone() for i, x in enumerate(outs)}}
+                    g.examples.update({f"weight.{v.name}": self.examples[v.vid]
+                                       for v in g.inputs if v.kind != "user"
+                                       and v.vid in self.examples})
             g.guards.extend(self._global_state_guards())
             for text in self.value_guards.values():
                 g.guards.append({"kind": "value", "text": text})

@@ -12,6 +12,7 @@ import torch
 
 from . import _logs, _mlir_writer as mw
 from . import _dynamic, _guards, _session, _symbolic
+from ._compiled_module import CompiledModule, forward_inside_region
 from ._recorder import Tracker
 
 _C = None
@@ -69,6 +70,8 @@ def _forward_of(module):
     with forward (pre-)hooks registered, _call_with_hooks. None when backward
     hooks are registered (then the call runs natively)."""
     mm = torch.nn.modules.module
+    if isinstance(module, CompiledModule):
+        return forward_inside_region
     if module._backward_hooks or module._backward_pre_hooks or \
             mm._global_backward_hooks or mm._global_backward_pre_hooks:
         return None

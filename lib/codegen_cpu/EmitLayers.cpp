@@ -1,0 +1,140 @@
+//===- EmitLayers.cpp - losses, recurrent layers, transposed convolution --===//
+//
+// The CPU printing of layer ops that real training scripts record at the
+// dispatcher: nll_loss_forward (F.cross_entropy), mkldnn_rnn_layer (nn.LSTM)
+// and transposed convolution (nn.ConvTranspose2d). Their kernels are in
+// prelude/dynoc_kernels_nn.h.
+//
+//===----------------------------------------------------------------------===//
+#include "FuncEmitter.h"
+
+namespace dynoc {
+namespace cpu {
+
+/// nll_loss_forward / nll_loss2d_forward over [N, C] or [C] log-probabilities
+/// (2-D: [N, C, H, W] is not supported yet).
+LogicalResult FuncEmitter::emitNllLoss(Operation *op) {
+  Value in = op->getOperand(0), target = op->getOperand(1);
+  Value weight = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+  const DimList &d = dimsOf(in);
+  if (d.size() != 1 && d.size() != 2)
+    return op->emitError() << "dynoc build (cpu): '" << op->getName()
+                           << "' on a rank-" << d.size()
+                           << " input is not supported yet (rank 1 or 2)";
+  if (!elementTypeOf(target).isInteger(64))
+    return op->emitError() << "dynoc build (cpu): '" << op->getName()
+                           << "' needs int64 targets";
+  int64_t reduction = int64_t(scalarAttr(op, "reduction", 1));
+  int64_t ignore = int64_t(scalarAttr(op, "ignore_index", -100));
+  if (reduction < 0 || reduction > 2)
+    return op->emitError() << "dynoc build (cpu): unknown reduction "
+                           << reduction;
+  std::string N = d.size() == 2 ? d[0] : "1", C = d.back();
+  Value out = op->getResult(0), total = op->getResult(1);
+  setDims(out, op, reduction == 0 && d.size() == 2 ? DimList{N} : DimList{});
+  setDims(total, op, {});
+  std::string none = "static_cast<" + elemCType(in) + " *>(nullptr)";
+  code += llvm::formatv(
+      "  if (int rc = dynoc_k::nll_loss({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+      "{7}, int64_t({8}))) return rc;\n",
+      name(out), needed(total) ? name(total) : none, name(in), name(target),
+      weight ? name(weight) : none, N, C, reduction, ignore);
+  return success();
+}
+
+/// One unidirectional LSTM layer (mode 2 of mkldnn_rnn_layer), as nn.LSTM
+/// runs it per layer and direction on the CPU. Inference and training
+/// forward alike; the workspace result (for mkldnn's backward) is not made.
+LogicalResult FuncEmitter::emitLstmLayer(Operation *op) {
+  auto rnn = cast<aten::AtenMkldnnRnnLayerOp>(op);
+  if (rnn.getMode() != 2)
+    return op->emitError() << "dynoc build (cpu): mkldnn_rnn_layer mode "
+                           << rnn.getMode()
+                           << " (only LSTM, mode 2, is supported yet)";
+  if (!rnn.getBatchSizes().empty())
+    return op->emitError() << "dynoc build (cpu): packed sequences "
+                              "(batch_sizes) are not supported yet";
+  if (needed(op->getResult(3)))
+    return op->emitError() << "dynoc build (cpu): mkldnn_rnn_layer's "
+                              "workspace result is not supported";
+  const DimList &x = dimsOf(rnn.getInput()), &wih = dimsOf(rnn.getWeight0());
+  if (x.size() != 3 || wih.size() != 2)
+    return op->emitError() << "dynoc build (cpu): mkldnn_rnn_layer needs a "
+                              "3-D input and 2-D weights";
+  // The input is time-major whatever batch_first says: at::lstm transposes a
+  // batch-first input before the layers and passes the flag along unused.
+  bool batchFirst = false;
+  std::string T = x[0], B = x[1];
+  std::string H = std::to_string(rnn.getHiddenSize());
+  require(wih[0] + " == 4 * " + H + " && " + wih[1] + " == " + x[2], op,
+          "weight_ih does not match the input and hidden sizes");
+  DimList y = x;
+  y[2] = H;
+  setDims(op->getResult(0), op, y);
+  setDims(op->getResult(1), op, {B, H});
+  setDims(op->getResult(2), op, {B, H});
+  std::string s =
+      scratch(product({"4", T, B, H, "4"}) + " + " + product({"4", B, H, "4"}));
+  bool bias = rnn.getHasBiases();
+  code += llvm::formatv(
+      "  if (int rc = dynoc_k::lstm_layer({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+      "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
+      "reinterpret_cast<float *>({16}))) return rc;\n",
+      name(op->getResult(0)), name(op->getResult(1)), name(op->getResult(2)),
+      name(rnn.getInput()), name(rnn.getWeight0()), name(rnn.getWeight1()),
+      bias ? name(rnn.getWeight2()) : "nullptr",
+      bias ? name(rnn.getWeight3()) : "nullptr", name(rnn.getHx_()),
+      name(rnn.getCx_()), T, B, x[2], H, rnn.getReverse() ? "true" : "false",
+      batchFirst ? "true" : "false", s);
+  return success();
+}
+
+/// aten.convolution with transposed=true, 2-D, NCHW.
+LogicalResult FuncEmitter::emitConvTranspose(Operation *op) {
+  auto conv = cast<aten::AtenConvolutionOp>(op);
+  const DimList &in = dimsOf(conv.getInput()), &w = dimsOf(conv.getWeight());
+  if (in.size() != 4 || w.size() != 4)
+    return op->emitError() << "dynoc build (cpu): only 2-D transposed "
+                              "convolution (NCHW) is supported so far";
+  auto pair = [&](ArrayRef<int64_t> v, int64_t dflt, int i) {
+    return v.empty() ? dflt : v[v.size() == 1 ? 0 : i];
+  };
+  int64_t sh = pair(conv.getStride(), 1, 0), sw = pair(conv.getStride(), 1, 1);
+  int64_t ph = pair(conv.getPadding(), 0, 0),
+          pw = pair(conv.getPadding(), 0, 1);
+  int64_t dh = pair(conv.getDilation(), 1, 0),
+          dw = pair(conv.getDilation(), 1, 1);
+  int64_t oph = pair(conv.getOutputPadding(), 0, 0),
+          opw = pair(conv.getOutputPadding(), 0, 1);
+  int64_t groups = conv.getGroups();
+  if (!isLiteral(w[1]) || !isLiteral(w[2]) || !isLiteral(w[3]) || groups < 1)
+    return op->emitError() << "dynoc build (cpu): transposed convolution "
+                              "needs a static kernel and groups >= 1";
+  int64_t R = std::stoll(w[2]), S = std::stoll(w[3]);
+  std::string K = std::to_string(std::stoll(w[1]) * groups);
+  auto outDim = [&](const std::string &x, int64_t s, int64_t p, int64_t d,
+                    int64_t k, int64_t op_) {
+    int64_t c = -2 * p + d * (k - 1) + op_ + 1;
+    return isLiteral(x)
+               ? std::to_string((std::stoll(x) - 1) * s + c)
+               : resolved(llvm::formatv("({0} - 1) * {1} + {2}", x, s, c));
+  };
+  require(in[1] + " == " + w[0], op, "input channels do not match the weight");
+  Value out = op->getResult(0);
+  setDims(out, op,
+          {in[0], K, outDim(in[2], sh, ph, dh, R, oph),
+           outDim(in[3], sw, pw, dw, S, opw)});
+  const DimList &o = dimsOf(out);
+  Value bias = conv.getBias();
+  code += llvm::formatv(
+      "  dynoc_k::conv_transpose2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+      "{8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, "
+      "{19});\n",
+      name(out), name(conv.getInput()), name(conv.getWeight()),
+      bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], K, R, S, o[2],
+      o[3], sh, sw, ph, pw, dh, dw, groups);
+  return success();
+}
+
+} // namespace cpu
+} // namespace dynoc

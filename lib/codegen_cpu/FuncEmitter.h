@@ -1,0 +1,475 @@
+//===- FuncEmitter.h - the CPU printer of one graph -------------*- C++ -*-===//
+//
+// Private to lib/codegen_cpu: the helpers the op emitters share and the
+// FuncEmitter class, whose emit* members are spread over CpuEmitter.cpp (the
+// core ops) and one file per op family (EmitLosses.cpp, EmitRandom.cpp, ...).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNOC_CODEGEN_CPU_FUNCEMITTER_H
+#define DYNOC_CODEGEN_CPU_FUNCEMITTER_H
+
+#include "dynoc/IR/AtenDialect.h"
+#include "dynoc/IR/GraphAttrs.h"
+#include "dynoc/IR/OpClasses.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace dynoc {
+namespace cpu {
+using namespace mlir;
+
+inline std::string torchDTypeName(Type t) {
+  if (t.isF32())
+    return "float32";
+  if (t.isF64())
+    return "float64";
+  if (t.isF16())
+    return "float16";
+  if (t.isBF16())
+    return "bfloat16";
+  if (t.isInteger(64))
+    return "int64";
+  if (t.isInteger(32))
+    return "int32";
+  if (t.isInteger(16))
+    return "int16";
+  if (t.isInteger(8))
+    return t.isUnsignedInteger() ? "uint8" : "int8";
+  if (t.isInteger(1))
+    return "bool";
+  return "";
+}
+
+/// Escapes `s` for a C++ string literal.
+inline std::string cString(const std::string &s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      r += '\\';
+    r += c == '\n' ? ' ' : c;
+  }
+  return r + "\"";
+}
+
+inline std::string fmtFloat(double v) {
+  if (std::isinf(v))
+    return v > 0 ? "INFINITY" : "-INFINITY";
+  if (std::isnan(v))
+    return "NAN";
+  return llvm::formatv("{0:e9}f", v).str();
+}
+
+/// The C type of a scalar element type, or "" if there is none.
+inline std::string cScalarType(Type t) {
+  if (t.isF32())
+    return "float";
+  if (t.isF64())
+    return "double";
+  if (t.isInteger(64))
+    return "int64_t";
+  if (t.isInteger(32))
+    return "int32_t";
+  if (t.isInteger(1))
+    return "bool";
+  return "";
+}
+
+inline Type elementTypeOf(Value v) {
+  return v.getType().cast<RankedTensorType>().getElementType();
+}
+
+/// The C type the CPU backend stores a tensor value's elements in, or "" for
+/// a dtype it does not support: float (f32), double (f64), int64_t (i64) and
+/// bool (i1, one byte as in ATen).
+inline std::string elemCType(Value v) {
+  Type t = elementTypeOf(v);
+  if (t.isF32())
+    return "float";
+  if (t.isF64())
+    return "double";
+  if (t.isInteger(64))
+    return "int64_t";
+  if (t.isInteger(1))
+    return "bool";
+  if (t.isBF16())
+    return "dynoc_k::bf16";
+  if (t.isF16())
+    return "dynoc_k::f16";
+  return "";
+}
+inline std::string elemBytes(Value v) {
+  Type t = elementTypeOf(v);
+  return t.isInteger(1)            ? "1"
+         : t.isBF16() || t.isF16() ? "2"
+         : t.isF32()               ? "4"
+                                   : "8";
+}
+
+/// A number as a literal of the C type `ctype` computes in: a float literal
+/// for float, an integer one for integral values in int64_t/bool, else double.
+inline std::string fmtLiteral(double v, StringRef ctype) {
+  if (ctype == "float")
+    return fmtFloat(v);
+  if ((ctype == "int64_t" || ctype == "bool") && v == std::floor(v) &&
+      std::fabs(v) < 9.2e18)
+    return "int64_t(" + std::to_string(int64_t(v)) + ")";
+  if (std::isinf(v))
+    return v > 0 ? "double(INFINITY)" : "double(-INFINITY)";
+  if (std::isnan(v))
+    return "double(NAN)";
+  return llvm::formatv("{0:e17}", v).str();
+}
+
+/// The dtypes an op runs on, as a set of the element types above.
+enum DTypeSet : unsigned {
+  kF32 = 1,
+  kF64 = 2,
+  kI64 = 4,
+  kBool = 8,
+  kBF16 = 16,
+  kF16 = 32,
+  kAnyDType = kF32 | kF64 | kI64 | kBool,
+  // Data movement also takes the reduced-precision types, which nothing else
+  // computes in (dynoc-widen-reduced-precision converts around those ops).
+  kMovable = kAnyDType | kBF16 | kF16,
+};
+
+inline unsigned dtypeBit(Type t) {
+  return t.isF32()         ? kF32
+         : t.isF64()       ? kF64
+         : t.isInteger(64) ? kI64
+         : t.isInteger(1)  ? kBool
+         : t.isBF16()      ? kBF16
+         : t.isF16()       ? kF16
+                           : 0;
+}
+
+/// Which dtypes the CPU backend runs `op` on. Data movement takes any of them,
+/// bf16 and f16 included; comparisons and selection f32, f64, i64 and bool;
+/// arithmetic f32, f64 and i64; math functions f32 and f64; the rest (GEMM,
+/// convolution, normalizations, reductions) f32 only.
+inline unsigned supportedDTypes(Operation *op) {
+  static const llvm::StringMap<unsigned> table = [] {
+    llvm::StringMap<unsigned> m;
+    for (const char *n :
+         {"aten.eq.Tensor", "aten.ne.Tensor", "aten.lt.Tensor",
+          "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor",
+          "aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar",
+          "aten.le.Scalar", "aten.gt.Scalar", "aten.ge.Scalar",
+          "aten.where.self", "aten.masked_fill.Scalar", "aten.logical_not",
+          "aten.argmax", "aten.argmin",
+          // its body's ops are checked one by one (emitFusionGroup)
+          "dynoc.fusion_group"})
+      m[n] = kAnyDType;
+    for (const char *n :
+         {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+          "aten.div.Tensor", "aten.maximum", "aten.minimum", "aten.add.Scalar",
+          "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar", "aten.neg",
+          "aten.abs", "aten.relu"})
+      m[n] = kF32 | kF64 | kI64;
+    for (const char *n : {"aten.nll_loss_forward", "aten.nll_loss2d_forward"})
+      m[n] = kF32 | kF64 | kI64; // int64 targets
+    for (const char *n :
+         {"aten.uniform", "aten.normal_functional", "aten.bernoulli.p",
+          "aten.bernoulli", "aten.bernoulli.Tensor", "aten.rand", "aten.randn",
+          "aten.rand_like", "aten.randn_like"})
+      m[n] = kF32 | kF64;
+    m["aten.leaky_relu"] = kF32 | kF64;
+    for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
+      m[n] = kF32 | kF64;
+    for (const char *n : {"aten.sigmoid", "aten.tanh", "aten.exp", "aten.gelu",
+                          "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.sin",
+                          "aten.cos", "aten.log", "aten.pow.Tensor_Scalar"})
+      m[n] = kF32 | kF64;
+    return m;
+  }();
+  if (isDataMovementOp(op))
+    return kMovable;
+  auto it = table.find(op->getName().getStringRef());
+  return it == table.end() ? unsigned(kF32) : it->second;
+}
+
+/// The C operator of a comparison op (eq.Tensor, gt.Scalar, ...), or "".
+inline StringRef comparisonOperator(StringRef n) {
+  auto [base, overload] = n.split('.').second.split('.');
+  if (!n.startswith("aten.") || (overload != "Tensor" && overload != "Scalar"))
+    return "";
+  return llvm::StringSwitch<StringRef>(base)
+      .Case("eq", "==")
+      .Case("ne", "!=")
+      .Case("lt", "<")
+      .Case("le", "<=")
+      .Case("gt", ">")
+      .Case("ge", ">=")
+      .Default("");
+}
+
+/// The C type ATen computes a comparison or selection in: the promoted type
+/// of the operands, where a dimensioned operand outranks a 0-d one of the
+/// same category (bool < integer < floating).
+inline std::string promotedCType(ArrayRef<Value> operands) {
+  auto category = [](Type t) {
+    return t.isInteger(1) ? 0 : t.isa<IntegerType>() ? 1 : 2;
+  };
+  auto rank = [](Value v) {
+    return v.getType().cast<RankedTensorType>().getRank();
+  };
+  Type dimensioned, zeroDim;
+  for (Value v : operands) {
+    Type t = elementTypeOf(v);
+    Type &slot = rank(v) > 0 ? dimensioned : zeroDim;
+    if (!slot || category(t) > category(slot) ||
+        (category(t) == category(slot) &&
+         t.getIntOrFloatBitWidth() > slot.getIntOrFloatBitWidth()))
+      slot = t;
+  }
+  Type t = dimensioned ? dimensioned : zeroDim;
+  if (dimensioned && zeroDim && category(zeroDim) > category(dimensioned))
+    t = zeroDim; // an int tensor against a Python float computes in float
+  return t.isF64()        ? "double"
+         : t.isF32()      ? "float"
+         : t.isInteger(1) ? "bool"
+                          : "int64_t";
+}
+
+/// A dim as generated code sees it: a literal for a dim known at build time,
+/// else an expression over the input shapes (`in[i][d]`) or the graph's
+/// resolved values (`p[k]`).
+using DimList = std::vector<std::string>;
+
+inline bool isLiteral(const std::string &d) {
+  return !d.empty() && llvm::all_of(d, [](char c) { return isdigit(c); });
+}
+
+/// Product of dims with the literal factors folded.
+inline std::string product(ArrayRef<std::string> dims) {
+  int64_t lit = 1;
+  std::string dyn;
+  for (const std::string &d : dims) {
+    if (isLiteral(d))
+      lit *= std::stoll(d);
+    else
+      dyn += (dyn.empty() ? "" : " * ") + d;
+  }
+  if (dyn.empty() || lit == 0)
+    return std::to_string(lit);
+  return lit == 1 ? "(" + dyn + ")"
+                  : "(" + std::to_string(lit) + " * " + dyn + ")";
+}
+
+inline std::string braceList(ArrayRef<std::string> v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + v[i];
+  return (v.empty() ? std::string("{0") : s) + "}";
+}
+
+inline bool isSameShapeCopy(StringRef n) {
+  return n == "aten.clone" || n == "aten.contiguous" || n == "aten.alias" ||
+         n == "aten.detach" || n == "aten.dropout" ||
+         n == "aten.lift_fresh_copy" || n == "aten._to_copy";
+}
+
+inline bool isGemm(StringRef n) {
+  return n == "aten.mm" || n == "aten.addmm" || n == "aten.linear";
+}
+
+/// The value `v` stands for: a fusion group's block argument stands for the
+/// group's input.
+inline Value sourceOf(Value v) {
+  if (auto arg = v.dyn_cast<BlockArgument>())
+    if (auto group =
+            dyn_cast<dynoc::FusionGroupOp>(arg.getOwner()->getParentOp()))
+      return group.getInputs()[arg.getArgNumber()];
+  return v;
+}
+
+/// Whether every use of `v` is as the B operand of a GEMM, looking through
+/// fusion groups.
+inline bool onlyGemmB(Value v) {
+  return llvm::all_of(v.getUses(), [&](OpOperand &use) {
+    Operation *u = use.getOwner();
+    if (auto group = dyn_cast<dynoc::FusionGroupOp>(u))
+      return onlyGemmB(
+          group.getBody().front().getArgument(use.getOperandNumber()));
+    StringRef un = u->getName().getStringRef();
+    return isGemm(un) &&
+           use.getOperandNumber() == (un == "aten.addmm" ? 2u : 1u);
+  });
+}
+
+/// A 2-D transpose whose only users are GEMMs that read it as their B operand
+/// (the GEMM flips transB instead).
+inline bool isFoldedTranspose(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  if (n != "aten.t" && n != "aten.transpose.int")
+    return false;
+  if (op->getOperand(0).getType().cast<RankedTensorType>().getRank() != 2 ||
+      op->getResult(0).use_empty())
+    return false;
+  return onlyGemmB(op->getResult(0));
+}
+
+/// An expand to the operand's own shape (matmul's decomposition makes them).
+inline bool isIdentityExpand(Operation *op) {
+  auto ex = dyn_cast<aten::AtenExpandOp>(op);
+  // Sizes given as expressions of the input dims (-1 there does not keep
+  // the operand's dim): not known to be the identity.
+  if (!ex || op->hasAttr(dynoc::attrs::kSymSizes))
+    return false;
+  auto in = ex.getSelf().getType().cast<RankedTensorType>().getShape();
+  ArrayRef<int64_t> size = ex.getSize();
+  if (in.size() != size.size())
+    return false;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (size[d] != -1 && (ShapedType::isDynamic(in[d]) || size[d] != in[d]))
+      return false;
+  return true;
+}
+
+class FuncEmitter {
+public:
+  FuncEmitter(func::FuncOp func, std::string &os, bool allowInPlace)
+      : func(func), os(os), allowInPlace(allowInPlace) {}
+
+  LogicalResult emit(const std::string &graphBase);
+
+  /// Intermediate bytes the graph needs (its workspace), or -1 when that
+  /// depends on dynamic dims.
+  int64_t staticWorkspaceBytes = -1;
+  /// Ops whose result the memory plan put over a dying operand.
+  unsigned inPlaceOps = 0;
+
+private:
+  using EmitFn = LogicalResult (FuncEmitter::*)(Operation *);
+
+  std::string name(Value v) { return names.lookup(v); }
+  /// A copy: callers keep it across setDims, which may grow (rehash) `dims`.
+  DimList dimsOf(Value v) const { return dims.lookup(v); }
+  std::string numelOf(Value v) const { return product(dims.lookup(v)); }
+  ArrayRef<int64_t> typeShape(Value v) {
+    return v.getType().cast<RankedTensorType>().getShape();
+  }
+  std::string locOf(Operation *op) {
+    std::string loc;
+    llvm::raw_string_ostream(loc) << op->getLoc();
+    return loc;
+  }
+
+  /// Records a value the graph resolves at run time; returns its reference.
+  std::string resolved(const std::string &expr) {
+    resolve += llvm::formatv("  p[{0}] = {1};\n", numPlan, expr).str();
+    return "p[" + std::to_string(numPlan++) + "]";
+  }
+  /// A run-time check of the input shapes; `what` says what went wrong.
+  void require(const std::string &cond, Operation *op,
+               const std::string &what) {
+    resolve += "  if (!(" + cond + "))\n    return " +
+               cString(op->getName().getStringRef().str() + " at " + locOf(op) +
+                       ": " + what) +
+               ";\n";
+  }
+  /// Sets the dims of `v` from the ones computed from its operands, preferring
+  /// the literal dims of its type and checking them at run time.
+  void setDims(Value v, Operation *op, const DimList &computed);
+
+  /// Element strides of `v` broadcast to `out` (0 on broadcast dims).
+  std::string broadcastStrides(Value v, const DimList &out);
+  /// The dims of `op`'s result: its operands' dims broadcast (from the right),
+  /// checked at run time where the types leave them open.
+  DimList broadcastDims(Operation *op, ArrayRef<Value> operands);
+  double scalarAttr(Operation *op, StringRef name, double dflt);
+
+  LogicalResult checkTypes(Operation *op);
+  LogicalResult emitUnary(Operation *op);
+  LogicalResult emitBinary(Operation *op);
+  LogicalResult emitScalarBinary(Operation *op);
+  LogicalResult emitMatmul(Operation *op);
+  LogicalResult emitTranspose(Operation *op);
+  LogicalResult emitCopy(Operation *op);
+  LogicalResult emitExpand(Operation *op);
+  LogicalResult emitBmm(Operation *op);
+  LogicalResult emitConvolution(Operation *op);
+  LogicalResult emitBatchNorm(Operation *op);
+  LogicalResult emitMaxPool(Operation *op);
+  LogicalResult emitLayerNorm(Operation *op);
+  LogicalResult emitSoftmax(Operation *op);
+  LogicalResult emitReduction(Operation *op);
+  LogicalResult emitStack(Operation *op);
+  LogicalResult emitFull(Operation *op);
+  LogicalResult emitUnbind(Operation *op);
+  LogicalResult emitSplit(Operation *op);
+  LogicalResult emitFusionGroup(Operation *op);
+  LogicalResult emitEmbedding(Operation *op);
+  LogicalResult emitArange(Operation *op);
+  LogicalResult emitSliceSelect(Operation *op);
+  LogicalResult emitCat(Operation *op);
+  LogicalResult emitGather(Operation *op);
+  LogicalResult emitPow(Operation *op);
+  LogicalResult emitWhere(Operation *op);
+  LogicalResult emitArgReduce(Operation *op);
+  LogicalResult emitIndex(Operation *op);
+  LogicalResult emitAttention(Operation *op);
+  // EmitLayers.cpp
+  LogicalResult emitNllLoss(Operation *op);
+  LogicalResult emitLstmLayer(Operation *op);
+  LogicalResult emitConvTranspose(Operation *op);
+  // EmitRandom.cpp
+  LogicalResult emitRandom(Operation *op);
+
+  /// Whether `v` must be computed: it is used or returned.
+  bool needed(Value v) { return !v.use_empty() || inOutput.count(v); }
+  /// Fails `op` if a result the CPU backend does not compute is needed.
+  LogicalResult onlyFirstResult(Operation *op, StringRef what);
+  /// Scratch memory for the op being emitted, freed after it; returns the
+  /// name of a float pointer to it.
+  std::string scratch(const std::string &bytes) {
+    std::string n = "s" + std::to_string(scratchRequests.size() + next);
+    scratchRequests.push_back({n, bytes});
+    return n;
+  }
+  /// Normalizes a possibly negative dim of a rank-`rank` tensor.
+  FailureOr<int64_t> normDim(Operation *op, int64_t dim, int64_t rank);
+  /// Entry `k` of the int-array attribute `attr` of `op` as a C++ expression
+  /// of the input dims, where capture gave it in dynoc.sym_sizes; empty
+  /// where the attribute's own entry holds.
+  std::string symSize(Operation *op, StringRef attr, size_t k);
+  std::string affineToCpp(AffineExpr e);
+  /// The dynamic input dims in argument order: what dynoc.sym_sizes'
+  /// symbols stand for.
+  std::vector<std::string> symbolDims;
+
+  static const llvm::StringMap<EmitFn> &table();
+
+  func::FuncOp func;
+  std::string &os;
+  bool allowInPlace;
+  std::string resolve; // body of the graph's resolve function
+  std::string code;    // kernel calls of the op being emitted
+  std::string globals; // file-scope state of the graph (oneDNN call sites)
+  std::string base;    // the graph's symbol prefix (dynoc_graph_N)
+  std::vector<std::pair<std::string, std::string>> scratchRequests;
+  unsigned numPlan = 0;
+  llvm::DenseMap<Value, std::string> names;
+  llvm::DenseMap<Value, DimList> dims;
+  llvm::DenseSet<Value> inOutput;   // values computed into an output buffer
+  llvm::DenseSet<Value> scalarArgs; // 0-d non-f32 arguments read as f32
+  unsigned next = 0;
+};
+
+} // namespace cpu
+} // namespace dynoc
+
+#endif // DYNOC_CODEGEN_CPU_FUNCEMITTER_H

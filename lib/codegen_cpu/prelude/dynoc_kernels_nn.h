@@ -1,0 +1,201 @@
+// dynoc_kernels_nn.h - layer kernels that real training scripts record at the
+// dispatcher: nll_loss_forward (cross-entropy), random fills (dropout's
+// bernoulli, initializers), an LSTM layer (mkldnn_rnn_layer) and transposed
+// 2-D convolution. Appended to dynoc_kernels.h in the embedded prelude (see
+// lib/codegen_cpu/BUILD.bazel), so it uses that file's helpers.
+
+namespace dynoc_k {
+
+// f64 GEMM (oneDNN has no f64 sgemm): row-major C = alpha * A @ op(B) + beta
+// * C, rows in parallel, the k loop outside the j loop for unit-stride B.
+inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
+                double alpha, const double *A, const double *B, double beta,
+                double *C) {
+#pragma omp parallel for if (M * N * K > kParallelGrain)
+  for (int64_t i = 0; i < M; ++i) {
+    double *c = C + i * N;
+    for (int64_t j = 0; j < N; ++j)
+      c[j] = beta == 0 ? 0.0 : beta * c[j];
+    for (int64_t k = 0; k < K; ++k) {
+      double a = alpha * (transA ? A[k * M + i] : A[i * K + k]);
+      if (transB)
+        for (int64_t j = 0; j < N; ++j)
+          c[j] += a * B[j * K + k];
+      else
+        for (int64_t j = 0; j < N; ++j)
+          c[j] += a * B[k * N + j];
+    }
+  }
+  return 0;
+}
+
+inline void expand(double *out, const double *in, const int64_t *s,
+                   const int64_t *shape, int rank, double scale) {
+  binary<double>(out, in, s, in, s, shape, rank,
+                 [scale](double x, double) { return x * scale; });
+}
+
+// nll_loss_forward: input [N, C] (or [C] with a 0-d target), target [N];
+// reduction 0 none ([N] out), 1 mean, 2 sum. total_weight is the sum of the
+// weights of the targets not ignored. Returns 2 for a target out of range.
+template <class T>
+inline int nll_loss(T *out, T *totalWeight, const T *in, const int64_t *target,
+                    const T *weight, int64_t N, int64_t C, int reduction,
+                    int64_t ignoreIndex) {
+  double sum = 0, wsum = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    int64_t t = target[i];
+    if (t == ignoreIndex) {
+      if (reduction == 0)
+        out[i] = T(0);
+      continue;
+    }
+    if (t < 0 || t >= C)
+      return 2;
+    double w = weight ? double(weight[t]) : 1.0;
+    double v = -w * double(in[i * C + t]);
+    if (reduction == 0)
+      out[i] = T(v);
+    sum += v;
+    wsum += w;
+  }
+  if (reduction == 1)
+    out[0] = T(sum / wsum); // 0/0 is nan, as in ATen
+  else if (reduction == 2)
+    out[0] = T(sum);
+  if (totalWeight)
+    totalWeight[0] = T(wsum);
+  return 0;
+}
+
+// Random numbers: a counter-based generator (SplitMix64 of a per-call seed and
+// the element index), so a parallel fill gives the same numbers as a serial
+// one. Each call of a model draws a new seed from one process-wide counter
+// (seeded from DYNOC_SEED, default 0): calls differ, runs of a process repeat.
+// The stream is not torch's: a graph with random ops matches eager in
+// distribution, not element by element.
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+inline uint64_t next_seed() {
+  static std::atomic<uint64_t> counter{[] {
+    const char *s = std::getenv("DYNOC_SEED");
+    return s ? std::strtoull(s, nullptr, 10) : 0ull;
+  }()};
+  return splitmix64(counter.fetch_add(1) * 0x632BE59BD9B4E019ull + 1);
+}
+// A uniform double in [0, 1) from the 53 high bits.
+inline double uniform01(uint64_t seed, int64_t i) {
+  return double(splitmix64(seed ^ splitmix64(uint64_t(i))) >> 11) *
+         (1.0 / 9007199254740992.0);
+}
+// kind: 0 uniform [a, b); 1 normal (mean a, std b); 2 bernoulli (p = a);
+// 3 bernoulli with a per-element probability `p`.
+template <class T>
+inline void random_fill(T *out, int64_t n, int kind, double a, double b,
+                        const T *p) {
+  uint64_t seed = next_seed();
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    double u = uniform01(seed, i);
+    double v;
+    if (kind == 0) {
+      v = a + (b - a) * u;
+    } else if (kind == 1) { // Box-Muller on a second draw
+      double u2 = uniform01(seed ^ 0xD1B54A32D192ED03ull, i);
+      v = a + b * std::sqrt(-2.0 * std::log1p(-u)) *
+                  std::cos(6.283185307179586 * u2);
+    } else {
+      v = u < (kind == 2 ? a : double(p[i])) ? 1.0 : 0.0;
+    }
+    out[i] = T(v);
+  }
+}
+
+inline float sigmoidf(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+// One LSTM layer, one direction, as mkldnn_rnn_layer computes it: input
+// [T, B, I] (or [B, T, I] with batchFirst), w_ih [4H, I], w_hh [4H, H], biases
+// [4H] (may be null), h0/c0 [B, H]. Gates in PyTorch's order i, f, g, o.
+// Writes y [T, B, H] (or [B, T, H]), hT and cT [B, H]. `scratch` holds
+// T*B*4H + B*4H floats.
+inline int lstm_layer(float *y, float *hT, float *cT, const float *x,
+                      const float *wih, const float *whh, const float *bih,
+                      const float *bhh, const float *h0, const float *c0,
+                      int64_t T, int64_t B, int64_t I, int64_t H, bool reverse,
+                      bool batchFirst, float *scratch) {
+  const int64_t G = 4 * H;
+  float *xg = scratch, *hg = scratch + T * B * G;
+  // Input projections of every step in one GEMM: rows are (t, b) or (b, t).
+  if (int rc = gemm(false, true, T * B, G, I, 1.f, x, wih, 0.f, xg))
+    return rc;
+  std::memcpy(hT, h0, size_t(B * H) * sizeof(float));
+  std::memcpy(cT, c0, size_t(B * H) * sizeof(float));
+  for (int64_t s = 0; s < T; ++s) {
+    int64_t t = reverse ? T - 1 - s : s;
+    if (int rc = gemm(false, true, B, G, H, 1.f, hT, whh, 0.f, hg))
+      return rc;
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t row = batchFirst ? b * T + t : t * B + b;
+      const float *xr = xg + row * G;
+      float *gr = hg + b * G;
+      for (int64_t j = 0; j < G; ++j)
+        gr[j] += xr[j] + (bih ? bih[j] : 0.f) + (bhh ? bhh[j] : 0.f);
+      for (int64_t j = 0; j < H; ++j) {
+        float ig = sigmoidf(gr[j]), fg = sigmoidf(gr[H + j]),
+              gg = std::tanh(gr[2 * H + j]), og = sigmoidf(gr[3 * H + j]);
+        float c = fg * cT[b * H + j] + ig * gg;
+        cT[b * H + j] = c;
+        float h = og * std::tanh(c);
+        hT[b * H + j] = h;
+        y[row * H + j] = h;
+      }
+    }
+  }
+  return 0;
+}
+
+// Transposed 2-D convolution, NCHW: input [N, C, H, W], weight [C, K/groups,
+// R, S] (ConvTranspose2d's layout), output [N, K, OH, OW] with
+// OH = (H - 1) * sh - 2 * ph + dh * (R - 1) + oph + 1. A scatter of every
+// input pixel through the kernel, per image and group in parallel.
+inline void conv_transpose2d(float *out, const float *in, const float *w,
+                             const float *bias, int64_t N, int64_t C, int64_t H,
+                             int64_t W, int64_t K, int64_t R, int64_t S,
+                             int64_t OH, int64_t OW, int64_t sh, int64_t sw,
+                             int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                             int64_t groups) {
+  const int64_t Cg = C / groups, Kg = K / groups;
+#pragma omp parallel for collapse(2)
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) {
+      float *o = out + (n * K + k) * OH * OW;
+      float b0 = bias ? bias[k] : 0.f;
+      for (int64_t i = 0; i < OH * OW; ++i)
+        o[i] = b0;
+      int64_t g = k / Kg, kk = k % Kg;
+      for (int64_t c = g * Cg; c < (g + 1) * Cg; ++c) {
+        const float *xi = in + (n * C + c) * H * W;
+        const float *wk = w + (c * Kg + kk) * R * S;
+        for (int64_t y = 0; y < H; ++y)
+          for (int64_t r = 0; r < R; ++r) {
+            int64_t oy = y * sh - ph + r * dh;
+            if (oy < 0 || oy >= OH)
+              continue;
+            for (int64_t x = 0; x < W; ++x) {
+              float v = xi[y * W + x];
+              for (int64_t s = 0; s < S; ++s) {
+                int64_t ox = x * sw - pw + s * dw;
+                if (ox >= 0 && ox < OW)
+                  o[oy * OW + ox] += v * wk[r * S + s];
+              }
+            }
+          }
+      }
+    }
+}
+
+} // namespace dynoc_k
