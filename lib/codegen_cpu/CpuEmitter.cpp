@@ -1789,6 +1789,21 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
     }
     return std::nullopt;
   };
+  // Every op the backend cannot run is reported, each at its location, before
+  // any code is printed (a user fixes them all at once; tools/op_coverage.py
+  // lists them across many graphs).
+  bool unsupported = false;
+  for (Operation &op : body.without_terminator()) {
+    if (!table().count(op.getName().getStringRef())) {
+      op.emitError() << "dynoc build (cpu): op '" << op.getName()
+                     << "' is not supported by the CPU backend yet";
+      unsupported = true;
+    } else if (failed(checkTypes(&op))) {
+      unsupported = true;
+    }
+  }
+  if (unsupported)
+    return failure();
   index = 0;
   for (Operation &op : body.without_terminator()) {
     auto it = table().find(op.getName().getStringRef());

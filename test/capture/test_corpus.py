@@ -34,14 +34,12 @@ import sys
 
 import pytest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from graph_check import check_graphs  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 DYNOC = os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc")
-# Ops that draw random numbers: a built graph holding one is not compared
-# with eager element by element.
-RANDOM_OPS = {"aten.bernoulli.p", "aten.bernoulli", "aten.bernoulli.Tensor", "aten.uniform",
-              "aten.normal_functional", "aten.rand", "aten.randn", "aten.rand_like",
-              "aten.randn_like", "aten.randint", "aten.randint.low", "aten.randperm"}
 PROGRAMS = sorted(glob.glob(os.path.join(HERE, "programs", "*.py")))
 
 
@@ -80,37 +78,9 @@ def run(args, env=None):
 def check_builds(out, graphs):
     """Every graph builds with `dynoc build` and, run on the inputs the program
     gave it (DYNOC_SAVE_EXAMPLES), matches what eager PyTorch computed."""
-    import dynoc
-    import torch
-    from safetensors.torch import load_file
-    from torch.utils import dlpack
-    for g in graphs:
-        mlir = out / g["mlir"]
-        so = out / (g["name"] + ".so")
-        b = run([DYNOC, "build", str(mlir), "-o", str(so)])
-        assert b.returncode == 0, f"build of {g['name']} failed:\n{b.stderr}"
-        examples = out / (g["name"] + ".examples.safetensors")
-        if not examples.exists() or set(g["ops"]) & RANDOM_OPS:
-            continue  # random ops match eager in distribution only (test_cpu_ops)
-        ex = load_file(str(examples))
-        n_in = sum(1 for k in ex if k.startswith("input_"))
-        # Weights as the graph saw them (the program may train them later).
-        sidecar = so.with_suffix(".weights.safetensors")
-        if sidecar.exists():
-            from safetensors.torch import save_file
-            weights = load_file(str(sidecar))
-            weights.update({k[len("weight."):]: v for k, v in ex.items()
-                            if k.startswith("weight.") and k[len("weight."):] in weights})
-            save_file(weights, str(sidecar))
-        model = dynoc.load(so)
-        raw = model._model.run([dlpack.to_dlpack(ex[f"input_{i}"].contiguous())
-                                for i in range(n_in)])
-        got = [dlpack.from_dlpack(c) for c in raw]
-        for i, t in enumerate(got):
-            want = ex[f"output_{i}"]
-            assert t.shape == want.shape and t.dtype == want.dtype, (g["name"], i)
-            assert torch.allclose(t, want, rtol=1e-4, atol=1e-5, equal_nan=True), \
-                f"{g['name']} output {i}: max err {(t - want).abs().max()}"
+    for r in check_graphs(out, graphs):
+        assert r.built, f"build of {r.name} failed:\n{r.error}"
+        assert not r.compared or r.max_err <= 1e-4, f"{r.name}: max error {r.max_err}"
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[os.path.basename(p)[:-3] for p in PROGRAMS])
