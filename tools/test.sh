@@ -1,10 +1,28 @@
 #!/usr/bin/env bash
-# Runs every test: Catch2 unit tests (bazel test), lit + FileCheck IR tests, and the
-# end-to-end Python tests. Sets up a bare machine first (tools/bootstrap.sh).
+# Runs every test: Catch2 unit tests (bazel test), lit + FileCheck IR tests, the
+# end-to-end Python tests and the capture corpus, and the real-program suite's
+# fast subset. Sets up a bare machine first (tools/bootstrap.sh).
+#
+#   tools/test.sh               what CI runs
+#   tools/test.sh --realworld   only the whole real-program suite (transformers
+#                               models, ~15 minutes); writes docs/capture-models.md
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+realworld=0
+for arg in "$@"; do
+  case "$arg" in
+    --realworld) realworld=1 ;;
+    -h|--help) sed -n 2,8p "$0" | cut -c3-; exit 0 ;;
+    *) echo "tools/test.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
 tools/bootstrap.sh
+if ((realworld)); then
+  bazel build //...
+  echo "[test] the real-program suite (test/realworld, every model)" >&2
+  exec .venv/bin/python test/realworld/run_suite.py --table docs/capture-models.md
+fi
 echo "[test] generated dialect is up to date" >&2
 .venv/bin/python lib/ir/tools/gen_aten_ops.py --check
 echo "[test] bazel build + unit tests" >&2
@@ -24,4 +42,6 @@ echo "[test] lit: IR, passes and build diagnostics" >&2
 .venv/bin/lit -sv test/ir
 echo "[test] end to end, and the capture corpus (each program against PyTorch's Dynamo)" >&2
 .venv/bin/python -m pytest -q -n 2 test/e2e test/capture
+echo "[test] real programs: the fast subset (tools/test.sh --realworld runs all)" >&2
+.venv/bin/python test/realworld/run_suite.py --ci
 echo "[test] all tests passed" >&2

@@ -42,9 +42,10 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
           "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs",
           "aten.sin", "aten.cos", "aten.log", "aten.logical_not"})
       m[n] = &FuncEmitter::emitUnary;
-    for (const char *n :
-         {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
-          "aten.div.Tensor", "aten.maximum", "aten.minimum"})
+    for (const char *n : {"aten.add.Tensor", "aten.sub.Tensor",
+                          "aten.mul.Tensor", "aten.div.Tensor", "aten.maximum",
+                          "aten.minimum", "aten.bitwise_and.Tensor",
+                          "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor"})
       m[n] = &FuncEmitter::emitBinary;
     for (const char *n : {"aten.add.Scalar", "aten.sub.Scalar",
                           "aten.mul.Scalar", "aten.div.Scalar"})
@@ -87,9 +88,14 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     m["aten.zero"] = &FuncEmitter::emitFull;
     m["aten.empty_like"] = &FuncEmitter::emitFull;
     m["aten.empty.memory_format"] = &FuncEmitter::emitFull;
+    m["aten.new_ones"] = &FuncEmitter::emitFull;
+    m["aten.new_zeros"] = &FuncEmitter::emitFull;
+    m["aten.scalar_tensor"] = &FuncEmitter::emitFull;
     for (const char *n : {"aten.nll_loss_forward", "aten.nll_loss2d_forward"})
       m[n] = &FuncEmitter::emitNllLoss;
     m["aten.mkldnn_rnn_layer"] = &FuncEmitter::emitLstmLayer;
+    m["aten.cumsum"] = &FuncEmitter::emitCumsum;
+    m["aten.constant_pad_nd"] = &FuncEmitter::emitConstantPad;
     for (const char *n :
          {"aten.uniform", "aten.normal_functional", "aten.bernoulli.p",
           "aten.bernoulli", "aten.bernoulli.Tensor", "aten.rand", "aten.randn",
@@ -324,6 +330,12 @@ LogicalResult FuncEmitter::emitBinary(Operation *op) {
     f = "a > b || a != a ? a : b";
   else if (n == "aten.minimum")
     f = "a < b || a != a ? a : b";
+  else if (n == "aten.bitwise_and.Tensor")
+    f = "a & b";
+  else if (n == "aten.bitwise_or.Tensor")
+    f = "a | b";
+  else if (n == "aten.bitwise_xor.Tensor")
+    f = "a ^ b";
   else {
     f = ("a " + comparisonOperator(n) + " b").str();
     ct = promotedCType({lhs, rhs});
@@ -1286,6 +1298,8 @@ LogicalResult FuncEmitter::emitFull(Operation *op) {
   StringRef n = op->getName().getStringRef();
   if (n.endswith("_like") || n == "aten.zero") {
     setDims(out, op, dimsOf(op->getOperand(0)));
+  } else if (n == "aten.scalar_tensor") {
+    setDims(out, op, {});
   } else {
     auto size = op->getAttrOfType<DenseI64ArrayAttr>("size");
     if (!size)
@@ -1296,12 +1310,14 @@ LogicalResult FuncEmitter::emitFull(Operation *op) {
       d.push_back(std::to_string(x));
     setDims(out, op, d);
   }
-  double value = n.startswith("aten.ones")    ? 1.0
-                 : n.startswith("aten.zero")  ? 0.0
+  double value = n.contains("ones")           ? 1.0
+                 : n == "aten.scalar_tensor"  ? scalarAttr(op, "s", 0)
+                 : n.contains("zero")         ? 0.0
                  : n.startswith("aten.empty") ? 0.0 // any value will do
                                               : scalarAttr(op, "fill_value", 0);
-  code += llvm::formatv("  dynoc_k::arange({0}, {1}, {2:e17}, 0.0);\n",
-                        name(out), numelOf(out), value);
+  // fmtLiteral spells infinities and NaN (a mask's -inf fill) as C++ can.
+  code += llvm::formatv("  dynoc_k::arange({0}, {1}, {2}, 0.0);\n", name(out),
+                        numelOf(out), fmtLiteral(value, "double"));
   return success();
 }
 
@@ -1645,9 +1661,10 @@ LogicalResult FuncEmitter::emitPow(Operation *op) {
 
 LogicalResult FuncEmitter::emitAttention(Operation *op) {
   auto sdpa = cast<aten::ScaledDotProductFlashAttentionForCpuOp>(op);
-  if (sdpa.getAttnMask())
-    return op->emitError() << "dynoc build (cpu): attention with an attn_mask "
-                              "is not supported yet";
+  Value mask = sdpa.getAttnMask();
+  if (mask && (dimsOf(mask).size() != 4 || !elementTypeOf(mask).isF32()))
+    return op->emitError() << "dynoc build (cpu): attention's attn_mask must "
+                              "be a 4-D f32 (additive) mask";
   if (sdpa.getDropoutP() && *sdpa.getDropoutP() != APFloat(0.0))
     return op->emitError() << "dynoc build (cpu): attention with dropout";
   if (failed(onlyFirstResult(op, "logsumexp")))
@@ -1668,13 +1685,18 @@ LogicalResult FuncEmitter::emitAttention(Operation *op) {
   std::string bh = product({q[0], q[1]});
   std::string scores = scratch(product({bh, q[2], k[2], "4"}));
   bool causal = sdpa.getIsCausal() && *sdpa.getIsCausal();
-  code += llvm::formatv("  if (int rc = dynoc_k::attention({0}, {1}, {2}, {3}, "
-                        "{4}, {5}, {6}, {7}, "
-                        "{8}, {9}, {10}, {11})) return rc;\n",
-                        name(out), name(sdpa.getQuery()), name(sdpa.getKey()),
-                        name(sdpa.getValue()), bh, q[2], k[2], q[3], v[3],
-                        llvm::formatv("{0:e17}", scale).str(),
-                        causal ? "true" : "false", scores);
+  std::string maskArgs;
+  if (mask)
+    maskArgs = llvm::formatv(", {0}, ms, {1}", name(mask), q[1]).str();
+  code += llvm::formatv(
+      "  {{ const int64_t ms[] = {13};\n"
+      "    if (int rc = dynoc_k::attention({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+      "{7}, {8}, {9}, {10}, {11}{12})) return rc; }\n",
+      name(out), name(sdpa.getQuery()), name(sdpa.getKey()),
+      name(sdpa.getValue()), bh, q[2], k[2], q[3], v[3],
+      llvm::formatv("{0:e17}", scale).str(), causal ? "true" : "false", scores,
+      maskArgs,
+      mask ? broadcastStrides(mask, {q[0], q[1], q[2], k[2]}) : "{0}");
   return success();
 }
 
@@ -1704,8 +1726,8 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
       return func.emitError()
              << "dynoc build (cpu): argument " << i << " has type "
              << arg.getType()
-             << "; the CPU backend supports f32, f64, i64 and bool tensors "
-                "only so far";
+             << "; the CPU backend supports f32, f64, bf16, f16, i64, i32 and "
+                "bool tensors only so far";
     DimList d;
     for (auto [k, size] : llvm::enumerate(rt.getShape()))
       d.push_back(ShapedType::isDynamic(size)

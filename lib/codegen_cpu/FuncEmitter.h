@@ -91,7 +91,8 @@ inline Type elementTypeOf(Value v) {
 }
 
 /// The C type the CPU backend stores a tensor value's elements in, or "" for
-/// a dtype it does not support: float (f32), double (f64), int64_t (i64) and
+/// a dtype it does not support: float (f32), double (f64), int64_t (i64),
+/// int32_t (i32) and
 /// bool (i1, one byte as in ATen).
 inline std::string elemCType(Value v) {
   Type t = elementTypeOf(v);
@@ -101,6 +102,8 @@ inline std::string elemCType(Value v) {
     return "double";
   if (t.isInteger(64))
     return "int64_t";
+  if (t.isInteger(32))
+    return "int32_t";
   if (t.isInteger(1))
     return "bool";
   if (t.isBF16())
@@ -111,10 +114,10 @@ inline std::string elemCType(Value v) {
 }
 inline std::string elemBytes(Value v) {
   Type t = elementTypeOf(v);
-  return t.isInteger(1)            ? "1"
-         : t.isBF16() || t.isF16() ? "2"
-         : t.isF32()               ? "4"
-                                   : "8";
+  return t.isInteger(1)                 ? "1"
+         : t.isBF16() || t.isF16()      ? "2"
+         : t.isF32() || t.isInteger(32) ? "4"
+                                        : "8";
 }
 
 /// A number as a literal of the C type `ctype` computes in: a float literal
@@ -122,8 +125,8 @@ inline std::string elemBytes(Value v) {
 inline std::string fmtLiteral(double v, StringRef ctype) {
   if (ctype == "float")
     return fmtFloat(v);
-  if ((ctype == "int64_t" || ctype == "bool") && v == std::floor(v) &&
-      std::fabs(v) < 9.2e18)
+  if ((ctype == "int64_t" || ctype == "int32_t" || ctype == "bool") &&
+      v == std::floor(v) && std::fabs(v) < 9.2e18)
     return "int64_t(" + std::to_string(int64_t(v)) + ")";
   if (std::isinf(v))
     return v > 0 ? "double(INFINITY)" : "double(-INFINITY)";
@@ -140,7 +143,8 @@ enum DTypeSet : unsigned {
   kBool = 8,
   kBF16 = 16,
   kF16 = 32,
-  kAnyDType = kF32 | kF64 | kI64 | kBool,
+  kI32 = 64,
+  kAnyDType = kF32 | kF64 | kI64 | kI32 | kBool,
   // Data movement also takes the reduced-precision types, which nothing else
   // computes in (dynoc-widen-reduced-precision converts around those ops).
   kMovable = kAnyDType | kBF16 | kF16,
@@ -150,6 +154,7 @@ inline unsigned dtypeBit(Type t) {
   return t.isF32()         ? kF32
          : t.isF64()       ? kF64
          : t.isInteger(64) ? kI64
+         : t.isInteger(32) ? kI32
          : t.isInteger(1)  ? kBool
          : t.isBF16()      ? kBF16
          : t.isF16()       ? kF16
@@ -178,15 +183,20 @@ inline unsigned supportedDTypes(Operation *op) {
           "aten.div.Tensor", "aten.maximum", "aten.minimum", "aten.add.Scalar",
           "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar", "aten.neg",
           "aten.abs", "aten.relu"})
-      m[n] = kF32 | kF64 | kI64;
+      m[n] = kF32 | kF64 | kI64 | kI32;
     for (const char *n : {"aten.nll_loss_forward", "aten.nll_loss2d_forward"})
-      m[n] = kF32 | kF64 | kI64; // int64 targets
+      m[n] = kF32 | kF64 | kI64 | kI32; // int64 targets
     for (const char *n :
          {"aten.uniform", "aten.normal_functional", "aten.bernoulli.p",
           "aten.bernoulli", "aten.bernoulli.Tensor", "aten.rand", "aten.randn",
           "aten.rand_like", "aten.randn_like"})
       m[n] = kF32 | kF64;
     m["aten.leaky_relu"] = kF32 | kF64;
+    m["aten.cumsum"] = kF32 | kF64 | kI64 | kI32 | kBool;
+    m["aten.constant_pad_nd"] = kAnyDType;
+    for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
+                          "aten.bitwise_xor.Tensor"})
+      m[n] = kI64 | kBool;
     for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
       m[n] = kF32 | kF64;
     for (const char *n : {"aten.sigmoid", "aten.tanh", "aten.exp", "aten.gelu",
@@ -428,6 +438,9 @@ private:
   LogicalResult emitConvTranspose(Operation *op);
   // EmitRandom.cpp
   LogicalResult emitRandom(Operation *op);
+  // EmitIndexing.cpp
+  LogicalResult emitCumsum(Operation *op);
+  LogicalResult emitConstantPad(Operation *op);
 
   /// Whether `v` must be computed: it is used or returned.
   bool needed(Value v) { return !v.use_empty() || inOutput.count(v); }

@@ -52,6 +52,9 @@ bool dynoc::isDataMovementOp(mlir::Operation *op) {
                                           "aten.unsafe_split.Tensor",
                                           "aten.zero",
                                           "aten.empty_like",
-                                          "aten.empty.memory_format"};
+                                          "aten.empty.memory_format",
+                                          "aten.new_ones",
+                                          "aten.new_zeros",
+                                          "aten.scalar_tensor"};
   return isLayoutOp(op) || names.contains(op->getName().getStringRef());
 }

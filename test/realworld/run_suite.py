@@ -116,7 +116,34 @@ def table(rows, machine):
             f"{r.get('built', 0)}/{r.get('graphs', '?')} | {err} | {r.get('capture_s', '-')} | "
             f"{r.get('build_s', '-')} | {'pass' if ok else 'FAIL'}{': ' + why if why else ''} |")
     passed = sum(verdict(r)[0] for r in rows)
-    return (f"{passed} of {len(rows)} models pass ({machine}).\n\n" + "\n".join(lines) + "\n")
+    return (_HEADER + f"{passed} of {len(rows)} models pass ({machine}).\n\n" +
+            "\n".join(lines) + "\n" + _FOOTER)
+
+
+_HEADER = """# Real models under capture
+
+Written by `tools/test.sh --realworld` (`test/realworld/run_suite.py --table
+docs/capture-models.md`). Each model is an architecture from transformers
+(installed from PyPI at test time; a small config of the real architecture, random
+weights, nothing downloaded), called as its documentation calls it (token ids with
+an attention mask; labels where the task head takes them; pixel values), wrapped in
+`torch.compile`. Columns: dynoc capture's stdout and exit code against eager
+(`TORCHDYNAMO_DISABLE=1`); graphs / breaks against Dynamo's (torch 2.13, a counting
+backend); how many graphs `dynoc build` compiled; the largest error of the built
+graphs' outputs against eager on the program's own inputs (relative above 1,
+absolute below); seconds for the three runs and for the builds.
+
+"""
+
+_FOOTER = """
+torchvision and timm are not in the suite: torchvision 0.28 (the release for torch
+2.13) is published only as a CUDA-linked wheel whose compiled ops do not load
+against the CPU build of torch, and `import torchvision` then fails in its
+meta-kernel registrations (`operator torchvision::nms does not exist`); timm
+imports torchvision unconditionally (`timm.layers.create_norm`). The same
+architectures come from transformers instead: ResNet (bottleneck), RegNet (grouped
+3x3 convolutions, as ResNeXt), ConvNeXt (depthwise convolutions), ViT.
+"""
 
 
 def main():

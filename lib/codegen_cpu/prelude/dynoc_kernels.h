@@ -768,9 +768,14 @@ inline int index_gather(T *out, const T *in, const int64_t *shape, int rank,
 // Scaled dot-product attention over (batch * heads) independent (L, E) x
 // (S, E) problems: softmax(q k^T * scale [+ causal mask]) v. `scores` is
 // scratch of batchHeads * L * S floats.
+// `mask` (may be null): an additive float mask read at element strides
+// ms[0..3] over (batch, head, query, key), 0 on broadcast dims; `heads` splits
+// batchHeads into batch and head.
 inline int attention(float *out, const float *q, const float *k, const float *v,
                      int64_t batchHeads, int64_t L, int64_t S, int64_t E,
-                     int64_t Ev, double scale, bool causal, float *scores) {
+                     int64_t Ev, double scale, bool causal, float *scores,
+                     const float *mask = nullptr, const int64_t *ms = nullptr,
+                     int64_t heads = 1) {
   int rc = 0;
 #pragma omp parallel for if (batchHeads > 1) reduction(max : rc)
   for (int64_t b = 0; b < batchHeads; ++b) {
@@ -782,9 +787,19 @@ inline int attention(float *out, const float *q, const float *k, const float *v,
       // Causal as in torch's scaled_dot_product_attention: the mask is
       // ones(L, S).tril(), so query i sees keys 0..i.
       int64_t visible = causal ? std::min(S, i + 1) : S;
+      if (mask) {
+        const float *mr =
+            mask + (b / heads) * ms[0] + (b % heads) * ms[1] + i * ms[2];
+        for (int64_t j = 0; j < visible; ++j)
+          row[j] += mr[j * ms[3]];
+      }
       float m = -INFINITY;
       for (int64_t j = 0; j < visible; ++j)
         m = std::max(m, row[j]);
+      if (m == -INFINITY) { // every key masked out: no weight anywhere
+        std::fill(row, row + S, 0.f);
+        continue;
+      }
       vmap(row, row, visible, [m](vf x) { return vexp(x - m); });
       double sum = 0;
       for (int64_t j = 0; j < visible; ++j)

@@ -115,6 +115,46 @@ inline void random_fill(T *out, int64_t n, int kind, double a, double b,
   }
 }
 
+// cumsum along one dim of an [outer, n, inner] view, accumulated in the
+// output's type (ATen promotes integer inputs to int64).
+template <class TO, class TI>
+inline void cumsum(TO *out, const TI *in, int64_t outer, int64_t n,
+                   int64_t inner) {
+#pragma omp parallel for if (outer * n * inner > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < inner; ++k) {
+      TO acc = TO(0);
+      for (int64_t i = 0; i < n; ++i) {
+        acc += TO(in[(o * n + i) * inner + k]);
+        out[(o * n + i) * inner + k] = acc;
+      }
+    }
+}
+
+// constant_pad_nd: out has `rank` dims `os`, in `is`; before[d] elements of
+// `value` come before input dim d (negative: cropped).
+template <class T>
+inline void constant_pad(T *out, const T *in, const int64_t *os,
+                         const int64_t *is, const int64_t *before, int rank,
+                         T value) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= os[d];
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, src = 0, stride = 1;
+    bool inside = true;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t x = rest % os[d] - before[d];
+      rest /= os[d];
+      inside = inside && x >= 0 && x < is[d];
+      src += x * stride;
+      stride *= is[d];
+    }
+    out[i] = inside ? in[src] : value;
+  }
+}
+
 inline float sigmoidf(float x) { return 1.f / (1.f + std::exp(-x)); }
 
 // One LSTM layer, one direction, as mkldnn_rnn_layer computes it: input
