@@ -94,6 +94,7 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     for (const char *n : {"aten.nll_loss_forward", "aten.nll_loss2d_forward"})
       m[n] = &FuncEmitter::emitNllLoss;
     m["aten.mkldnn_rnn_layer"] = &FuncEmitter::emitLstmLayer;
+    m["aten.mse_loss"] = &FuncEmitter::emitMseLoss;
     m["aten.cumsum"] = &FuncEmitter::emitCumsum;
     m["aten.constant_pad_nd"] = &FuncEmitter::emitConstantPad;
     for (const char *n :

@@ -1,9 +1,9 @@
 //===- EmitLayers.cpp - losses, recurrent layers, transposed convolution --===//
 //
 // The CPU printing of layer ops that real training scripts record at the
-// dispatcher: nll_loss_forward (F.cross_entropy), mkldnn_rnn_layer (nn.LSTM)
-// and transposed convolution (nn.ConvTranspose2d). Their kernels are in
-// prelude/dynoc_kernels_nn.h.
+// dispatcher: nll_loss_forward (F.cross_entropy), mse_loss, mkldnn_rnn_layer
+// (nn.LSTM) and transposed convolution (nn.ConvTranspose2d). Their kernels are
+// in prelude/dynoc_kernels_nn.h.
 //
 //===----------------------------------------------------------------------===//
 #include "FuncEmitter.h"
@@ -39,6 +39,25 @@ LogicalResult FuncEmitter::emitNllLoss(Operation *op) {
       "{7}, int64_t({8}))) return rc;\n",
       name(out), needed(total) ? name(total) : none, name(in), name(target),
       weight ? name(weight) : none, N, C, reduction, ignore);
+  return success();
+}
+
+/// mse_loss of two tensors of one shape (nn.MSELoss).
+LogicalResult FuncEmitter::emitMseLoss(Operation *op) {
+  Value a = op->getOperand(0), b = op->getOperand(1), out = op->getResult(0);
+  if (dimsOf(a).size() != dimsOf(b).size())
+    return op->emitError() << "dynoc build (cpu): mse_loss of tensors of "
+                              "different ranks (broadcasting) is not "
+                              "supported yet";
+  require(numelOf(a) + " == " + numelOf(b), op,
+          "mse_loss's operands differ in shape");
+  int64_t reduction = int64_t(scalarAttr(op, "reduction", 1));
+  if (reduction < 0 || reduction > 2)
+    return op->emitError() << "dynoc build (cpu): unknown reduction "
+                           << reduction;
+  setDims(out, op, reduction == 0 ? dimsOf(a) : DimList{});
+  code += llvm::formatv("  dynoc_k::mse_loss({0}, {1}, {2}, {3}, {4});\n",
+                        name(out), name(a), name(b), numelOf(a), reduction);
   return success();
 }
 

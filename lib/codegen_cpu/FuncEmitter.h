@@ -192,6 +192,7 @@ inline unsigned supportedDTypes(Operation *op) {
           "aten.rand_like", "aten.randn_like"})
       m[n] = kF32 | kF64;
     m["aten.leaky_relu"] = kF32 | kF64;
+    m["aten.mse_loss"] = kF32 | kF64;
     m["aten.cumsum"] = kF32 | kF64 | kI64 | kI32 | kBool;
     m["aten.constant_pad_nd"] = kAnyDType;
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
@@ -434,6 +435,7 @@ private:
   LogicalResult emitAttention(Operation *op);
   // EmitLayers.cpp
   LogicalResult emitNllLoss(Operation *op);
+  LogicalResult emitMseLoss(Operation *op);
   LogicalResult emitLstmLayer(Operation *op);
   LogicalResult emitConvTranspose(Operation *op);
   // EmitRandom.cpp

@@ -119,4 +119,8 @@ def script(name):
     raise KeyError(name)
 
 # Models whose graph or break counts differ from Dynamo's, and why.
-KNOWN_DIFFERENCES = {}
+KNOWN_DIFFERENCES = {
+    "gpt2-lm-labels": "fewer breaks than Dynamo: the loss path calls transformers' "
+                      "logger.warning_once, library code dynoc runs natively (it prints as "
+                      "in eager); Dynamo breaks there (logging.Logger methods), twice",
+}

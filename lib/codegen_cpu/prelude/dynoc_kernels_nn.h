@@ -68,6 +68,21 @@ inline int nll_loss(T *out, T *totalWeight, const T *in, const int64_t *target,
   return 0;
 }
 
+// mse_loss of two same-shape tensors: reduction 0 none (n values), 1 mean,
+// 2 sum; accumulated in double.
+template <class T>
+inline void mse_loss(T *out, const T *a, const T *b, int64_t n, int reduction) {
+  if (reduction == 0) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (a[i] - b[i]) * (a[i] - b[i]);
+    return;
+  }
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += double(a[i] - b[i]) * double(a[i] - b[i]);
+  out[0] = T(reduction == 1 ? sum / double(n) : sum);
+}
+
 // Random numbers: a counter-based generator (SplitMix64 of a per-call seed and
 // the element index), so a parallel fill gives the same numbers as a serial
 // one. Each call of a model draws a new seed from one process-wide counter

@@ -19,6 +19,10 @@ from . import _mlir_writer as mw
 from ._graph import Graph, Node, Value
 
 # ATen calls that turn a tensor into a Python value: the value leaves the graph.
+# Profiler markers (optimizers' record_function): they compute nothing and
+# neither break a graph nor enter one.
+_MARKERS = {"_record_function_enter", "_record_function_enter_new",
+            "_record_function_exit"}
 _ESCAPES = {"aten::_local_scalar_dense": "Tensor.item() (or int/float/bool of a tensor) makes a Python number",
             "aten::equal": "torch.equal makes a Python bool"}
 
@@ -143,11 +147,14 @@ class Tracker(TorchDispatchMode):
         self._escape_reported = False
         self.paused = 0            # inside a disable()d / disallowed call
         self.break_values = {}     # id(tensor) -> name, made while paused
-        self.mutated_inputs = {}   # id(tensor) -> (tensor, input name)
+        # (id(tensor), id(graph)) -> (tensor, graph, input name): inputs a graph
+        # changes in place, and the last value it gave each of them.
+        self.mutated_inputs = {}
+        self.mutation_values = {}
         self._backward_task = None  # the autograd graph task last seen
         self.bound = {}  # id(tensor) -> (dtype, shape, data_ptr) when its Value was bound
         # DYNOC_SAVE_EXAMPLES=1: each graph's user inputs (as first used) and
-        # outputs (at the region's end) are written beside it, for checking a
+        # outputs (as each op made them) are written beside it, for checking a
         # build against the program's own values.
         self.examples = {} if os.environ.get("DYNOC_SAVE_EXAMPLES") else None
         self.result_tensors = {}
@@ -266,17 +273,20 @@ class Tracker(TorchDispatchMode):
     # --- dispatcher observer -----------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        task = torch._C._current_graph_task_id()
+        if task != -1 and not self.paused:  # the autograd engine runs a backward pass
+            out = func(*args, **kwargs)
+            self._in_backward(task, out)
+            return out
         if not self.paused and func._schema.is_mutable and args and \
-                isinstance(args[0], torch.Tensor) and id(args[0]) not in self.values:
+                isinstance(args[0], torch.Tensor) and self._value_of(args[0]) is None:
             self._lift(args[0])  # an input about to change: lifted as it was
         out = func(*args, **kwargs)
         if self.paused:
             return out
-        task = torch._C._current_graph_task_id()
-        if task != -1:  # the autograd engine runs a backward pass
-            self._in_backward(task, out)
-            return out
         name = func._schema.name
+        if name.split("::", 1)[-1] in _MARKERS:
+            return out
         if name in _ESCAPES:
             if self._escape_reported:
                 self._escape_reported = False  # the evaluator already broke here
@@ -296,6 +306,15 @@ class Tracker(TorchDispatchMode):
         graphs (an optimizer's update) as inputs named as such."""
         if task != self._backward_task:
             self._backward_task = task
+            # What the backward starts from (the loss) is read outside the
+            # graphs: the values no op of the graph consumed are its outputs,
+            # so the forward that made them is not dropped as unused.
+            g = self.current
+            used = {v.vid for n in g.nodes for v in n.operands}
+            for n in g.nodes:
+                for r in n.results:
+                    if r.vid not in used and r.shape != (0,):
+                        g.add_output(r)
             self.on_break("autograd backward pass: runs outside the forward graphs "
                           "(its ops are not recorded)", None, None)
         for t in _tensors(out):
@@ -326,7 +345,7 @@ class Tracker(TorchDispatchMode):
         # In-place ops are recorded functionally: `x.add_(y)` becomes
         # `x' = add(x, y)` and later uses of x read x'. A mutated region input
         # is written back by the caller (the graph's "mutations").
-        recorded = func
+        recorded = recorded_from = func
         if not func._schema.is_mutable:
             mw.check_op(_op_name(func))
         else:
@@ -342,9 +361,11 @@ class Tracker(TorchDispatchMode):
                                        if a.has_default_value() and a.name not in kwargs)
             if target._base is not None:
                 raise mw.Unencodable("in-place update of a view is not functionalized")
-            if id(target) not in self.values:
+            cur = self._value_of(target)
+            if cur is None or cur.kind is not None:  # an input of this graph
                 v = self._lift(target)
-                self.mutated_inputs.setdefault(id(target), (target, v.name))
+                self.mutated_inputs.setdefault((id(target), id(self.current)),
+                                               (target, self.current, v.name))
         func = recorded
         schema = func._schema
         operands, attrs, segments, flexible = [], {}, [], 0
@@ -406,7 +427,10 @@ class Tracker(TorchDispatchMode):
             self._bind(o)
             self.keepalive.append(o)
             if self.examples is not None:
-                self.result_tensors[v.vid] = o
+                # as it is now: a later in-place op may change the tensor
+                self.result_tensors[v.vid] = o.detach().clone()
+        if func is not recorded_from:  # an in-place op: its input's new value
+            self.mutation_values[(id(args[0]), id(self.current))] = results[0]
         self.current.nodes.append(Node(_op_name(func), operands, attrs,
                                        segments if flexible > 1 else None, results,
                                        False, call, tuple(self.native_sizes)))
@@ -595,11 +619,11 @@ class Tracker(TorchDispatchMode):
                                   for f in dataclasses.fields(obj)}}
             return {"type": "opaque", "python_type": type(obj).__name__}
 
-        for key, (t, name) in self.mutated_inputs.items():
-            v = self.values.get(key)
-            if v is None:  # changed outside the graphs (after a break)
-                continue
-            v.graph.mutations.append({"input": name, "output": v.graph.add_output(v)})
+        # Each graph writes back the last value it gave each input it changed.
+        for key, (t, g, name) in self.mutated_inputs.items():
+            v = self.mutation_values.get(key)
+            if v is not None and v.graph is g:
+                g.mutations.append({"input": name, "output": g.add_output(v)})
         s = structure(result)
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}
