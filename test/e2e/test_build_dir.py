@@ -106,3 +106,23 @@ def test_size_guards_pick_the_variant(dynoc, tmp_path):
     with pytest.raises(dy.GuardError,
                        match=r"L\['x'\]\.size\(\)\[0\] > 4 \(input 0 size\(\)\[0\] = 3\)"):
         first(torch.randn(3, 3, 4))
+
+
+def test_convolution_variants_bundle(dynoc, tmp_path):
+    """Three static conv variants (p90: sizes 9, 10, 11) in one model: each
+    graph's oneDNN call sites are its own symbols (a redefinition of
+    `conv_site_1` failed the C++ compile before)."""
+    import dynoc as dy
+    capture(dynoc, "p90_computed_size_not_affine.py", tmp_path / "cap")
+    p = dynoc("build", tmp_path / "cap", "-o", tmp_path / "m.so", check=True)
+    assert "3 variant(s) of" in p.stderr
+    m = dy.load(tmp_path / "m.so")
+    conv = torch.nn.Conv2d(1, 2, 3, stride=2)
+    torch.nn.init.constant_(conv.weight, 0.1)
+    torch.nn.init.zeros_(conv.bias)
+    with torch.no_grad():
+        for n in (9, 10, 11):
+            x = torch.randn(1, 1, n, n)
+            y = conv(x)
+            want = y.mean() if y.size(-1) > 3 else y.sum()
+            assert torch.allclose(m(x), want, atol=1e-5)
