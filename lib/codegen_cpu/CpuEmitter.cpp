@@ -686,14 +686,12 @@ LogicalResult FuncEmitter::emitConvolution(Operation *op) {
   if (in.size() != 4 || w.size() != 4)
     return op->emitError() << "dynoc build (cpu): only 2-D convolution (NCHW) "
                               "is supported so far";
-  auto pair = [&](ArrayRef<int64_t> v, int64_t dflt, int i) {
-    return v.empty() ? dflt : v[v.size() == 1 ? 0 : i];
-  };
-  int64_t sh = pair(conv.getStride(), 1, 0), sw = pair(conv.getStride(), 1, 1);
-  int64_t ph = pair(conv.getPadding(), 0, 0),
-          pw = pair(conv.getPadding(), 0, 1);
-  int64_t dh = pair(conv.getDilation(), 1, 0),
-          dw = pair(conv.getDilation(), 1, 1);
+  int64_t sh = convPair(conv.getStride(), 1, 0),
+          sw = convPair(conv.getStride(), 1, 1);
+  int64_t ph = convPair(conv.getPadding(), 0, 0),
+          pw = convPair(conv.getPadding(), 0, 1);
+  int64_t dh = convPair(conv.getDilation(), 1, 0),
+          dw = convPair(conv.getDilation(), 1, 1);
   int64_t groups = conv.getGroups();
   if (!isLiteral(w[2]) || !isLiteral(w[3]) || groups < 1)
     return op->emitError() << "dynoc build (cpu): convolution needs a static "

@@ -350,6 +350,12 @@ inline bool isIdentityExpand(Operation *op) {
   return true;
 }
 
+/// Entry `i` (0: height, 1: width) of a 2-D convolution's stride, padding,
+/// dilation or output padding: one value stands for both, none is `dflt`.
+inline int64_t convPair(ArrayRef<int64_t> v, int64_t dflt, int i) {
+  return v.empty() ? dflt : v[v.size() == 1 ? 0 : i];
+}
+
 class FuncEmitter {
 public:
   FuncEmitter(func::FuncOp func, std::string &os, bool allowInPlace)
