@@ -686,12 +686,9 @@ LogicalResult FuncEmitter::emitConvolution(Operation *op) {
   if (in.size() != 4 || w.size() != 4)
     return op->emitError() << "dynoc build (cpu): only 2-D convolution (NCHW) "
                               "is supported so far";
-  int64_t sh = convPair(conv.getStride(), 1, 0),
-          sw = convPair(conv.getStride(), 1, 1);
-  int64_t ph = convPair(conv.getPadding(), 0, 0),
-          pw = convPair(conv.getPadding(), 0, 1);
-  int64_t dh = convPair(conv.getDilation(), 1, 0),
-          dw = convPair(conv.getDilation(), 1, 1);
+  const Conv2dWindow win = conv2dWindow(conv);
+  const int64_t sh = win.sh, sw = win.sw, ph = win.ph, pw = win.pw, dh = win.dh,
+                dw = win.dw;
   int64_t groups = conv.getGroups();
   if (!isLiteral(w[2]) || !isLiteral(w[3]) || groups < 1)
     return op->emitError() << "dynoc build (cpu): convolution needs a static "

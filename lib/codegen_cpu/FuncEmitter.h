@@ -356,6 +356,21 @@ inline int64_t convPair(ArrayRef<int64_t> v, int64_t dflt, int i) {
   return v.empty() ? dflt : v[v.size() == 1 ? 0 : i];
 }
 
+/// A 2-D convolution's window, each (height, width) pair spelled out.
+struct Conv2dWindow {
+  int64_t sh, sw, ph, pw, dh, dw, oph, opw;
+};
+inline Conv2dWindow conv2dWindow(aten::AtenConvolutionOp conv) {
+  return {convPair(conv.getStride(), 1, 0),
+          convPair(conv.getStride(), 1, 1),
+          convPair(conv.getPadding(), 0, 0),
+          convPair(conv.getPadding(), 0, 1),
+          convPair(conv.getDilation(), 1, 0),
+          convPair(conv.getDilation(), 1, 1),
+          convPair(conv.getOutputPadding(), 0, 0),
+          convPair(conv.getOutputPadding(), 0, 1)};
+}
+
 class FuncEmitter {
 public:
   FuncEmitter(func::FuncOp func, std::string &os, bool allowInPlace)
