@@ -13,6 +13,7 @@ Header lines (docs/capture.md, "The capture corpus"):
   # expect input: KIND NAME   some graph has this input (user/parameter/buffer/constant)
   # expect stderr: TEXT       dynoc capture's stderr contains TEXT
   # expect mutation: NAME     some graph writes back to this input
+  # expect runs: N            some graph stands for N recorded graphs (a folded loop body)
   # capture-args: ARGS        extra `dynoc capture` arguments (e.g. --entry MOD:FUNC)
   # env: NAME=VALUE           environment of the `dynoc capture` run (e.g. DYNOC_LOGS)
   # dynamo: same              graph and break counts equal Dynamo's (the default)
@@ -44,7 +45,7 @@ PROGRAMS = sorted(glob.glob(os.path.join(HERE, "programs", "*.py")))
 
 
 def header(path):
-    exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [], "env": {},
+    exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [], "runs": [], "env": {},
            "dynamo": "same", "args": []}
     for line in open(path):
         m = re.match(r"#\s*expect (\w+):\s*(.*)$", line)
@@ -104,6 +105,9 @@ def test_program(program, tmp_path):
         assert any(text in r for r in reasons), f"no break reason contains {text!r}: {reasons}"
     for b in breaks:  # every break names the user's file:line
         assert re.search(r":\d+$", b["location"]), b
+    runs = sorted(g["runs"] for g in graphs)
+    for want in exp["runs"]:
+        assert int(want) in runs, f"no graph runs {want} times: {runs}"
     guards = [t for g in graphs for t in g["guards"]]
     for text in exp["guard"]:
         assert text in guards, f"guard {text!r} not in {guards}"

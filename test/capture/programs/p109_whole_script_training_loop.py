@@ -5,8 +5,9 @@
 # record_function markers are neither ops nor breaks, and the update enters the
 # next graph with the gradients as inputs.
 # expect exit: 0
-# expect graphs: 6
+# expect graphs: 4
 # expect breaks: 7
+# expect runs: 3
 # expect break: autograd backward pass: runs outside the forward graphs
 # expect ops: aten.addmm aten.mse_loss
 # expect input: user gradient (autograd backward)

@@ -49,6 +49,8 @@ class Graph:
         self.mutations = []  # {"input": name, "output": index}: write back
         self.examples = None  # name -> tensor (DYNOC_SAVE_EXAMPLES)
         self.recorded_nodes = None  # every node, before dead ones are dropped
+        self.runs = 1  # how many recorded graphs had this body (_repeats.py)
+        self.folded = []  # the names of the later ones, folded into this one
 
     def add_input(self, shape, dtype, kind, name):
         v = Value(self, shape, dtype, kind, name)

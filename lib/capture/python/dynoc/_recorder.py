@@ -14,7 +14,7 @@ import re
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _guards, _logs, _symbolic
+from . import _guards, _logs, _repeats, _symbolic
 from . import _mlir_writer as mw
 from ._graph import Graph, Node, Value
 
@@ -656,6 +656,6 @@ class Tracker(TorchDispatchMode):
                 # capture time only, as value guards are.
                 g.guards.append({"kind": "size", "text": text, **fields} if fields
                                 else {"kind": "value", "text": text})
-        self.graphs = [g for g in self.graphs if g.nodes]
+        self.graphs = _repeats.fold([g for g in self.graphs if g.nodes])
         self.keepalive.clear()
         return self.graphs

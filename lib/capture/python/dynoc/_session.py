@@ -64,17 +64,30 @@ class Session:
     # --- output ------------------------------------------------------------
     def report(self):
         ops = sum(len(g.nodes) for g in self.graphs)
+        recorded = sum(g.runs for g in self.graphs)
+        folded = f" ({recorded} recorded, repeats folded)" if recorded > len(self.graphs) else ""
         lines = ["dynoc capture report",
-                 f"  graphs: {len(self.graphs)}",
+                 f"  graphs: {len(self.graphs)}{folded}",
                  f"  graph breaks: {len(self.breaks)}",
                  f"  ops: {ops}",
                  f"  recompiles: {len(self.recompiles)}"]
         for g in self.graphs:
-            lines.append(f"  {g.name} ({g.entry}): {len(g.nodes)} ops, {len(g.guards)} guards")
+            runs = ""
+            if g.runs > 1:
+                last = f" ... {g.folded[-1]}" if len(g.folded) > 1 else ""
+                runs = f", runs {g.runs} times (identical bodies folded: {g.folded[0]}{last})"
+            lines.append(f"  {g.name} ({g.entry}): {len(g.nodes)} ops, "
+                         f"{len(g.guards)} guards{runs}")
         if self.breaks:
             lines.append("  break reasons:")
+            # A loop breaks at the same place each iteration: one line, counted.
+            counts = {}
             for b in self.breaks:
-                lines.append(f"    {b['location']}: {b['reason']}")
+                key = (b["location"], b["reason"])
+                counts[key] = counts.get(key, 0) + 1
+            for (location, reason), n in counts.items():
+                times = f" (x{n})" if n > 1 else ""
+                lines.append(f"    {location}: {reason}{times}")
         for r in self.recompiles:
             lines.append(f"  recompile of {r['entry']}: guard failed: {r['guard']}")
         return "\n".join(lines) + "\n"
@@ -100,6 +113,8 @@ class Session:
                             for v in g.outputs],
                 "output_structure": g.output_structure,
                 "mutations": g.mutations,
+                "runs": g.runs,
+                "folded": g.folded,
             } for g in self.graphs],
             "breaks": self.breaks,
             "recompiles": self.recompiles,
