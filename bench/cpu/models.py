@@ -32,6 +32,41 @@ class CNN(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class ResNeXtBlock(nn.Module):
+    """A ResNeXt bottleneck (ResNeXt-101 32x4d's second stage): 1x1, grouped
+    3x3 with 32 groups, 1x1, batch norms and the residual."""
+
+    def __init__(self, c=256, width=128, groups=32):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(c, width, 1, bias=False), nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, padding=1, groups=groups, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3, self.bn3 = nn.Conv2d(width, c, 1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)))
+        return torch.relu(x + self.bn3(self.conv3(y)))
+
+
+class InvertedResidual(nn.Module):
+    """A MobileNetV2 block: 1x1 expansion, depthwise 3x3 (groups = channels),
+    1x1 projection, ReLU6 and the residual."""
+
+    def __init__(self, c=32, expand=6):
+        super().__init__()
+        h = c * expand
+        self.expand, self.bn1 = nn.Conv2d(c, h, 1, bias=False), nn.BatchNorm2d(h)
+        self.dw = nn.Conv2d(h, h, 3, padding=1, groups=h, bias=False)
+        self.bn2 = nn.BatchNorm2d(h)
+        self.project, self.bn3 = nn.Conv2d(h, c, 1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        y = nn.functional.relu6(self.bn1(self.expand(x)))
+        y = nn.functional.relu6(self.bn2(self.dw(y)))
+        return x + self.bn3(self.project(y))
+
+
 class EncoderBlock(nn.Module):
     """A pre-norm transformer encoder block (attention + GELU MLP)."""
 
@@ -71,6 +106,8 @@ class LastHiddenState(nn.Module):
 INPUTS = {
     "mlp": lambda b: torch.randn(b, 256),
     "cnn": lambda b: torch.randn(b, 3, 32, 32),
+    "resnext_block": lambda b: torch.randn(b, 256, 28, 28),
+    "mobilenet_block": lambda b: torch.randn(b, 32, 56, 56),
     "encoder_block": lambda b: torch.randn(b, 32, 128),
     "bert": lambda b: torch.randint(0, 1000, (b, 32)),
     "gpt2": lambda b: torch.randint(0, 1000, (b, 32)),
@@ -102,6 +139,12 @@ def make(name, batch):
         for bn in (m.bn1, m.bn2):  # non-trivial running statistics
             bn.running_mean.uniform_(-0.5, 0.5)
             bn.running_var.uniform_(0.5, 2.0)
+    elif name in ("resnext_block", "mobilenet_block"):
+        m = ResNeXtBlock() if name == "resnext_block" else InvertedResidual()
+        for bn in m.modules():
+            if isinstance(bn, nn.BatchNorm2d):  # non-trivial running statistics
+                bn.running_mean.uniform_(-0.5, 0.5)
+                bn.running_var.uniform_(0.5, 2.0)
     elif name == "encoder_block":
         m = EncoderBlock()
     elif name == "bert":
@@ -129,3 +172,5 @@ def main_output(out):
 
 
 NAMES = ["mlp", "cnn", "encoder_block", "bert", "gpt2"]
+# Grouped and depthwise convolutions (bench/README.md: measured on one thread).
+GROUPED = ["resnext_block", "mobilenet_block"]

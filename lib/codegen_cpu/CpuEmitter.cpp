@@ -83,6 +83,7 @@ const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
     m["aten.split.Tensor"] = &FuncEmitter::emitSplit;
     m["aten.unsafe_split.Tensor"] = &FuncEmitter::emitSplit;
     m["aten.leaky_relu"] = &FuncEmitter::emitUnary;
+    m["aten.hardtanh"] = &FuncEmitter::emitUnary; // relu6, F.hardtanh
     m["aten.arange.start"] = &FuncEmitter::emitArange;
     m["aten.arange.start_step"] = &FuncEmitter::emitArange;
     m["aten.zero"] = &FuncEmitter::emitFull;
@@ -199,6 +200,14 @@ LogicalResult FuncEmitter::checkTypes(Operation *op) {
   return success();
 }
 
+std::string FuncEmitter::hardtanhExpr(Operation *op, const std::string &x,
+                                      StringRef ctype) {
+  std::string lo = fmtLiteral(scalarAttr(op, "min_val", -1.0), ctype),
+              hi = fmtLiteral(scalarAttr(op, "max_val", 1.0), ctype);
+  return "(" + x + " < " + lo + " ? " + lo + " : " + x + " > " + hi + " ? " +
+         hi + " : " + x + ")";
+}
+
 LogicalResult FuncEmitter::emitUnary(Operation *op) {
   StringRef n = op->getName().getStringRef();
   std::string f;
@@ -228,6 +237,8 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
     f = "std::log(x)";
   else if (n == "aten.logical_not")
     f = "!x";
+  else if (n == "aten.hardtanh")
+    f = hardtanhExpr(op, "x", elemCType(op->getResult(0)));
   else if (n == "aten.leaky_relu")
     f = "x > 0 ? x : x * " + fmtLiteral(scalarAttr(op, "negative_slope", 0.01),
                                         elemCType(op->getResult(0)));
@@ -719,21 +730,22 @@ LogicalResult FuncEmitter::emitConvolution(Operation *op) {
                              in[0], OH, OW, "4"}))
           : scratch(product({w[1], std::to_string(R * S), OH, OW, "4"}));
   Value bias = conv.getBias();
-  // Ungrouped, undilated convolutions go to oneDNN's primitive (cached per
-  // call site); the rest, and any shape oneDNN refuses, to im2col + GEMM.
-  if (groups == 1 && dh == 1 && dw == 1) {
+  // Convolutions go to oneDNN's primitive (cached per call site; grouped and
+  // depthwise ones to its grouped kernels); any shape oneDNN refuses falls
+  // back to im2col + GEMM.
+  {
     // Named after the graph: a bundle prints several graphs into one file.
     std::string site = base + "_conv_site_" + std::to_string(next++);
     globals += "static dynoc_k::ConvSite " + site + ";\n";
-    code += llvm::formatv("  if (int rc = dynoc_k::conv2d_dnnl({0}, {1}, {2}, "
-                          "{3}, {4}, {5}, {6}, "
-                          "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
-                          "{16}, {17}); rc > 0) "
-                          "return rc;\n  else if (rc < 0)\n",
-                          site, name(out), name(conv.getInput()),
-                          name(conv.getWeight()), bias ? name(bias) : "nullptr",
-                          in[0], in[1], in[2], in[3], w[0], R, S,
-                          dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw);
+    code += llvm::formatv(
+        "  if (int rc = dynoc_k::conv2d_dnnl({0}, {1}, {2}, "
+        "{3}, {4}, {5}, {6}, "
+        "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
+        "{16}, {17}, {18}, {19}, {20}); rc > 0) "
+        "return rc;\n  else if (rc < 0)\n",
+        site, name(out), name(conv.getInput()), name(conv.getWeight()),
+        bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
+        dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw, groups, dh, dw);
   }
   code += llvm::formatv(
       "  if (int rc = dynoc_k::conv2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
@@ -1139,6 +1151,8 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
         e = a + " * " + c;
       else if (n == "aten.div.Scalar")
         e = a + " / " + c;
+      else if (n == "aten.hardtanh")
+        e = hardtanhExpr(inner, a, "float");
     } else if (inner->getNumOperands() == 2) {
       std::string a = operand(inner->getOperand(0)),
                   b = operand(inner->getOperand(1));

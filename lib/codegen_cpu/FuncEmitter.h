@@ -192,6 +192,7 @@ inline unsigned supportedDTypes(Operation *op) {
           "aten.rand_like", "aten.randn_like"})
       m[n] = kF32 | kF64;
     m["aten.leaky_relu"] = kF32 | kF64;
+    m["aten.hardtanh"] = kF32 | kF64;
     m["aten.mse_loss"] = kF32 | kF64;
     m["aten.cumsum"] = kF32 | kF64 | kI64 | kI32 | kBool;
     m["aten.constant_pad_nd"] = kAnyDType;
@@ -423,6 +424,10 @@ private:
   /// checked at run time where the types leave them open.
   DimList broadcastDims(Operation *op, ArrayRef<Value> operands);
   double scalarAttr(Operation *op, StringRef name, double dflt);
+  /// hardtanh(x) as a C expression in `ctype`: x clamped to [min_val,
+  /// max_val], NaN kept (ATen's clamp).
+  std::string hardtanhExpr(Operation *op, const std::string &x,
+                           StringRef ctype);
 
   LogicalResult checkTypes(Operation *op);
   LogicalResult emitUnary(Operation *op);

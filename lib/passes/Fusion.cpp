@@ -38,7 +38,8 @@ bool isElementwise(Operation *op) {
       "aten.sqrt",       "aten.rsqrt",      "aten.add.Tensor",
       "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor",
       "aten.maximum",    "aten.minimum",    "aten.add.Scalar",
-      "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar"};
+      "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar",
+      "aten.hardtanh"};
   // Fused loops compute in float: an int64 result stays alone.
   if (op->getNumResults() == 0)
     return false;

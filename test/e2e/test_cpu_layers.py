@@ -1,6 +1,7 @@
 """Layers that real training scripts use, captured from a program and built:
 LSTM (mkldnn_rnn_layer), LSTMCell, transposed convolution, cross-entropy
 (nll_loss_forward), leaky ReLU, arange(start, end, step), f64 linear layers,
+grouped, depthwise and dilated convolutions with ReLU6,
 each against eager on the program's own inputs (DYNOC_SAVE_EXAMPLES); and the
 random ops (dropout's bernoulli, uniform, normal), which match eager in
 distribution only."""
@@ -83,6 +84,22 @@ LAYERS = {
             return F.leaky_relu(lin(x), 0.1), pos * 3
         with torch.no_grad():
             f(torch.randn(4, 5, dtype=torch.float64))
+    """,
+    "grouped_depthwise_dilated_conv_relu6": """
+        # ResNeXt's grouped 3x3, MobileNet's depthwise 3x3 with ReLU6 (hardtanh),
+        # a dilated convolution: oneDNN's grouped and dilated primitives.
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.grouped = nn.Conv2d(64, 64, 3, padding=1, groups=32)
+                self.depthwise = nn.Conv2d(64, 64, 3, stride=2, padding=1, groups=64, bias=False)
+                self.dilated = nn.Conv2d(64, 16, 3, padding=2, dilation=2)
+            def forward(self, x):
+                y = F.relu6(self.depthwise(torch.relu(self.grouped(x))))
+                return self.dilated(y), F.hardtanh(y, -0.5, 2.0)
+        f = torch.compile(Block().eval())
+        with torch.no_grad():
+            f(torch.randn(2, 64, 15, 13))
     """,
 }
 

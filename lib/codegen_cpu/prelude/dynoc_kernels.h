@@ -344,7 +344,7 @@ inline int conv2d(float *out, const float *in, const float *w,
 // and out. One ConvSite per convolution in the graph; calls from many threads
 // share it (creation is locked, running is not).
 struct DnnlConv {
-  int64_t key[14];
+  int64_t key[17];
   const float *weights;
   dnnl_primitive_t conv = nullptr, srcReorder = nullptr, dstReorder = nullptr;
   dnnl_memory_desc_t userSrc, userDst, convSrc, convDst, convW, bias;
@@ -419,28 +419,35 @@ inline DnnlConv *makeDnnlConv(const int64_t *key, const float *w) {
   plan->weights = w;
   int64_t N = key[0], C = key[1], H = key[2], W = key[3], K = key[4],
           R = key[5], S = key[6], OH = key[7], OW = key[8], sh = key[9],
-          sw = key[10], ph = key[11], pw = key[12], hasBias = key[13];
-  dnnl_dims_t src = {N, C, H, W}, wt = {K, C, R, S}, b = {K},
-              dst = {N, K, OH, OW};
+          sw = key[10], ph = key[11], pw = key[12], hasBias = key[13],
+          G = key[14], dh = key[15], dw = key[16];
+  // Grouped weights are [G, K/G, C/G, R, S] to oneDNN: the same bytes as
+  // PyTorch's [K, C/G, R, S].
+  dnnl_dims_t src = {N, C, H, W}, b = {K}, dst = {N, K, OH, OW};
+  dnnl_dims_t wt = {K, C, R, S}, gwt = {G, K / G, C / G, R, S};
+  const int wRank = G == 1 ? 4 : 5;
+  const dnnl_format_tag_t wTag = G == 1 ? dnnl_oihw : dnnl_goihw;
   dnnl_memory_desc_t anySrc, anyW, anyDst, userW;
   if (dnnl_memory_desc_init_by_tag(&plan->userSrc, 4, src, dnnl_f32,
                                    dnnl_nchw) ||
       dnnl_memory_desc_init_by_tag(&plan->userDst, 4, dst, dnnl_f32,
                                    dnnl_nchw) ||
-      dnnl_memory_desc_init_by_tag(&userW, 4, wt, dnnl_f32, dnnl_oihw) ||
+      dnnl_memory_desc_init_by_tag(&userW, wRank, G == 1 ? wt : gwt, dnnl_f32,
+                                   wTag) ||
       dnnl_memory_desc_init_by_tag(&plan->bias, 1, b, dnnl_f32, dnnl_x) ||
       dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32,
                                    dnnl_format_tag_any) ||
-      dnnl_memory_desc_init_by_tag(&anyW, 4, wt, dnnl_f32,
+      dnnl_memory_desc_init_by_tag(&anyW, wRank, G == 1 ? wt : gwt, dnnl_f32,
                                    dnnl_format_tag_any) ||
       dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32,
                                    dnnl_format_tag_any))
     return nullptr;
   dnnl_convolution_desc_t cd;
-  dnnl_dims_t strides = {sh, sw}, pad = {ph, pw};
-  if (dnnl_convolution_forward_desc_init(
+  // oneDNN counts dilation from 0 (PyTorch's 1 is its 0).
+  dnnl_dims_t strides = {sh, sw}, pad = {ph, pw}, dil = {dh - 1, dw - 1};
+  if (dnnl_dilated_convolution_forward_desc_init(
           &cd, dnnl_forward_inference, dnnl_convolution_direct, &anySrc, &anyW,
-          hasBias ? &plan->bias : nullptr, &anyDst, strides, pad, pad))
+          hasBias ? &plan->bias : nullptr, &anyDst, strides, dil, pad, pad))
     return nullptr;
   dnnl_primitive_attr_t attr;
   dnnl_primitive_attr_create(&attr);
@@ -519,11 +526,13 @@ inline int conv2d_dnnl(ConvSite &site, float *out, const float *in,
                        const float *w, const float *bias, int64_t N, int64_t C,
                        int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
                        int64_t OH, int64_t OW, int64_t sh, int64_t sw,
-                       int64_t ph, int64_t pw) {
+                       int64_t ph, int64_t pw, int64_t groups, int64_t dh,
+                       int64_t dw) {
   if (!dnnlEngine() || N * C * H * W == 0 || N * K * OH * OW == 0)
     return -1;
-  const int64_t key[14] = {N,  C,  H,  W,  K,  R,  S,
-                           OH, OW, sh, sw, ph, pw, bias != nullptr};
+  const int64_t key[17] = {N,      C,  H,  W,  K,  R,  S,
+                           OH,     OW, sh, sw, ph, pw, bias != nullptr,
+                           groups, dh, dw};
   DnnlConv *plan = site.current.load(std::memory_order_acquire);
   if (!plan || plan->weights != w || std::memcmp(plan->key, key, sizeof(key))) {
     std::lock_guard<std::mutex> lock(site.mu);

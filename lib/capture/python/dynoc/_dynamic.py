@@ -209,17 +209,18 @@ def _difference(a, b, weights):
 
 def plan_merge(old, new, weights):
     """How the graphs `old` (an earlier variant's) become dynamic where `new`
-    (the same region at other sizes) differs: (None, plan), plan a list of
-    (node of old, node of new, change), a change ("dims", merged size) or
-    ("as", operand in old, operand in new) for the `_as` form; or (why,
-    None) when the graphs are not the same computation."""
+    (the same region at other sizes) differs: (None, plan, assumed), plan a
+    list of (node of old, node of new, change), a change ("dims", merged size)
+    or ("as", operand in old, operand in new) for the `_as` form, assumed the
+    guard texts of input dims taken as equal (_fit); or (why, None, []) when
+    the graphs are not the same computation."""
     if len(old) != len(new):
-        return f"{len(old)} vs {len(new)} graphs", None
+        return f"{len(old)} vs {len(new)} graphs", None, []
     for a, b in zip(old, new):
         why = _difference(a, b, weights)
         if why:
-            return f"{a.name}: {why}", None
-    plan = []
+            return f"{a.name}: {why}", None, []
+    plan, assumed = [], []
     for a, b in zip(old, new):
         for na, nb in zip(a.nodes, b.nodes):
             for key in _FITTED.get(na.op, ()):
@@ -227,10 +228,12 @@ def plan_merge(old, new, weights):
                     continue
                 syms = _dynamic_input_dims(a, b)
                 u, v = _attr_ints(na.attrs.get(key, "")), _attr_ints(nb.attrs.get(key, ""))
-                entry = _fit(u[0], v[0], syms) if syms and len(u) == len(v) == 1 else None
+                entry = _fit(u[0], v[0], syms, _size_sources(na, nb), assumed) \
+                    if syms and len(u) == len(v) == 1 else None
                 if entry is None:
                     return (f"{na.op}'s {key} differs ({na.attrs.get(key)} vs "
-                            f"{nb.attrs.get(key)}) in a way the input dims do not explain"), None
+                            f"{nb.attrs.get(key)}) in a way the input dims do not explain"), \
+                        None, []
                 plan.append((na, nb, ("symattr", key, entry, syms)))
             if na.op in _SIZED and na.attrs[_SIZED[na.op]] != nb.attrs[_SIZED[na.op]]:
                 dims = _sized_attr(na, nb)
@@ -241,16 +244,18 @@ def plan_merge(old, new, weights):
                 if None not in operands:
                     plan.append((na, nb, ("as",) + operands))
                     continue
-                entries = _fit_entries(na, nb, a, b)
+                entries = _fit_entries(na, nb, a, b, assumed)
                 if entries is None:
                     return (f"{na.op}'s size attribute cannot say the dynamic dims "
-                            f"({na.attrs[_SIZED[na.op]]} vs {nb.attrs[_SIZED[na.op]]})"), None
+                            f"({na.attrs[_SIZED[na.op]]} vs {nb.attrs[_SIZED[na.op]]})"), \
+                        None, []
                 plan.append((na, nb, ("sym", entries, _dynamic_input_dims(a, b))))
     if any(change[0] in ("sym", "symattr") for _, _, change in plan):
         why = _check_fit(old, new, plan)
         if why:
-            return f"sizes written as expressions of the input dims do not hold: {why}", None
-    return None, plan
+            return f"sizes written as expressions of the input dims do not hold: {why}", \
+                None, []
+    return None, plan, assumed
 
 
 def _dynamic_input_dims(a, b):
@@ -271,7 +276,7 @@ def _dynamic_input_dims(a, b):
     return out
 
 
-def _fit_entries(na, nb, a, b):
+def _fit_entries(na, nb, a, b, assumed):
     """The size of reshape/expand `na` (graph `a`; `nb` the same node of `b`)
     as entries the runs' input dims explain: an int where both runs agree,
     ("dim", k) for the k-th dynamic input dim, ("prod", k, l) for a product of
@@ -284,11 +289,12 @@ def _fit_entries(na, nb, a, b):
     if len(x) != len(y):
         return None
     entries, inferred = [], False
-    for u, v in zip(x, y):
+    aligned = len(na.sizes) == len(nb.sizes) == len(x)
+    for k, (u, v) in enumerate(zip(x, y)):
         if u == v:
             entries.append(u)
             continue
-        fit = _fit(u, v, syms)
+        fit = _fit(u, v, syms, _size_sources(na, nb, k if aligned else None), assumed)
         if fit is not None:
             entries.append(fit)
         elif not inferred and na.op != "aten.expand":
@@ -299,11 +305,41 @@ def _fit_entries(na, nb, a, b):
     return entries
 
 
-def _fit(u, v, syms):
+def _size_sources(na, nb, k=None):
+    """The sources of the sizes the Python call behind a node passed (entry
+    `k` only, where given), in both runs: what it read them from."""
+    texts = set()
+    for node in (na, nb):
+        sizes = node.sizes if k is None else node.sizes[k:k + 1]
+        texts.update(src for _, src in sizes)
+    return texts
+
+
+def _dim_text(sym):
+    return f"{sym[0]}.size()[{sym[1]}]"
+
+
+def _fit(u, v, syms, sources=(), assumed=None):
     """The one expression of the dynamic input dims `syms` that is `u` in the
     old run and `v` in the new: ("dim", k), else ("prod", k, m); None when
-    none or several are."""
+    none or several are. Several input dims that changed alike (token ids and
+    their attention mask) are told apart by `sources`, the size texts the
+    Python call was given (`(L['input_ids'].size()[1] + 0)`): the dim it
+    read. Where nothing tells them apart (a size library code computed), the
+    first is taken and its equality with the others is appended to `assumed`
+    as guard texts: a call where they differ recompiles."""
     fits = [("dim", k) for k, (_, _, p, q) in enumerate(syms) if (p, q) == (u, v)]
+    if len(fits) > 1 and sources:
+        read = [f for f in fits if any(_dim_text(syms[f[1]]) in t for t in sources)]
+        if len(read) == 1:
+            return read[0]
+    if len(fits) > 1 and assumed is not None:
+        first = _dim_text(syms[fits[0][1]])
+        for f in fits[1:]:
+            text = f"{first} == {_dim_text(syms[f[1]])}"
+            if text not in assumed:
+                assumed.append(text)
+        return fits[0]
     if not fits:
         fits = [("prod", k, m) for k in range(len(syms)) for m in range(k, len(syms))
                 if (syms[k][2] * syms[m][2], syms[k][3] * syms[m][3]) == (u, v)]
@@ -776,6 +812,14 @@ def resolve_both(old, new, dims, calls):
                 raise _symbolic.Unresolved(f"the runs decided {r.text} differently")
             out.setdefault(r.text, r)
     return list(out.values())
+
+
+class Assumed:
+    """An equality of input dims a merge took (plan_merge's `assumed`), as a
+    resolved size decision."""
+
+    def __init__(self, text):
+        self.text = text
 
 
 def add_size_guards(guards, graphs, resolved):

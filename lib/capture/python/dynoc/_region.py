@@ -340,7 +340,8 @@ class Region:
             merged = _dynamic.merge_guards(old, guards)
             if merged is None or not _dynamic.dynamic_dims(merged):
                 continue
-            why, plan = _dynamic.plan_merge(self.variant_graphs[i], graphs, session.weights)
+            why, plan, assumed = _dynamic.plan_merge(self.variant_graphs[i], graphs,
+                                                     session.weights)
             if why:
                 _logs.log("recompiles", f"{entry}: stays static: not the same graphs "
                                         f"as variant {i}: {why}")
@@ -356,6 +357,8 @@ class Region:
                 continue
             _dynamic.apply_merge(self.variant_graphs[i], graphs, plan)
             _dynamic.add_size_guards(merged, self.variant_graphs[i], resolved)
+            _dynamic.add_size_guards(merged, self.variant_graphs[i],
+                                     [_dynamic.Assumed(t) for t in assumed])
             self.variants[i] = merged
             self.variant_computed[i] = []
             dims = _dynamic.dynamic_dims(merged)
