@@ -1,13 +1,19 @@
 //===- FuncEmitter.h - the CPU printer of one graph -------------*- C++ -*-===//
 //
 // Private to lib/codegen_cpu: the helpers the op emitters share and the
-// FuncEmitter class, whose emit* members are spread over CpuEmitter.cpp (the
-// core ops) and one file per op family (EmitLosses.cpp, EmitRandom.cpp, ...).
+// FuncEmitter class. Its emit* members are spread over one file per op family:
+// CpuEmitter.cpp (the op table, GEMMs, the memory plan and the graph
+// function), EmitElementwise.cpp, EmitDataMovement.cpp, EmitNN.cpp,
+// EmitLayers.cpp, EmitRandom.cpp, EmitIndexing.cpp. What both targets share
+// (dims, the elementwise expressions, the pointwise loop) is in lib/codegen.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DYNOC_CODEGEN_CPU_FUNCEMITTER_H
 #define DYNOC_CODEGEN_CPU_FUNCEMITTER_H
 
+#include "dynoc/Codegen/Dims.h"
+#include "dynoc/Codegen/PointwiseLoop.h"
+#include "dynoc/Codegen/ScalarExpr.h"
 #include "dynoc/IR/AtenDialect.h"
 #include "dynoc/IR/GraphAttrs.h"
 #include "dynoc/IR/OpClasses.h"
@@ -29,6 +35,18 @@
 namespace dynoc {
 namespace cpu {
 using namespace mlir;
+// Target-neutral pieces (lib/codegen) the CPU printer uses unqualified.
+using codegen::braceList;
+using codegen::comparisonOperator;
+using codegen::DimList;
+using codegen::fmtFloat;
+using codegen::fmtLiteral;
+using codegen::isLiteral;
+using codegen::product;
+using codegen::scalarAttr;
+
+/// A pointwise kernel as a CPU loop nest (PrintPointwise.cpp).
+std::string printCpuPointwise(const codegen::PointwiseLoop &loop);
 
 inline std::string torchDTypeName(Type t) {
   if (t.isF32())
@@ -61,14 +79,6 @@ inline std::string cString(const std::string &s) {
     r += c == '\n' ? ' ' : c;
   }
   return r + "\"";
-}
-
-inline std::string fmtFloat(double v) {
-  if (std::isinf(v))
-    return v > 0 ? "INFINITY" : "-INFINITY";
-  if (std::isnan(v))
-    return "NAN";
-  return llvm::formatv("{0:e9}f", v).str();
 }
 
 /// The C type of a scalar element type, or "" if there is none.
@@ -118,21 +128,6 @@ inline std::string elemBytes(Value v) {
          : t.isBF16() || t.isF16()      ? "2"
          : t.isF32() || t.isInteger(32) ? "4"
                                         : "8";
-}
-
-/// A number as a literal of the C type `ctype` computes in: a float literal
-/// for float, an integer one for integral values in int64_t/bool, else double.
-inline std::string fmtLiteral(double v, StringRef ctype) {
-  if (ctype == "float")
-    return fmtFloat(v);
-  if ((ctype == "int64_t" || ctype == "int32_t" || ctype == "bool") &&
-      v == std::floor(v) && std::fabs(v) < 9.2e18)
-    return "int64_t(" + std::to_string(int64_t(v)) + ")";
-  if (std::isinf(v))
-    return v > 0 ? "double(INFINITY)" : "double(-INFINITY)";
-  if (std::isnan(v))
-    return "double(NAN)";
-  return llvm::formatv("{0:e17}", v).str();
 }
 
 /// The dtypes an op runs on, as a set of the element types above.
@@ -213,21 +208,6 @@ inline unsigned supportedDTypes(Operation *op) {
   return it == table.end() ? unsigned(kF32) : it->second;
 }
 
-/// The C operator of a comparison op (eq.Tensor, gt.Scalar, ...), or "".
-inline StringRef comparisonOperator(StringRef n) {
-  auto [base, overload] = n.split('.').second.split('.');
-  if (!n.startswith("aten.") || (overload != "Tensor" && overload != "Scalar"))
-    return "";
-  return llvm::StringSwitch<StringRef>(base)
-      .Case("eq", "==")
-      .Case("ne", "!=")
-      .Case("lt", "<")
-      .Case("le", "<=")
-      .Case("gt", ">")
-      .Case("ge", ">=")
-      .Default("");
-}
-
 /// The C type ATen computes a comparison or selection in: the promoted type
 /// of the operands, where a dimensioned operand outranks a 0-d one of the
 /// same category (bool < integer < floating).
@@ -254,38 +234,6 @@ inline std::string promotedCType(ArrayRef<Value> operands) {
          : t.isF32()      ? "float"
          : t.isInteger(1) ? "bool"
                           : "int64_t";
-}
-
-/// A dim as generated code sees it: a literal for a dim known at build time,
-/// else an expression over the input shapes (`in[i][d]`) or the graph's
-/// resolved values (`p[k]`).
-using DimList = std::vector<std::string>;
-
-inline bool isLiteral(const std::string &d) {
-  return !d.empty() && llvm::all_of(d, [](char c) { return isdigit(c); });
-}
-
-/// Product of dims with the literal factors folded.
-inline std::string product(ArrayRef<std::string> dims) {
-  int64_t lit = 1;
-  std::string dyn;
-  for (const std::string &d : dims) {
-    if (isLiteral(d))
-      lit *= std::stoll(d);
-    else
-      dyn += (dyn.empty() ? "" : " * ") + d;
-  }
-  if (dyn.empty() || lit == 0)
-    return std::to_string(lit);
-  return lit == 1 ? "(" + dyn + ")"
-                  : "(" + std::to_string(lit) + " * " + dyn + ")";
-}
-
-inline std::string braceList(ArrayRef<std::string> v) {
-  std::string s = "{";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + v[i];
-  return (v.empty() ? std::string("{0") : s) + "}";
 }
 
 inline bool isSameShapeCopy(StringRef n) {
@@ -423,11 +371,6 @@ private:
   /// The dims of `op`'s result: its operands' dims broadcast (from the right),
   /// checked at run time where the types leave them open.
   DimList broadcastDims(Operation *op, ArrayRef<Value> operands);
-  double scalarAttr(Operation *op, StringRef name, double dflt);
-  /// hardtanh(x) as a C expression in `ctype`: x clamped to [min_val,
-  /// max_val], NaN kept (ATen's clamp).
-  std::string hardtanhExpr(Operation *op, const std::string &x,
-                           StringRef ctype);
 
   LogicalResult checkTypes(Operation *op);
   LogicalResult emitUnary(Operation *op);

@@ -1,0 +1,189 @@
+//===- ScalarExpr.cpp - elementwise ops as scalar C expressions -----------===//
+#include "dynoc/Codegen/ScalarExpr.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace dynoc {
+namespace codegen {
+
+std::string fmtFloat(double v) {
+  if (std::isinf(v))
+    return v > 0 ? "INFINITY" : "-INFINITY";
+  if (std::isnan(v))
+    return "NAN";
+  return llvm::formatv("{0:e9}f", v).str();
+}
+
+std::string fmtLiteral(double v, StringRef ctype) {
+  if (ctype == "float")
+    return fmtFloat(v);
+  if ((ctype == "int64_t" || ctype == "int32_t" || ctype == "bool") &&
+      v == std::floor(v) && std::fabs(v) < 9.2e18)
+    return "int64_t(" + std::to_string(int64_t(v)) + ")";
+  if (std::isinf(v))
+    return v > 0 ? "double(INFINITY)" : "double(-INFINITY)";
+  if (std::isnan(v))
+    return "double(NAN)";
+  return llvm::formatv("{0:e17}", v).str();
+}
+
+double scalarAttr(Operation *op, StringRef n, double dflt) {
+  Attribute a = op->getAttr(n);
+  if (!a)
+    return dflt;
+  if (auto i = a.dyn_cast<IntegerAttr>())
+    return i.getType().isInteger(1) ? double(i.getValue().getBoolValue())
+                                    : double(i.getInt());
+  if (auto f = a.dyn_cast<FloatAttr>())
+    return f.getValueAsDouble();
+  if (auto b = a.dyn_cast<BoolAttr>())
+    return b.getValue();
+  return dflt;
+}
+
+StringRef comparisonOperator(StringRef n) {
+  auto [base, overload] = n.split('.').second.split('.');
+  if (!n.startswith("aten.") || (overload != "Tensor" && overload != "Scalar"))
+    return "";
+  return llvm::StringSwitch<StringRef>(base)
+      .Case("eq", "==")
+      .Case("ne", "!=")
+      .Case("lt", "<")
+      .Case("le", "<=")
+      .Case("gt", ">")
+      .Case("ge", ">=")
+      .Default("");
+}
+
+namespace {
+/// One-operand ops: the expression of `x` in C type `ct`.
+FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
+                                 StringRef ct) {
+  StringRef n = op->getName().getStringRef();
+  const bool f32 = ct == "float";
+  if (n == "aten.relu")
+    return x + " > 0.f ? " + x + " : 0.f";
+  if (n == "aten.neg")
+    return "-" + x;
+  if (n == "aten.abs")
+    return "std::fabs(" + x + ")";
+  if (n == "aten.sqrt")
+    return "std::sqrt(" + x + ")";
+  if (n == "aten.rsqrt")
+    return "1.f / std::sqrt(" + x + ")";
+  if (n == "aten.exp")
+    return "std::exp(" + x + ")";
+  if (n == "aten.log")
+    return "std::log(" + x + ")";
+  if (n == "aten.sin")
+    return "std::sin(" + x + ")";
+  if (n == "aten.cos")
+    return "std::cos(" + x + ")";
+  if (n == "aten.tanh")
+    return "std::tanh(" + x + ")";
+  if (n == "aten.sigmoid")
+    return "1.f / (1.f + std::exp(-" + x + "))";
+  if (n == "aten.silu")
+    return x + " / (1.f + std::exp(-" + x + "))";
+  if (n == "aten.logical_not")
+    return "!" + x;
+  if (n == "aten.leaky_relu")
+    return x + " > 0 ? " + x + " : " + x + " * " +
+           fmtLiteral(scalarAttr(op, "negative_slope", 0.01), ct);
+  if (n == "aten.hardtanh") {
+    // ATen's clamp: NaN stays NaN (both comparisons are false).
+    std::string lo = fmtLiteral(scalarAttr(op, "min_val", -1.0), ct),
+                hi = fmtLiteral(scalarAttr(op, "max_val", 1.0), ct);
+    return "(" + x + " < " + lo + " ? " + lo + " : " + x + " > " + hi + " ? " +
+           hi + " : " + x + ")";
+  }
+  if (n == "aten.gelu") {
+    auto approx = op->getAttrOfType<StringAttr>("approximate");
+    bool tanh = approx && approx.getValue() == "tanh";
+    if (approx && approx.getValue() != "none" && !tanh) {
+      op->emitError() << "dynoc build: unknown gelu approximation '"
+                      << approx.getValue() << "'";
+      return failure();
+    }
+    if (f32)
+      return std::string(tanh ? "dynoc_k::gelu_tanh(" : "dynoc_k::gelu(") + x +
+             ")";
+    return tanh ? "0.5 * " + x + " * (1 + std::tanh(0.79788456080286516 * (" +
+                      x + " + 0.044715 * " + x + " * " + x + " * " + x + ")))"
+                : "0.5 * " + x + " * (1 + std::erf(" + x +
+                      " * 0.70710678118654752440))";
+  }
+  // Tensor-scalar arithmetic and comparisons: `other` is an attribute.
+  if (!op->getAttr("other"))
+    return std::string();
+  double other = scalarAttr(op, "other", 0.0),
+         alpha = scalarAttr(op, "alpha", 1.0);
+  if (n == "aten.add.Scalar")
+    return x + " + " + fmtLiteral(alpha * other, ct);
+  if (n == "aten.sub.Scalar")
+    return x + " - " + fmtLiteral(alpha * other, ct);
+  if (n == "aten.mul.Scalar")
+    return x + " * " + fmtLiteral(other, ct);
+  if (n == "aten.div.Scalar")
+    return x + " / " + fmtLiteral(other, ct);
+  StringRef cmp = comparisonOperator(n);
+  if (!cmp.empty())
+    return (x + " " + cmp + " ").str() + fmtLiteral(other, ct);
+  return std::string();
+}
+
+/// Two-operand ops.
+FailureOr<std::string> binaryExpr(Operation *op, const std::string &a,
+                                  const std::string &b, StringRef ct) {
+  StringRef n = op->getName().getStringRef();
+  double alpha = scalarAttr(op, "alpha", 1.0);
+  std::string sb = alpha == 1.0 ? b : fmtLiteral(alpha, ct) + " * " + b;
+  if (n == "aten.add.Tensor")
+    return a + " + " + sb;
+  if (n == "aten.sub.Tensor")
+    return a + " - " + sb;
+  if (n == "aten.mul.Tensor")
+    return a + " * " + b;
+  if (n == "aten.div.Tensor") {
+    if (op->getAttr("rounding_mode")) {
+      op->emitError() << "dynoc build: div with a rounding_mode is not "
+                         "supported yet";
+      return failure();
+    }
+    return a + " / " + b;
+  }
+  // NaN propagates, as in ATen.
+  if (n == "aten.maximum")
+    return a + " > " + b + " || " + a + " != " + a + " ? " + a + " : " + b;
+  if (n == "aten.minimum")
+    return a + " < " + b + " || " + a + " != " + a + " ? " + a + " : " + b;
+  if (n == "aten.bitwise_and.Tensor")
+    return a + " & " + b;
+  if (n == "aten.bitwise_or.Tensor")
+    return a + " | " + b;
+  if (n == "aten.bitwise_xor.Tensor")
+    return a + " ^ " + b;
+  StringRef cmp = comparisonOperator(n);
+  if (!cmp.empty())
+    return (a + " " + cmp + " ").str() + b;
+  return std::string();
+}
+} // namespace
+
+FailureOr<std::string>
+elementwiseExpr(Operation *op, ArrayRef<std::string> args, StringRef ctype) {
+  if (args.size() == 1)
+    return unaryExpr(op, args[0], ctype);
+  if (args.size() == 2)
+    return binaryExpr(op, args[0], args[1], ctype);
+  return std::string();
+}
+
+} // namespace codegen
+} // namespace dynoc

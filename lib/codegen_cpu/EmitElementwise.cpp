@@ -1,0 +1,341 @@
+//===- EmitElementwise.cpp ------------------------------------------------===//
+//
+// Elementwise ops: unary, binary and tensor-scalar ops, where, pow, and fusion
+// groups printed through lib/codegen's scalar expressions and pointwise loop.
+//
+//===----------------------------------------------------------------------===//
+#include "FuncEmitter.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <numeric>
+#include <set>
+
+namespace dynoc {
+namespace cpu {
+
+LogicalResult FuncEmitter::emitUnary(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  Value out = op->getResult(0);
+  std::string ct = elemCType(out);
+  FailureOr<std::string> expr = codegen::elementwiseExpr(op, {"x"}, ct);
+  if (failed(expr))
+    return failure();
+  std::string f = *expr;
+  if (f.empty())
+    return op->emitError() << "dynoc build (cpu): '" << n
+                           << "' has no elementwise expression";
+  // Transcendental ops run on whole vectors through Sleef.
+  std::string vec;
+  if (n == "aten.exp")
+    vec = "dynoc_k::vexp(x)";
+  else if (n == "aten.tanh")
+    vec = "dynoc_k::vtanh(x)";
+  else if (n == "aten.sigmoid")
+    vec = "1.f / (1.f + dynoc_k::vexp(-x))";
+  else if (n == "aten.silu")
+    vec = "x / (1.f + dynoc_k::vexp(-x))";
+  else if (n == "aten.gelu")
+    vec =
+        f == "dynoc_k::gelu(x)"
+            ? "0.5f * x * (1.f + dynoc_k::verf_fast(x * 0.70710678118654752f))"
+            : "0.5f * x * (1.f + dynoc_k::vtanh(0.79788456080286536f * (x + "
+              "0.044715f * x * x * x)))";
+  setDims(out, op, dimsOf(op->getOperand(0)));
+  if (elemCType(op->getOperand(0)) != ct || ct != "float") {
+    // Other dtypes compute per element in the result's type.
+    std::string param = n == "aten.logical_not" ? "auto" : ct;
+    code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ "
+                          "return {5}({3}); });\n",
+                          name(out), name(op->getOperand(0)), numelOf(out), f,
+                          param, ct);
+    return success();
+  }
+  if (!vec.empty())
+    code +=
+        llvm::formatv("  dynoc_k::vunary({0}, {1}, {2}, [](dynoc_k::vf x) "
+                      "{{ return {3}; });\n",
+                      name(out), name(op->getOperand(0)), numelOf(out), vec);
+  else
+    code += llvm::formatv(
+        "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
+        name(out), name(op->getOperand(0)), numelOf(out), f);
+  return success();
+}
+
+DimList FuncEmitter::broadcastDims(Operation *op, ArrayRef<Value> operands) {
+  size_t rank = typeShape(op->getResult(0)).size();
+  DimList computed(rank, "1");
+  for (Value v : operands) {
+    const DimList &d = dimsOf(v);
+    for (size_t i = 0; i < d.size(); ++i) {
+      std::string &o = computed[rank - d.size() + i];
+      const std::string &in = d[i];
+      if (in == "1" || in == o)
+        continue;
+      if (o == "1") {
+        o = in;
+        continue;
+      }
+      o = resolved("dynoc_k::broadcast(" + o + ", " + in + ")");
+      require(o + " >= 0", op,
+              "the operands do not broadcast in dim " +
+                  std::to_string(rank - d.size() + i));
+    }
+  }
+  return computed;
+}
+
+LogicalResult FuncEmitter::emitBinary(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  Value out = op->getResult(0), lhs = op->getOperand(0),
+        rhs = op->getOperand(1);
+  // A comparison computes in its operands' promoted type, the rest in the
+  // result's.
+  std::string ct = comparisonOperator(n).empty() ? elemCType(out)
+                                                 : promotedCType({lhs, rhs});
+  FailureOr<std::string> f = codegen::elementwiseExpr(op, {"a", "b"}, ct);
+  if (failed(f))
+    return failure();
+  if (f->empty())
+    return op->emitError() << "dynoc build (cpu): '" << n
+                           << "' has no elementwise expression";
+  setDims(out, op, broadcastDims(op, {lhs, rhs}));
+  const DimList &outDims = dimsOf(out);
+  code += llvm::formatv(
+      "  {{ const int64_t as[] = {0}, bs[] = {1}, shape[] = {2};\n"
+      "    dynoc_k::binary<{8}>({3}, {4}, as, {5}, bs, shape, {6}, "
+      "[]({8} a, {8} b) {{ return {7}; }); }\n",
+      broadcastStrides(lhs, outDims), broadcastStrides(rhs, outDims),
+      braceList(outDims), name(out), name(lhs), name(rhs), outDims.size(), *f,
+      ct);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitScalarBinary(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  if (!op->getAttr("other"))
+    return op->emitError() << "dynoc build (cpu): '" << n
+                           << "' needs its 'other' attribute";
+  Value in = op->getOperand(0), out = op->getResult(0);
+  // Arithmetic computes in the result's type; a comparison in the input's,
+  // or in double when an integer tensor meets a fractional number.
+  std::string param =
+      comparisonOperator(n).empty() ? elemCType(out) : elemCType(in);
+  FailureOr<std::string> f = codegen::elementwiseExpr(op, {"x"}, param);
+  if (failed(f))
+    return failure();
+  if (f->empty())
+    return op->emitError() << "dynoc build (cpu): '" << n
+                           << "' has no elementwise expression";
+  setDims(out, op, dimsOf(in));
+  code += llvm::formatv(
+      "  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ return {3}; });\n",
+      name(out), name(in), numelOf(out), *f, param);
+  return success();
+}
+
+/// where.self(c, a, b) and masked_fill.Scalar(x, mask, v) = where(mask, v, x).
+LogicalResult FuncEmitter::emitWhere(Operation *op) {
+  Value out = op->getResult(0);
+  std::string ct = elemCType(out);
+  bool maskedFill = op->getName().getStringRef() == "aten.masked_fill.Scalar";
+  Value cond = op->getOperand(maskedFill ? 1 : 0);
+  if (!elementTypeOf(cond).isInteger(1))
+    return op->emitError() << "dynoc build (cpu): '" << op->getName()
+                           << "' needs a bool condition";
+  SmallVector<Value> operands = {cond};
+  std::string a, b, pre;
+  if (maskedFill) {
+    if (!op->getAttr("value"))
+      return op->emitError() << "dynoc build (cpu): masked_fill needs a value";
+    operands.push_back(op->getOperand(0));
+    pre = "    const " + ct + " fill[] = {" +
+          fmtLiteral(scalarAttr(op, "value", 0), ct) + "};\n";
+    a = "fill";
+    b = name(op->getOperand(0));
+  } else {
+    operands.append({op->getOperand(1), op->getOperand(2)});
+    a = name(op->getOperand(1));
+    b = name(op->getOperand(2));
+  }
+  setDims(out, op, broadcastDims(op, operands));
+  const DimList &outDims = dimsOf(out);
+  std::string zeros = braceList(DimList(outDims.size(), "0"));
+  std::string as = maskedFill ? zeros : broadcastStrides(operands[1], outDims),
+              bs = broadcastStrides(operands.back(), outDims);
+  code += llvm::formatv(
+      "  {{\n{0}"
+      "    const int64_t cs[] = {1}, as[] = {2}, bs[] = {3}, shape[] = {4};\n"
+      "    dynoc_k::where({5}, {6}, cs, {7}, as, {8}, bs, shape, {9}); }\n",
+      pre, broadcastStrides(cond, outDims), as, bs, braceList(outDims),
+      name(out), name(cond), a, b, outDims.size());
+  return success();
+}
+
+LogicalResult FuncEmitter::emitPow(Operation *op) {
+  Value in = op->getOperand(0), out = op->getResult(0);
+  double e = scalarAttr(op, "exponent", 1.0);
+  std::string f;
+  if (e == 2.0)
+    f = "x * x";
+  else if (e == 3.0)
+    f = "x * x * x";
+  else if (e == 0.5)
+    f = "std::sqrt(x)";
+  else if (e == 1.0)
+    f = "x";
+  else
+    f = "std::pow(x, " + fmtLiteral(e, elemCType(out)) + ")";
+  setDims(out, op, dimsOf(in));
+  code += llvm::formatv(
+      "  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ return {3}; });\n",
+      name(out), name(in), numelOf(out), f, elemCType(out));
+  return success();
+}
+
+LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
+  auto group = cast<dynoc::FusionGroupOp>(op);
+  Block &body = group.getBody().front();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), group.getInputs())) {
+    names[arg] = name(in);
+    dims[arg] = dimsOf(in);
+    if (scalarArgs.count(in))
+      scalarArgs.insert(arg);
+  }
+  Value out = group.getResult();
+  auto ops = llvm::make_pointer_range(body.without_terminator());
+  SmallVector<Operation *> chain(ops.begin(), ops.end());
+  for (Operation *inner : chain)
+    if (failed(checkTypes(inner)))
+      return failure();
+  Value current; // the chain's value entering the loop, if an anchor made it
+  if (group.getKind() == "epilogue") {
+    Operation *anchor = chain.front();
+    auto it = table().find(anchor->getName().getStringRef());
+    if (it == table().end())
+      return anchor->emitError()
+             << "dynoc build (cpu): op '" << anchor->getName()
+             << "' is not supported by the CPU backend yet";
+    names[anchor->getResult(0)] = name(out);
+    if (failed((this->*(it->second))(anchor)))
+      return failure();
+    current = anchor->getResult(0);
+    setDims(out, op, dimsOf(current));
+    chain.erase(chain.begin());
+  } else {
+    // The group's shape is that of an input of its result type, or static.
+    Value like;
+    for (Value in : group.getInputs())
+      if (in.getType() == out.getType())
+        like = in;
+    if (like)
+      setDims(out, op, dimsOf(like));
+    else if (out.getType().cast<RankedTensorType>().hasStaticShape())
+      setDims(out, op, DimList(typeShape(out).size(), "0"));
+    else
+      return op->emitError() << "dynoc build (cpu): cannot size this fusion "
+                                "group (no input has its dynamic shape)";
+  }
+  const DimList &outDims = dimsOf(out);
+  size_t rank = outDims.size();
+  // The group as a target-neutral pointwise loop (lib/codegen), printed
+  // below as a CPU loop nest.
+  codegen::PointwiseLoop loop;
+  loop.shape = outDims;
+  loop.output = name(out);
+  llvm::DenseMap<Value, std::string> expr;
+  auto input = [&](Value v) {
+    return loop.addInput(name(v),
+                         codegen::broadcastStrideList(dimsOf(v), outDims));
+  };
+  // An input must broadcast to the group's shape; what the types leave open
+  // is checked at run time.
+  auto checkBroadcast = [&](Value v, Operation *user) -> LogicalResult {
+    const DimList &d = dimsOf(v);
+    if (d.size() > rank)
+      return op->emitError() << "dynoc build (cpu): a fused input has more "
+                                "dims than the group's result";
+    for (size_t i = 0; i < d.size(); ++i) {
+      const std::string &in = d[i], &o = outDims[rank - d.size() + i];
+      if (in == o || in == "1")
+        continue;
+      if (isLiteral(in) && isLiteral(o))
+        return op->emitError() << "dynoc build (cpu): a fused input of dim "
+                               << in << " does not broadcast to " << o;
+      require(in + " == " + o + " || " + in + " == 1", user,
+              "the operands do not broadcast in dim " +
+                  std::to_string(rank - d.size() + i));
+    }
+    return success();
+  };
+  bool broadcastError = false;
+  Operation *user = nullptr; // the op whose operands are being read
+  auto operand = [&](Value v) {
+    auto it = expr.find(v);
+    if (it != expr.end())
+      return it->second;
+    if (failed(checkBroadcast(v, user)))
+      broadcastError = true;
+    return expr[v] = input(v);
+  };
+  if (current)
+    expr[current] = input(current);
+  std::string prologue;
+  for (Operation *inner : chain) {
+    StringRef n = inner->getName().getStringRef();
+    std::string e;
+    user = inner;
+    if (inner->getNumResults() == 3) { // eval-mode batch norm
+      Value mean, var, w, b;
+      if (auto bn = dyn_cast<aten::AtenNativeBatchNormOp>(inner)) {
+        w = bn.getWeight(), b = bn.getBias(), mean = bn.getRunningMean(),
+        var = bn.getRunningVar();
+      } else {
+        auto legit = cast<aten::NativeBatchNormLegitNoTrainingOp>(inner);
+        w = legit.getWeight(), b = legit.getBias(),
+        mean = legit.getRunningMean(), var = legit.getRunningVar();
+      }
+      double eps = inner->getAttrOfType<FloatAttr>("eps").getValueAsDouble();
+      if (rank < 2 || !mean || !var)
+        return inner->emitError() << "dynoc build (cpu): batch norm needs "
+                                     "rank >= 2 and running statistics";
+      std::string C = outDims[1];
+      std::string scale = scratch(product({C, "4"})),
+                  shift = scratch(product({C, "4"}));
+      prologue += llvm::formatv(
+          "  dynoc_k::bn_scale_shift({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+          "{7});\n",
+          scale, shift, name(mean), name(var), w ? name(w) : "nullptr",
+          b ? name(b) : "nullptr", C, llvm::formatv("{0:e17}", eps).str());
+      DimList channel(rank, "0");
+      channel[1] = "1";
+      std::string s = loop.addInput(scale, channel),
+                  h = loop.addInput(shift, channel);
+      e = operand(inner->getOperand(0)) + " * " + s + " + " + h;
+    } else {
+      SmallVector<std::string, 2> args;
+      for (Value v : inner->getOperands())
+        args.push_back(operand(v));
+      FailureOr<std::string> f =
+          codegen::elementwiseExpr(inner, args, loop.computeType);
+      if (failed(f))
+        return failure();
+      e = *f;
+    }
+    if (e.empty())
+      return inner->emitError() << "dynoc build (cpu): '" << n
+                                << "' cannot be part of a fused loop";
+    expr[inner->getResult(0)] = loop.addTemp(e);
+  }
+  if (broadcastError)
+    return failure();
+  if (chain.empty())
+    return success(); // an epilogue group with nothing after the anchor
+  loop.result = expr[body.getTerminator()->getOperand(0)];
+  code += prologue + printCpuPointwise(loop);
+  return success();
+}
+
+} // namespace cpu
+} // namespace dynoc

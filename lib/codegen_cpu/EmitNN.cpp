@@ -1,0 +1,404 @@
+//===- EmitNN.cpp ---------------------------------------------------------===//
+//
+// Neural-network ops: convolution (oneDNN), batch norm, max pooling, layer
+// norm, softmax, reductions, argmax/argmin, embedding, attention, fills and
+// arange.
+//
+//===----------------------------------------------------------------------===//
+#include "FuncEmitter.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <numeric>
+#include <set>
+
+namespace dynoc {
+namespace cpu {
+
+LogicalResult FuncEmitter::emitConvolution(Operation *op) {
+  auto conv = cast<aten::AtenConvolutionOp>(op);
+  if (conv.getTransposed())
+    return emitConvTranspose(op);
+  const DimList &in = dimsOf(conv.getInput()), &w = dimsOf(conv.getWeight());
+  if (in.size() != 4 || w.size() != 4)
+    return op->emitError() << "dynoc build (cpu): only 2-D convolution (NCHW) "
+                              "is supported so far";
+  const Conv2dWindow win = conv2dWindow(conv);
+  const int64_t sh = win.sh, sw = win.sw, ph = win.ph, pw = win.pw, dh = win.dh,
+                dw = win.dw;
+  int64_t groups = conv.getGroups();
+  if (!isLiteral(w[2]) || !isLiteral(w[3]) || groups < 1)
+    return op->emitError() << "dynoc build (cpu): convolution needs a static "
+                              "kernel size and groups >= 1";
+  int64_t R = std::stoll(w[2]), S = std::stoll(w[3]);
+  auto outDim = [&](const std::string &x, int64_t p, int64_t d, int64_t k,
+                    int64_t s) {
+    std::string e = "(" + x + " + " + std::to_string(2 * p - d * (k - 1) - 1) +
+                    ") / " + std::to_string(s) + " + 1";
+    return isLiteral(x) ? std::to_string(
+                              (std::stoll(x) + 2 * p - d * (k - 1) - 1) / s + 1)
+                        : resolved(e);
+  };
+  std::string OH = outDim(in[2], ph, dh, R, sh),
+              OW = outDim(in[3], pw, dw, S, sw);
+  require(product({w[1], std::to_string(groups)}) + " == " + in[1], op,
+          "input channels do not match the weight");
+  Value out = op->getResult(0);
+  setDims(out, op, {in[0], w[0], OH, OW});
+  // Scratch for the columns (and, with one group, the GEMM's result).
+  std::string col =
+      groups == 1
+          ? scratch(product({isLiteral(w[1]) && isLiteral(w[0])
+                                 ? std::to_string(std::stoll(w[1]) * R * S +
+                                                  std::stoll(w[0]))
+                                 : "(" + w[1] + " * " + std::to_string(R * S) +
+                                       " + " + w[0] + ")",
+                             in[0], OH, OW, "4"}))
+          : scratch(product({w[1], std::to_string(R * S), OH, OW, "4"}));
+  Value bias = conv.getBias();
+  // Convolutions go to oneDNN's primitive (cached per call site; grouped and
+  // depthwise ones to its grouped kernels); any shape oneDNN refuses falls
+  // back to im2col + GEMM.
+  {
+    // Named after the graph: a bundle prints several graphs into one file.
+    std::string site = base + "_conv_site_" + std::to_string(next++);
+    globals += "static dynoc_k::ConvSite " + site + ";\n";
+    code += llvm::formatv(
+        "  if (int rc = dynoc_k::conv2d_dnnl({0}, {1}, {2}, "
+        "{3}, {4}, {5}, {6}, "
+        "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
+        "{16}, {17}, {18}, {19}, {20}); rc > 0) "
+        "return rc;\n  else if (rc < 0)\n",
+        site, name(out), name(conv.getInput()), name(conv.getWeight()),
+        bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
+        dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw, groups, dh, dw);
+  }
+  code += llvm::formatv(
+      "  if (int rc = dynoc_k::conv2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+      "{8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, "
+      "{20})) return rc;\n",
+      name(out), name(conv.getInput()), name(conv.getWeight()),
+      bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
+      dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw, dh, dw, groups, col);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitBatchNorm(Operation *op) {
+  Value input = op->getOperand(0), weight, bias, mean, var;
+  double eps;
+  if (auto bn = dyn_cast<aten::AtenNativeBatchNormOp>(op)) {
+    if (bn.getTraining())
+      return op->emitError() << "dynoc build (cpu): batch norm in training "
+                                "mode is not supported (call model.eval())";
+    weight = bn.getWeight(), bias = bn.getBias(), mean = bn.getRunningMean(),
+    var = bn.getRunningVar(), eps = bn.getEps().convertToDouble();
+  } else {
+    auto legit = cast<aten::NativeBatchNormLegitNoTrainingOp>(op);
+    weight = legit.getWeight(), bias = legit.getBias(),
+    mean = legit.getRunningMean(), var = legit.getRunningVar(),
+    eps = legit.getEps().convertToDouble();
+  }
+  if (!mean || !var)
+    return op->emitError()
+           << "dynoc build (cpu): batch norm without running statistics";
+  if (failed(onlyFirstResult(op, "saved mean/invstd")))
+    return failure();
+  const DimList &in = dimsOf(input);
+  if (in.size() < 2)
+    return op->emitError() << "dynoc build (cpu): batch norm needs rank >= 2";
+  Value out = op->getResult(0);
+  setDims(out, op, in);
+  code += llvm::formatv("  dynoc_k::batch_norm({0}, {1}, {2}, {3}, {4}, {5}, "
+                        "{6}, {7}, {8}, {9});\n",
+                        name(out), name(input), name(mean), name(var),
+                        weight ? name(weight) : "nullptr",
+                        bias ? name(bias) : "nullptr", in[0], in[1],
+                        product(ArrayRef(in).drop_front(2)),
+                        llvm::formatv("{0:e17}", eps).str());
+  return success();
+}
+
+LogicalResult FuncEmitter::emitMaxPool(Operation *op) {
+  auto mp = cast<aten::AtenMaxPool2dWithIndicesOp>(op);
+  if (failed(onlyFirstResult(op, "indices")))
+    return failure();
+  if (mp.getCeilMode() && *mp.getCeilMode())
+    return op->emitError() << "dynoc build (cpu): max_pool2d with ceil_mode "
+                              "is not supported yet";
+  const DimList &in = dimsOf(mp.getSelf());
+  if (in.size() != 4)
+    return op->emitError() << "dynoc build (cpu): max_pool2d expects NCHW";
+  auto pair = [&](std::optional<ArrayRef<int64_t>> v, int64_t dflt, int i) {
+    return !v || v->empty() ? dflt : (*v)[v->size() == 1 ? 0 : i];
+  };
+  ArrayRef<int64_t> k = mp.getKernelSize();
+  int64_t kh = k[0], kw = k.size() > 1 ? k[1] : k[0];
+  int64_t sh = pair(mp.getStride(), kh, 0), sw = pair(mp.getStride(), kw, 1);
+  int64_t ph = pair(mp.getPadding(), 0, 0), pw = pair(mp.getPadding(), 0, 1);
+  int64_t dh = pair(mp.getDilation(), 1, 0), dw = pair(mp.getDilation(), 1, 1);
+  auto outDim = [&](const std::string &x, int64_t p, int64_t d, int64_t kk,
+                    int64_t s) {
+    if (isLiteral(x))
+      return std::to_string((std::stoll(x) + 2 * p - d * (kk - 1) - 1) / s + 1);
+    return resolved("(" + x + " + " + std::to_string(2 * p - d * (kk - 1) - 1) +
+                    ") / " + std::to_string(s) + " + 1");
+  };
+  Value out = op->getResult(0);
+  setDims(out, op,
+          {in[0], in[1], outDim(in[2], ph, dh, kh, sh),
+           outDim(in[3], pw, dw, kw, sw)});
+  const DimList &o = dimsOf(out);
+  code += llvm::formatv(
+      "  dynoc_k::max_pool2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
+      "{10}, {11}, {12}, {13}, {14});\n",
+      name(out), name(mp.getSelf()), product({in[0], in[1]}), in[2], in[3],
+      o[2], o[3], kh, kw, sh, sw, ph, pw, dh, dw);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitLayerNorm(Operation *op) {
+  auto ln = cast<aten::AtenNativeLayerNormOp>(op);
+  if (failed(onlyFirstResult(op, "mean/rstd")))
+    return failure();
+  const DimList &in = dimsOf(ln.getInput());
+  size_t k = ln.getNormalizedShape().size();
+  if (k == 0 || k > in.size())
+    return op->emitError() << "dynoc build (cpu): bad normalized_shape";
+  Value out = op->getResult(0);
+  setDims(out, op, in);
+  code += llvm::formatv(
+      "  dynoc_k::layer_norm({0}, {1}, {2}, {3}, {4}, {5}, {6});\n", name(out),
+      name(ln.getInput()), ln.getWeight() ? name(ln.getWeight()) : "nullptr",
+      ln.getBias() ? name(ln.getBias()) : "nullptr",
+      product(ArrayRef(in).drop_back(k)), product(ArrayRef(in).take_back(k)),
+      llvm::formatv("{0:e17}", ln.getEps().convertToDouble()).str());
+  return success();
+}
+
+LogicalResult FuncEmitter::emitSoftmax(Operation *op) {
+  Value in = op->getOperand(0), out = op->getResult(0);
+  if (op->getAttrOfType<BoolAttr>("half_to_float") &&
+      op->getAttrOfType<BoolAttr>("half_to_float").getValue())
+    return op->emitError() << "dynoc build (cpu): half_to_float softmax";
+  const DimList &d = dimsOf(in);
+  auto dim =
+      normDim(op, op->getAttrOfType<IntegerAttr>("dim").getInt(), d.size());
+  if (failed(dim))
+    return failure();
+  setDims(out, op, d);
+  ArrayRef<std::string> all(d);
+  code += llvm::formatv(
+      "  dynoc_k::softmax({0}, {1}, {2}, {3}, {4}, {5});\n", name(out),
+      name(in), product(all.take_front(*dim)), d.empty() ? "1" : d[*dim],
+      d.empty() ? "1" : product(all.drop_front(*dim + 1)),
+      op->getName().getStringRef() == "aten._log_softmax" ? "true" : "false");
+  return success();
+}
+
+/// sum, mean, amax, amin over one run of adjacent dims (all dims when the op
+/// names none): the input is viewed as (outer, n, inner).
+LogicalResult FuncEmitter::emitReduction(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  Value in = op->getOperand(0), out = op->getResult(0);
+  if (auto dt = op->getAttrOfType<TypeAttr>("dtype"))
+    if (!dt.getValue().isF32())
+      return op->emitError() << "dynoc build (cpu): '" << n << "' with dtype "
+                             << dt.getValue() << " is not supported yet";
+  const DimList &d = dimsOf(in);
+  int64_t rank = d.size();
+  std::vector<bool> reduced(rank, false);
+  auto dimAttr = op->getAttrOfType<DenseI64ArrayAttr>("dim");
+  if (!dimAttr || dimAttr.empty()) {
+    reduced.assign(rank, true);
+  } else {
+    for (int64_t x : dimAttr.asArrayRef()) {
+      auto dim = normDim(op, x, rank);
+      if (failed(dim))
+        return failure();
+      reduced[*dim] = true;
+    }
+  }
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < rank; ++i)
+    if (reduced[i]) {
+      if (first < 0)
+        first = i;
+      else if (last != i - 1)
+        return op->emitError()
+               << "dynoc build (cpu): '" << n
+               << "' over dims that are not adjacent is not supported yet";
+      last = i;
+    }
+  bool keepdim = op->getAttrOfType<BoolAttr>("keepdim") &&
+                 op->getAttrOfType<BoolAttr>("keepdim").getValue();
+  DimList outDims;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!reduced[i])
+      outDims.push_back(d[i]);
+    else if (keepdim)
+      outDims.push_back("1");
+  setDims(out, op, outDims);
+  ArrayRef<std::string> all(d);
+  std::string outer = first < 0 ? product(all) : product(all.take_front(first));
+  std::string len =
+      first < 0 ? "1" : product(all.slice(first, last - first + 1));
+  std::string inner = first < 0 ? "1" : product(all.drop_front(last + 1));
+  int kind = n.startswith("aten.sum")    ? 0
+             : n.startswith("aten.mean") ? 1
+             : n == "aten.amax"          ? 2
+                                         : 3;
+  code += llvm::formatv("  dynoc_k::reduce({0}, {1}, {2}, {3}, {4}, {5});\n",
+                        name(out), name(in), outer, len, inner, kind);
+  return success();
+}
+
+/// argmax/argmin over one dim (kept as 1 with keepdim) or over all elements.
+LogicalResult FuncEmitter::emitArgReduce(Operation *op) {
+  Value in = op->getOperand(0), out = op->getResult(0);
+  const DimList &d = dimsOf(in);
+  auto dimAttr = op->getAttrOfType<IntegerAttr>("dim");
+  bool keepdim = scalarAttr(op, "keepdim", 0) != 0;
+  std::string outer = "1", n = numelOf(in), inner = "1";
+  DimList computed;
+  if (dimAttr && !d.empty()) {
+    auto dim = normDim(op, dimAttr.getInt(), d.size());
+    if (failed(dim))
+      return failure();
+    ArrayRef<std::string> all(d);
+    outer = product(all.take_front(*dim));
+    n = d[*dim];
+    inner = product(all.drop_front(*dim + 1));
+    computed = d;
+    if (keepdim)
+      computed[*dim] = "1";
+    else
+      computed.erase(computed.begin() + *dim);
+  } else if (keepdim) {
+    computed = DimList(d.size(), "1");
+  }
+  setDims(out, op, computed);
+  bool max = op->getName().getStringRef() == "aten.argmax";
+  code += llvm::formatv("  if (int rc = dynoc_k::argreduce({0}, {1}, {2}, {3}, "
+                        "{4}, {5})) return rc;\n",
+                        name(out), name(in), outer, n, inner,
+                        max ? "true" : "false");
+  return success();
+}
+
+LogicalResult FuncEmitter::emitEmbedding(Operation *op) {
+  auto emb = cast<aten::AtenEmbeddingOp>(op);
+  const DimList &w = dimsOf(emb.getWeight()), &idx = dimsOf(emb.getIndices());
+  auto it =
+      emb.getIndices().getType().cast<RankedTensorType>().getElementType();
+  if (w.size() != 2 || !it.isInteger(64))
+    return op->emitError() << "dynoc build (cpu): embedding needs a 2-D table "
+                              "and int64 indices";
+  DimList computed = idx;
+  computed.push_back(w[1]);
+  Value out = op->getResult(0);
+  setDims(out, op, computed);
+  code += llvm::formatv("  if (int rc = dynoc_k::embedding({0}, {1}, {2}, {3}, "
+                        "{4}, {5})) return rc;\n",
+                        name(out), name(emb.getWeight()),
+                        name(emb.getIndices()), product(idx), w[0], w[1]);
+  return success();
+}
+
+LogicalResult FuncEmitter::emitAttention(Operation *op) {
+  auto sdpa = cast<aten::ScaledDotProductFlashAttentionForCpuOp>(op);
+  Value mask = sdpa.getAttnMask();
+  if (mask && (dimsOf(mask).size() != 4 || !elementTypeOf(mask).isF32()))
+    return op->emitError() << "dynoc build (cpu): attention's attn_mask must "
+                              "be a 4-D f32 (additive) mask";
+  if (sdpa.getDropoutP() && *sdpa.getDropoutP() != APFloat(0.0))
+    return op->emitError() << "dynoc build (cpu): attention with dropout";
+  if (failed(onlyFirstResult(op, "logsumexp")))
+    return failure();
+  const DimList &q = dimsOf(sdpa.getQuery()), &k = dimsOf(sdpa.getKey()),
+                &v = dimsOf(sdpa.getValue());
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4)
+    return op->emitError() << "dynoc build (cpu): attention expects "
+                              "(batch, heads, length, dim) operands";
+  double scale = sdpa.getScale()   ? sdpa.getScale()->convertToDouble()
+                 : isLiteral(q[3]) ? 1.0 / std::sqrt(double(std::stoll(q[3])))
+                                   : 0.0;
+  if (scale == 0.0)
+    return op->emitError() << "dynoc build (cpu): attention needs a static "
+                              "head dim or a scale";
+  Value out = op->getResult(0);
+  setDims(out, op, {q[0], q[1], q[2], v[3]});
+  std::string bh = product({q[0], q[1]});
+  std::string scores = scratch(product({bh, q[2], k[2], "4"}));
+  bool causal = sdpa.getIsCausal() && *sdpa.getIsCausal();
+  std::string maskArgs;
+  if (mask)
+    maskArgs = llvm::formatv(", {0}, ms, {1}", name(mask), q[1]).str();
+  code += llvm::formatv(
+      "  {{ const int64_t ms[] = {13};\n"
+      "    if (int rc = dynoc_k::attention({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+      "{7}, {8}, {9}, {10}, {11}{12})) return rc; }\n",
+      name(out), name(sdpa.getQuery()), name(sdpa.getKey()),
+      name(sdpa.getValue()), bh, q[2], k[2], q[3], v[3],
+      llvm::formatv("{0:e17}", scale).str(), causal ? "true" : "false", scores,
+      maskArgs,
+      mask ? broadcastStrides(mask, {q[0], q[1], q[2], k[2]}) : "{0}");
+  return success();
+}
+
+LogicalResult FuncEmitter::emitArange(Operation *op) {
+  Value out = op->getResult(0);
+  auto num = [&](StringRef n, double dflt) { return scalarAttr(op, n, dflt); };
+  double start = num("start", 0), end = num("end", 0), step = num("step", 1);
+  if (step == 0)
+    return op->emitError() << "dynoc build (cpu): arange with step 0";
+  std::string symEnd = symSize(op, "end", 0);
+  if (!symEnd.empty()) {
+    // An end that depends on the input dims (dynoc.sym_sizes).
+    if (start != std::floor(start) || step != std::floor(step) || step <= 0)
+      return op->emitError() << "dynoc build (cpu): arange with a symbolic "
+                                "end needs an integral start and step";
+    std::string n = llvm::formatv("std::max<int64_t>(0, ({0} - {1} + {2} - 1) "
+                                  "/ {2})",
+                                  symEnd, int64_t(start), int64_t(step));
+    setDims(out, op, {resolved(n)});
+  } else {
+    int64_t n = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
+    setDims(out, op, {std::to_string(n)});
+  }
+  code += llvm::formatv("  dynoc_k::arange({0}, {1}, {2:e17}, {3:e17});\n",
+                        name(out), dimsOf(out)[0], start, step);
+  return success();
+}
+
+/// full, ones, zeros and their _like forms: every element one value
+/// (arange's kernel with step 0).
+LogicalResult FuncEmitter::emitFull(Operation *op) {
+  Value out = op->getResult(0);
+  StringRef n = op->getName().getStringRef();
+  if (n.endswith("_like") || n == "aten.zero") {
+    setDims(out, op, dimsOf(op->getOperand(0)));
+  } else if (n == "aten.scalar_tensor") {
+    setDims(out, op, {});
+  } else {
+    auto size = op->getAttrOfType<DenseI64ArrayAttr>("size");
+    if (!size)
+      return op->emitError()
+             << "dynoc build (cpu): '" << n << "' without a size";
+    DimList d;
+    for (int64_t x : size.asArrayRef())
+      d.push_back(std::to_string(x));
+    setDims(out, op, d);
+  }
+  double value = n.contains("ones")           ? 1.0
+                 : n == "aten.scalar_tensor"  ? scalarAttr(op, "s", 0)
+                 : n.contains("zero")         ? 0.0
+                 : n.startswith("aten.empty") ? 0.0 // any value will do
+                                              : scalarAttr(op, "fill_value", 0);
+  // fmtLiteral spells infinities and NaN (a mask's -inf fill) as C++ can.
+  code += llvm::formatv("  dynoc_k::arange({0}, {1}, {2}, 0.0);\n", name(out),
+                        numelOf(out), fmtLiteral(value, "double"));
+  return success();
+}
+
+} // namespace cpu
+} // namespace dynoc
