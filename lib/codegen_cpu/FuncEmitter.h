@@ -101,21 +101,12 @@ inline Type elementTypeOf(Value v) {
 }
 
 /// The C type the CPU backend stores a tensor value's elements in, or "" for
-/// a dtype it does not support: float (f32), double (f64), int64_t (i64),
-/// int32_t (i32) and
-/// bool (i1, one byte as in ATen).
+/// a dtype it does not support: the scalar types above, and bf16/f16 as the
+/// prelude's 2-byte types (bool is one byte, as in ATen).
 inline std::string elemCType(Value v) {
   Type t = elementTypeOf(v);
-  if (t.isF32())
-    return "float";
-  if (t.isF64())
-    return "double";
-  if (t.isInteger(64))
-    return "int64_t";
-  if (t.isInteger(32))
-    return "int32_t";
-  if (t.isInteger(1))
-    return "bool";
+  if (std::string c = cScalarType(t); !c.empty())
+    return c;
   if (t.isBF16())
     return "dynoc_k::bf16";
   if (t.isF16())
