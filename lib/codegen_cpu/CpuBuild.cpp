@@ -1,7 +1,7 @@
 //===- CpuBuild.cpp - compile generated C++ into a model .so --------------===//
+#include "dynoc/Codegen/ModuleEmitter.h"
 #include "dynoc/CodegenCPU/CpuCodegen.h"
 #include "dynoc/IR/GraphAttrs.h"
-#include "dynoc/Passes/Passes.h"
 #include "dynrt/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,7 +46,7 @@ std::string readTail(const std::string &path, size_t maxBytes) {
 
 /// Copies the weights the graphs read from the capture's safetensors file into
 /// the sidecar beside the .so.
-LogicalResult writeWeights(ModuleOp module, const CpuModuleSource &src,
+LogicalResult writeWeights(ModuleOp module, const codegen::ModuleSource &src,
                            const CpuBuildOptions &opts,
                            const std::string &sidecar) {
   std::string from;
@@ -144,38 +144,9 @@ std::string precompiledPrelude(const std::string &compiler,
 
 const char *cpuKernelPrelude() { return kPrelude; }
 
-LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
-  PassManager pm(module.getContext());
-  {
-    auto &graph = pm.nest<func::FuncOp>();
-    // First, at every level: a type that contradicts its op is an error here,
-    // at the op, rather than a wrong kernel; `?` dims the operands fix become
-    // static before anything reads them.
-    graph.addPass(createInferShapesPass());
-    // A legalization, not an optimization: the code generator computes in f32
-    // only, so bf16/f16 graphs need it at every level. It runs before the
-    // decompositions so that a composite op (add with alpha, silu) still
-    // rounds its result once.
-    graph.addPass(createWidenReducedPrecisionPass());
-    if (optLevel >= 1) {
-      graph.addPass(createDecomposePass());
-      graph.addPass(createCanonicalizePass());
-      graph.addPass(createFoldBatchNormPass());
-      graph.addPass(createCSEPass());
-    }
-  }
-  if (optLevel >= 1) {
-    // The folded batch norm's weight and bias (and any other op on weights
-    // alone) are computed once, at load, rather than per call.
-    pm.addPass(createPrecomputeWeightsPass());
-    pm.nest<func::FuncOp>().addPass(createFusionPass());
-  }
-  return pm.run(module);
-}
-
 LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
   auto start = std::chrono::steady_clock::now();
-  if (failed(runBuildPasses(module, opts.optLevel)))
+  if (failed(codegen::runBuildPasses(module, opts.optLevel)))
     return failure();
   for (auto f : module.getOps<func::FuncOp>())
     if (auto graph = f->getAttrOfType<StringAttr>(attrs::kPrepares)) {
@@ -200,19 +171,20 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
   std::string out = opts.outputPath;
   llvm::StringRef stem = llvm::sys::path::stem(out);
   std::string sidecarName = stem.str() + ".weights.safetensors";
-  CpuModuleSource src;
-  if (failed(emitCpuModule(module, sidecarName, opts.embedWeights, src)))
+  codegen::ModuleSource src;
+  if (failed(codegen::emitModule(module, cpuTarget(), sidecarName,
+                                 opts.embedWeights, src)))
     return failure();
   size_t numGraphs = src.workspaceBytes.size();
   progress(llvm::Twine(numGraphs) + " graph(s) lowered to C++ (" +
-           llvm::Twine(src.cpp.size()) + " bytes)");
+           llvm::Twine(src.source.size()) + " bytes)");
   for (auto [i, bytes] : llvm::enumerate(src.workspaceBytes))
     progress("graph " + llvm::Twine(i) + ": peak intermediate bytes " +
              (bytes < 0 ? std::string("depend on dynamic dims")
                         : std::to_string(bytes)) +
              ", " + llvm::Twine(src.inPlaceOps[i]) + " op(s) in place");
   if (opts.emitCppOnly) {
-    if (!writeFile(out, src.cpp))
+    if (!writeFile(out, src.source))
       return module.emitError() << "cannot write '" << out << "'";
     progress("wrote " + out);
     return success();
@@ -230,9 +202,9 @@ LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
     if (failed(writeWeights(module, src, opts, weights)))
       return failure();
     if (opts.embedWeights)
-      src.cpp += embeddedWeightsSource(weights);
+      src.source += embeddedWeightsSource(weights);
   }
-  if (!writeFile(cpp, src.cpp) ||
+  if (!writeFile(cpp, src.source) ||
       !writeFile((dir + "/dynoc_kernels.h").str(), kPrelude))
     return module.emitError() << "cannot write the generated source in " << dir;
 

@@ -9,7 +9,7 @@ func.func @graph_0(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>
   // CHECK: dynoc_k::expand(v1, a2,
   // CHECK: dynoc_k::gemm(false, true, 4, 8, 16
   // CHECK: float *v2 = static_cast<float *>(outs[0]);
-  // CHECK: dynoc_k::unary(v2, v1, 32, [](float x) { return x > 0.f ? x : 0.f; });
+  // CHECK: dynoc_k::unary(v2, v1, 32, [] DYNOC_FN (float x) { return x > 0.f ? x : 0.f; });
   %0 = aten.t %w : (tensor<8x16xf32>) -> tensor<16x8xf32>
   %1 = aten.addmm %b, %x, %0 : (tensor<8xf32>, tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
   %2 = aten.relu %1 : (tensor<4x8xf32>) -> tensor<4x8xf32>

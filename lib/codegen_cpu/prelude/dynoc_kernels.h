@@ -20,6 +20,12 @@
 #include <sleef.h>
 #endif
 
+// The kernel library's interface is shared with the CUDA target's prelude
+// (lib/codegen_cuda/prelude): the same functions, there launching kernels.
+// Elementwise functions are lambdas marked DYNOC_FN, which CUDA needs to run
+// them on the device and the CPU does not.
+#define DYNOC_FN
+
 namespace dynoc_k {
 
 // Pointwise loops go parallel only when the work pays for the fork.
@@ -27,6 +33,11 @@ constexpr int64_t kParallelGrain = 1 << 15;
 
 // Workspace slots start on cache-line boundaries.
 inline int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// Copies `bytes` bytes between buffers of the target's memory.
+inline void copy(void *dst, const void *src, int64_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
 
 // Reduced-precision storage types. Arithmetic on them happens in float (the
 // dynoc-widen-reduced-precision pass converts around every op that computes);
@@ -56,6 +67,12 @@ struct f16 {
   operator float() const { return static_cast<float>(value); }
 };
 static_assert(sizeof(bf16) == 2 && sizeof(f16) == 2, "2-byte elements");
+
+// Converts `n` elements to another element type (aten._to_copy).
+template <class TO, class TI> void convert(TO *out, const TI *in, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = TO(in[i]);
+}
 
 // The broadcast of two dims, or -1 when they do not broadcast.
 inline int64_t broadcast(int64_t a, int64_t b) {

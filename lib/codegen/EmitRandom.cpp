@@ -6,12 +6,12 @@
 // matches eager in distribution, not element by element (docs/passes.md).
 //
 //===----------------------------------------------------------------------===//
-#include "FuncEmitter.h"
+#include "GraphEmitter.h"
 
 namespace dynoc {
-namespace cpu {
+namespace codegen {
 
-LogicalResult FuncEmitter::emitRandom(Operation *op) {
+LogicalResult GraphEmitter::emitRandom(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value out = op->getResult(0);
   // Shape: from the size attribute (rand, randn) or the first operand.
@@ -23,7 +23,7 @@ LogicalResult FuncEmitter::emitRandom(Operation *op) {
   } else if (op->getNumOperands() > 0) {
     setDims(out, op, dimsOf(op->getOperand(0)));
   } else {
-    return op->emitError() << "dynoc build (cpu): '" << n << "' without a size";
+    return fail(op) << "'" << n << "' without a size";
   }
   int kind;
   double a = 0, b = 1;
@@ -45,8 +45,7 @@ LogicalResult FuncEmitter::emitRandom(Operation *op) {
     require(numelOf(op->getOperand(1)) + " == " + numelOf(out), op,
             "bernoulli's probabilities must have the input's shape");
   } else {
-    return op->emitError() << "dynoc build (cpu): no random kernel for '" << n
-                           << "'";
+    return fail(op) << "no random kernel for '" << n << "'";
   }
   code += llvm::formatv(
       "  dynoc_k::random_fill({0}, {1}, {2}, {3:e17}, {4:e17}, {5});\n",
@@ -54,5 +53,5 @@ LogicalResult FuncEmitter::emitRandom(Operation *op) {
   return success();
 }
 
-} // namespace cpu
+} // namespace codegen
 } // namespace dynoc

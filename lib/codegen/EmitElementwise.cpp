@@ -4,7 +4,7 @@
 // groups printed through lib/codegen's scalar expressions and pointwise loop.
 //
 //===----------------------------------------------------------------------===//
-#include "FuncEmitter.h"
+#include "GraphEmitter.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -12,9 +12,9 @@
 #include <set>
 
 namespace dynoc {
-namespace cpu {
+namespace codegen {
 
-LogicalResult FuncEmitter::emitUnary(Operation *op) {
+LogicalResult GraphEmitter::emitUnary(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value out = op->getResult(0);
   std::string ct = elemCType(out);
@@ -23,8 +23,7 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
     return failure();
   std::string f = *expr;
   if (f.empty())
-    return op->emitError() << "dynoc build (cpu): '" << n
-                           << "' has no elementwise expression";
+    return fail(op) << "'" << n << "' has no elementwise expression";
   // Transcendental ops run on whole vectors through Sleef.
   std::string vec;
   if (n == "aten.exp")
@@ -45,25 +44,25 @@ LogicalResult FuncEmitter::emitUnary(Operation *op) {
   if (elemCType(op->getOperand(0)) != ct || ct != "float") {
     // Other dtypes compute per element in the result's type.
     std::string param = n == "aten.logical_not" ? "auto" : ct;
-    code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ "
-                          "return {5}({3}); });\n",
-                          name(out), name(op->getOperand(0)), numelOf(out), f,
-                          param, ct);
+    code += llvm::formatv(
+        "  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN ({4} x) {{ "
+        "return {5}({3}); });\n",
+        name(out), name(op->getOperand(0)), numelOf(out), f, param, ct);
     return success();
   }
   if (!vec.empty())
-    code +=
-        llvm::formatv("  dynoc_k::vunary({0}, {1}, {2}, [](dynoc_k::vf x) "
-                      "{{ return {3}; });\n",
-                      name(out), name(op->getOperand(0)), numelOf(out), vec);
-  else
     code += llvm::formatv(
-        "  dynoc_k::unary({0}, {1}, {2}, [](float x) {{ return {3}; });\n",
-        name(out), name(op->getOperand(0)), numelOf(out), f);
+        "  dynoc_k::vunary({0}, {1}, {2}, [] DYNOC_FN (dynoc_k::vf x) "
+        "{{ return {3}; });\n",
+        name(out), name(op->getOperand(0)), numelOf(out), vec);
+  else
+    code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN (float "
+                          "x) {{ return {3}; });\n",
+                          name(out), name(op->getOperand(0)), numelOf(out), f);
   return success();
 }
 
-DimList FuncEmitter::broadcastDims(Operation *op, ArrayRef<Value> operands) {
+DimList GraphEmitter::broadcastDims(Operation *op, ArrayRef<Value> operands) {
   size_t rank = typeShape(op->getResult(0)).size();
   DimList computed(rank, "1");
   for (Value v : operands) {
@@ -86,7 +85,7 @@ DimList FuncEmitter::broadcastDims(Operation *op, ArrayRef<Value> operands) {
   return computed;
 }
 
-LogicalResult FuncEmitter::emitBinary(Operation *op) {
+LogicalResult GraphEmitter::emitBinary(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value out = op->getResult(0), lhs = op->getOperand(0),
         rhs = op->getOperand(1);
@@ -98,25 +97,23 @@ LogicalResult FuncEmitter::emitBinary(Operation *op) {
   if (failed(f))
     return failure();
   if (f->empty())
-    return op->emitError() << "dynoc build (cpu): '" << n
-                           << "' has no elementwise expression";
+    return fail(op) << "'" << n << "' has no elementwise expression";
   setDims(out, op, broadcastDims(op, {lhs, rhs}));
   const DimList &outDims = dimsOf(out);
   code += llvm::formatv(
       "  {{ const int64_t as[] = {0}, bs[] = {1}, shape[] = {2};\n"
       "    dynoc_k::binary<{8}>({3}, {4}, as, {5}, bs, shape, {6}, "
-      "[]({8} a, {8} b) {{ return {7}; }); }\n",
+      "[] DYNOC_FN ({8} a, {8} b) {{ return {7}; }); }\n",
       broadcastStrides(lhs, outDims), broadcastStrides(rhs, outDims),
       braceList(outDims), name(out), name(lhs), name(rhs), outDims.size(), *f,
       ct);
   return success();
 }
 
-LogicalResult FuncEmitter::emitScalarBinary(Operation *op) {
+LogicalResult GraphEmitter::emitScalarBinary(Operation *op) {
   StringRef n = op->getName().getStringRef();
   if (!op->getAttr("other"))
-    return op->emitError() << "dynoc build (cpu): '" << n
-                           << "' needs its 'other' attribute";
+    return fail(op) << "'" << n << "' needs its 'other' attribute";
   Value in = op->getOperand(0), out = op->getResult(0);
   // Arithmetic computes in the result's type; a comparison in the input's,
   // or in double when an integer tensor meets a fractional number.
@@ -126,29 +123,27 @@ LogicalResult FuncEmitter::emitScalarBinary(Operation *op) {
   if (failed(f))
     return failure();
   if (f->empty())
-    return op->emitError() << "dynoc build (cpu): '" << n
-                           << "' has no elementwise expression";
+    return fail(op) << "'" << n << "' has no elementwise expression";
   setDims(out, op, dimsOf(in));
-  code += llvm::formatv(
-      "  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ return {3}; });\n",
-      name(out), name(in), numelOf(out), *f, param);
+  code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN ({4} x) "
+                        "{{ return {3}; });\n",
+                        name(out), name(in), numelOf(out), *f, param);
   return success();
 }
 
 /// where.self(c, a, b) and masked_fill.Scalar(x, mask, v) = where(mask, v, x).
-LogicalResult FuncEmitter::emitWhere(Operation *op) {
+LogicalResult GraphEmitter::emitWhere(Operation *op) {
   Value out = op->getResult(0);
   std::string ct = elemCType(out);
   bool maskedFill = op->getName().getStringRef() == "aten.masked_fill.Scalar";
   Value cond = op->getOperand(maskedFill ? 1 : 0);
   if (!elementTypeOf(cond).isInteger(1))
-    return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                           << "' needs a bool condition";
+    return fail(op) << "'" << op->getName() << "' needs a bool condition";
   SmallVector<Value> operands = {cond};
   std::string a, b, pre;
   if (maskedFill) {
     if (!op->getAttr("value"))
-      return op->emitError() << "dynoc build (cpu): masked_fill needs a value";
+      return fail(op) << "masked_fill needs a value";
     operands.push_back(op->getOperand(0));
     pre = "    const " + ct + " fill[] = {" +
           fmtLiteral(scalarAttr(op, "value", 0), ct) + "};\n";
@@ -173,7 +168,7 @@ LogicalResult FuncEmitter::emitWhere(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitPow(Operation *op) {
+LogicalResult GraphEmitter::emitPow(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
   double e = scalarAttr(op, "exponent", 1.0);
   std::string f;
@@ -188,13 +183,13 @@ LogicalResult FuncEmitter::emitPow(Operation *op) {
   else
     f = "std::pow(x, " + fmtLiteral(e, elemCType(out)) + ")";
   setDims(out, op, dimsOf(in));
-  code += llvm::formatv(
-      "  dynoc_k::unary({0}, {1}, {2}, []({4} x) {{ return {3}; });\n",
-      name(out), name(in), numelOf(out), f, elemCType(out));
+  code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN ({4} x) "
+                        "{{ return {3}; });\n",
+                        name(out), name(in), numelOf(out), f, elemCType(out));
   return success();
 }
 
-LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
+LogicalResult GraphEmitter::emitFusionGroup(Operation *op) {
   auto group = cast<dynoc::FusionGroupOp>(op);
   Block &body = group.getBody().front();
   for (auto [arg, in] : llvm::zip(body.getArguments(), group.getInputs())) {
@@ -214,9 +209,9 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
     Operation *anchor = chain.front();
     auto it = table().find(anchor->getName().getStringRef());
     if (it == table().end())
-      return anchor->emitError()
-             << "dynoc build (cpu): op '" << anchor->getName()
-             << "' is not supported by the CPU backend yet";
+      return fail(anchor) << "op '" << anchor->getName()
+                          << "' is not supported by the "
+                          << target.displayName() << " backend yet";
     names[anchor->getResult(0)] = name(out);
     if (failed((this->*(it->second))(anchor)))
       return failure();
@@ -234,13 +229,12 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
     else if (out.getType().cast<RankedTensorType>().hasStaticShape())
       setDims(out, op, DimList(typeShape(out).size(), "0"));
     else
-      return op->emitError() << "dynoc build (cpu): cannot size this fusion "
-                                "group (no input has its dynamic shape)";
+      return fail(op) << "cannot size this fusion "
+                         "group (no input has its dynamic shape)";
   }
   const DimList &outDims = dimsOf(out);
   size_t rank = outDims.size();
-  // The group as a target-neutral pointwise loop (lib/codegen), printed
-  // below as a CPU loop nest.
+  // The group as a target-neutral pointwise loop, which the target prints.
   codegen::PointwiseLoop loop;
   loop.shape = outDims;
   loop.output = name(out);
@@ -254,15 +248,15 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
   auto checkBroadcast = [&](Value v, Operation *user) -> LogicalResult {
     const DimList &d = dimsOf(v);
     if (d.size() > rank)
-      return op->emitError() << "dynoc build (cpu): a fused input has more "
-                                "dims than the group's result";
+      return fail(op) << "a fused input has more "
+                         "dims than the group's result";
     for (size_t i = 0; i < d.size(); ++i) {
       const std::string &in = d[i], &o = outDims[rank - d.size() + i];
       if (in == o || in == "1")
         continue;
       if (isLiteral(in) && isLiteral(o))
-        return op->emitError() << "dynoc build (cpu): a fused input of dim "
-                               << in << " does not broadcast to " << o;
+        return fail(op) << "a fused input of dim " << in
+                        << " does not broadcast to " << o;
       require(in + " == " + o + " || " + in + " == 1", user,
               "the operands do not broadcast in dim " +
                   std::to_string(rank - d.size() + i));
@@ -298,8 +292,8 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
       }
       double eps = inner->getAttrOfType<FloatAttr>("eps").getValueAsDouble();
       if (rank < 2 || !mean || !var)
-        return inner->emitError() << "dynoc build (cpu): batch norm needs "
-                                     "rank >= 2 and running statistics";
+        return fail(inner) << "batch norm needs "
+                              "rank >= 2 and running statistics";
       std::string C = outDims[1];
       std::string scale = scratch(product({C, "4"})),
                   shift = scratch(product({C, "4"}));
@@ -324,8 +318,7 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
       e = *f;
     }
     if (e.empty())
-      return inner->emitError() << "dynoc build (cpu): '" << n
-                                << "' cannot be part of a fused loop";
+      return fail(inner) << "'" << n << "' cannot be part of a fused loop";
     expr[inner->getResult(0)] = loop.addTemp(e);
   }
   if (broadcastError)
@@ -333,9 +326,9 @@ LogicalResult FuncEmitter::emitFusionGroup(Operation *op) {
   if (chain.empty())
     return success(); // an epilogue group with nothing after the anchor
   loop.result = expr[body.getTerminator()->getOperand(0)];
-  code += prologue + printCpuPointwise(loop);
+  code += prologue + target.printPointwise(loop);
   return success();
 }
 
-} // namespace cpu
+} // namespace codegen
 } // namespace dynoc

@@ -1,19 +1,20 @@
-//===- FuncEmitter.h - the CPU printer of one graph -------------*- C++ -*-===//
+//===- GraphEmitter.h - one graph -> kernel library calls -------*- C++ -*-===//
 //
-// Private to lib/codegen_cpu: the helpers the op emitters share and the
-// FuncEmitter class. Its emit* members are spread over one file per op family:
-// CpuEmitter.cpp (the op table, GEMMs, the memory plan and the graph
-// function), EmitElementwise.cpp, EmitDataMovement.cpp, EmitNN.cpp,
-// EmitLayers.cpp, EmitRandom.cpp, EmitIndexing.cpp. What both targets share
-// (dims, the elementwise expressions, the pointwise loop) is in lib/codegen.
+// Private to lib/codegen: the helpers the op emitters share and the
+// GraphEmitter class, which both targets use (Target.h says what differs).
+// Its emit* members are spread over one file per op family: GraphEmitter.cpp
+// (the op table, GEMMs, the memory plan and the graph function),
+// EmitElementwise.cpp, EmitDataMovement.cpp, EmitNN.cpp, EmitLayers.cpp,
+// EmitRandom.cpp, EmitIndexing.cpp; ModuleEmitter.cpp prints the module.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DYNOC_CODEGEN_CPU_FUNCEMITTER_H
-#define DYNOC_CODEGEN_CPU_FUNCEMITTER_H
+#ifndef DYNOC_CODEGEN_GRAPHEMITTER_H
+#define DYNOC_CODEGEN_GRAPHEMITTER_H
 
 #include "dynoc/Codegen/Dims.h"
 #include "dynoc/Codegen/PointwiseLoop.h"
 #include "dynoc/Codegen/ScalarExpr.h"
+#include "dynoc/Codegen/Target.h"
 #include "dynoc/IR/AtenDialect.h"
 #include "dynoc/IR/GraphAttrs.h"
 #include "dynoc/IR/OpClasses.h"
@@ -33,20 +34,8 @@
 #include <vector>
 
 namespace dynoc {
-namespace cpu {
+namespace codegen {
 using namespace mlir;
-// Target-neutral pieces (lib/codegen) the CPU printer uses unqualified.
-using codegen::braceList;
-using codegen::comparisonOperator;
-using codegen::DimList;
-using codegen::fmtFloat;
-using codegen::fmtLiteral;
-using codegen::isLiteral;
-using codegen::product;
-using codegen::scalarAttr;
-
-/// A pointwise kernel as a CPU loop nest (PrintPointwise.cpp).
-std::string printCpuPointwise(const codegen::PointwiseLoop &loop);
 
 inline std::string torchDTypeName(Type t) {
   if (t.isF32())
@@ -121,21 +110,6 @@ inline std::string elemBytes(Value v) {
                                         : "8";
 }
 
-/// The dtypes an op runs on, as a set of the element types above.
-enum DTypeSet : unsigned {
-  kF32 = 1,
-  kF64 = 2,
-  kI64 = 4,
-  kBool = 8,
-  kBF16 = 16,
-  kF16 = 32,
-  kI32 = 64,
-  kAnyDType = kF32 | kF64 | kI64 | kI32 | kBool,
-  // Data movement also takes the reduced-precision types, which nothing else
-  // computes in (dynoc-widen-reduced-precision converts around those ops).
-  kMovable = kAnyDType | kBF16 | kF16,
-};
-
 inline unsigned dtypeBit(Type t) {
   return t.isF32()         ? kF32
          : t.isF64()       ? kF64
@@ -147,10 +121,10 @@ inline unsigned dtypeBit(Type t) {
                            : 0;
 }
 
-/// Which dtypes the CPU backend runs `op` on. Data movement takes any of them,
-/// bf16 and f16 included; comparisons and selection f32, f64, i64 and bool;
-/// arithmetic f32, f64 and i64; math functions f32 and f64; the rest (GEMM,
-/// convolution, normalizations, reductions) f32 only.
+/// Which dtypes the kernel libraries run `op` on (a target may run fewer). Data
+/// movement takes any of them, bf16 and f16 included; comparisons and selection
+/// f32, f64, i64 and bool; arithmetic f32, f64 and i64; math functions f32 and
+/// f64; the rest (GEMM, convolution, normalizations, reductions) f32 only.
 inline unsigned supportedDTypes(Operation *op) {
   static const llvm::StringMap<unsigned> table = [] {
     llvm::StringMap<unsigned> m;
@@ -311,10 +285,11 @@ inline Conv2dWindow conv2dWindow(aten::AtenConvolutionOp conv) {
           convPair(conv.getOutputPadding(), 0, 1)};
 }
 
-class FuncEmitter {
+class GraphEmitter {
 public:
-  FuncEmitter(func::FuncOp func, std::string &os, bool allowInPlace)
-      : func(func), os(os), allowInPlace(allowInPlace) {}
+  GraphEmitter(func::FuncOp func, std::string &os, bool allowInPlace,
+               const Target &target)
+      : func(func), os(os), allowInPlace(allowInPlace), target(target) {}
 
   LogicalResult emit(const std::string &graphBase);
 
@@ -325,9 +300,16 @@ public:
   unsigned inPlaceOps = 0;
 
 private:
-  using EmitFn = LogicalResult (FuncEmitter::*)(Operation *);
+  using EmitFn = LogicalResult (GraphEmitter::*)(Operation *);
 
   std::string name(Value v) { return names.lookup(v); }
+  /// An error at `op`, its message starting "dynoc build (<target>): ".
+  InFlightDiagnostic fail(Operation *op) {
+    InFlightDiagnostic d = op->emitError();
+    d << "dynoc build (" << target.name() << "): ";
+    return d;
+  }
+  InFlightDiagnostic fail(Operation &op) { return fail(&op); }
   /// A copy: callers keep it across setDims, which may grow (rehash) `dims`.
   DimList dimsOf(Value v) const { return dims.lookup(v); }
   std::string numelOf(Value v) const { return product(dims.lookup(v)); }
@@ -431,6 +413,7 @@ private:
   func::FuncOp func;
   std::string &os;
   bool allowInPlace;
+  const Target &target;
   std::string resolve; // body of the graph's resolve function
   std::string code;    // kernel calls of the op being emitted
   std::string globals; // file-scope state of the graph (oneDNN call sites)
@@ -444,7 +427,7 @@ private:
   unsigned next = 0;
 };
 
-} // namespace cpu
+} // namespace codegen
 } // namespace dynoc
 
-#endif // DYNOC_CODEGEN_CPU_FUNCEMITTER_H
+#endif // DYNOC_CODEGEN_GRAPHEMITTER_H

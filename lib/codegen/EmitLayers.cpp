@@ -6,29 +6,26 @@
 // in prelude/dynoc_kernels_nn.h.
 //
 //===----------------------------------------------------------------------===//
-#include "FuncEmitter.h"
+#include "GraphEmitter.h"
 
 namespace dynoc {
-namespace cpu {
+namespace codegen {
 
 /// nll_loss_forward / nll_loss2d_forward over [N, C] or [C] log-probabilities
 /// (2-D: [N, C, H, W] is not supported yet).
-LogicalResult FuncEmitter::emitNllLoss(Operation *op) {
-  Value in = op->getOperand(0), target = op->getOperand(1);
+LogicalResult GraphEmitter::emitNllLoss(Operation *op) {
+  Value in = op->getOperand(0), labels = op->getOperand(1);
   Value weight = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
   const DimList &d = dimsOf(in);
   if (d.size() != 1 && d.size() != 2)
-    return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                           << "' on a rank-" << d.size()
-                           << " input is not supported yet (rank 1 or 2)";
-  if (!elementTypeOf(target).isInteger(64))
-    return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                           << "' needs int64 targets";
+    return fail(op) << "'" << op->getName() << "' on a rank-" << d.size()
+                    << " input is not supported yet (rank 1 or 2)";
+  if (!elementTypeOf(labels).isInteger(64))
+    return fail(op) << "'" << op->getName() << "' needs int64 targets";
   int64_t reduction = int64_t(scalarAttr(op, "reduction", 1));
   int64_t ignore = int64_t(scalarAttr(op, "ignore_index", -100));
   if (reduction < 0 || reduction > 2)
-    return op->emitError() << "dynoc build (cpu): unknown reduction "
-                           << reduction;
+    return fail(op) << "unknown reduction " << reduction;
   std::string N = d.size() == 2 ? d[0] : "1", C = d.back();
   Value out = op->getResult(0), total = op->getResult(1);
   setDims(out, op, reduction == 0 && d.size() == 2 ? DimList{N} : DimList{});
@@ -37,24 +34,23 @@ LogicalResult FuncEmitter::emitNllLoss(Operation *op) {
   code += llvm::formatv(
       "  if (int rc = dynoc_k::nll_loss({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
       "{7}, int64_t({8}))) return rc;\n",
-      name(out), needed(total) ? name(total) : none, name(in), name(target),
+      name(out), needed(total) ? name(total) : none, name(in), name(labels),
       weight ? name(weight) : none, N, C, reduction, ignore);
   return success();
 }
 
 /// mse_loss of two tensors of one shape (nn.MSELoss).
-LogicalResult FuncEmitter::emitMseLoss(Operation *op) {
+LogicalResult GraphEmitter::emitMseLoss(Operation *op) {
   Value a = op->getOperand(0), b = op->getOperand(1), out = op->getResult(0);
   if (dimsOf(a).size() != dimsOf(b).size())
-    return op->emitError() << "dynoc build (cpu): mse_loss of tensors of "
-                              "different ranks (broadcasting) is not "
-                              "supported yet";
+    return fail(op) << "mse_loss of tensors of "
+                       "different ranks (broadcasting) is not "
+                       "supported yet";
   require(numelOf(a) + " == " + numelOf(b), op,
           "mse_loss's operands differ in shape");
   int64_t reduction = int64_t(scalarAttr(op, "reduction", 1));
   if (reduction < 0 || reduction > 2)
-    return op->emitError() << "dynoc build (cpu): unknown reduction "
-                           << reduction;
+    return fail(op) << "unknown reduction " << reduction;
   setDims(out, op, reduction == 0 ? dimsOf(a) : DimList{});
   code += llvm::formatv("  dynoc_k::mse_loss({0}, {1}, {2}, {3}, {4});\n",
                         name(out), name(a), name(b), numelOf(a), reduction);
@@ -64,22 +60,21 @@ LogicalResult FuncEmitter::emitMseLoss(Operation *op) {
 /// One unidirectional LSTM layer (mode 2 of mkldnn_rnn_layer), as nn.LSTM
 /// runs it per layer and direction on the CPU. Inference and training
 /// forward alike; the workspace result (for mkldnn's backward) is not made.
-LogicalResult FuncEmitter::emitLstmLayer(Operation *op) {
+LogicalResult GraphEmitter::emitLstmLayer(Operation *op) {
   auto rnn = cast<aten::AtenMkldnnRnnLayerOp>(op);
   if (rnn.getMode() != 2)
-    return op->emitError() << "dynoc build (cpu): mkldnn_rnn_layer mode "
-                           << rnn.getMode()
-                           << " (only LSTM, mode 2, is supported yet)";
+    return fail(op) << "mkldnn_rnn_layer mode " << rnn.getMode()
+                    << " (only LSTM, mode 2, is supported yet)";
   if (!rnn.getBatchSizes().empty())
-    return op->emitError() << "dynoc build (cpu): packed sequences "
-                              "(batch_sizes) are not supported yet";
+    return fail(op) << "packed sequences "
+                       "(batch_sizes) are not supported yet";
   if (needed(op->getResult(3)))
-    return op->emitError() << "dynoc build (cpu): mkldnn_rnn_layer's "
-                              "workspace result is not supported";
+    return fail(op) << "mkldnn_rnn_layer's "
+                       "workspace result is not supported";
   const DimList &x = dimsOf(rnn.getInput()), &wih = dimsOf(rnn.getWeight0());
   if (x.size() != 3 || wih.size() != 2)
-    return op->emitError() << "dynoc build (cpu): mkldnn_rnn_layer needs a "
-                              "3-D input and 2-D weights";
+    return fail(op) << "mkldnn_rnn_layer needs a "
+                       "3-D input and 2-D weights";
   // The input is time-major whatever batch_first says: at::lstm transposes a
   // batch-first input before the layers and passes the flag along unused.
   bool batchFirst = false;
@@ -109,19 +104,19 @@ LogicalResult FuncEmitter::emitLstmLayer(Operation *op) {
 }
 
 /// aten.convolution with transposed=true, 2-D, NCHW.
-LogicalResult FuncEmitter::emitConvTranspose(Operation *op) {
+LogicalResult GraphEmitter::emitConvTranspose(Operation *op) {
   auto conv = cast<aten::AtenConvolutionOp>(op);
   const DimList &in = dimsOf(conv.getInput()), &w = dimsOf(conv.getWeight());
   if (in.size() != 4 || w.size() != 4)
-    return op->emitError() << "dynoc build (cpu): only 2-D transposed "
-                              "convolution (NCHW) is supported so far";
+    return fail(op) << "only 2-D transposed "
+                       "convolution (NCHW) is supported so far";
   const Conv2dWindow win = conv2dWindow(conv);
   const int64_t sh = win.sh, sw = win.sw, ph = win.ph, pw = win.pw, dh = win.dh,
                 dw = win.dw, oph = win.oph, opw = win.opw;
   int64_t groups = conv.getGroups();
   if (!isLiteral(w[1]) || !isLiteral(w[2]) || !isLiteral(w[3]) || groups < 1)
-    return op->emitError() << "dynoc build (cpu): transposed convolution "
-                              "needs a static kernel and groups >= 1";
+    return fail(op) << "transposed convolution "
+                       "needs a static kernel and groups >= 1";
   int64_t R = std::stoll(w[2]), S = std::stoll(w[3]);
   std::string K = std::to_string(std::stoll(w[1]) * groups);
   auto outDim = [&](const std::string &x, int64_t s, int64_t p, int64_t d,
@@ -148,5 +143,5 @@ LogicalResult FuncEmitter::emitConvTranspose(Operation *op) {
   return success();
 }
 
-} // namespace cpu
+} // namespace codegen
 } // namespace dynoc

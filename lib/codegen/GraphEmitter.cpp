@@ -1,13 +1,13 @@
-//===- CpuEmitter.cpp - aten graph -> C++ kernels -------------------------===//
+//===- GraphEmitter.cpp - aten graph -> kernel library calls --------------===//
 //
-// One C++ function per graph (func.func). Each aten op becomes a loop nest or a
-// call into dynoc_kernels.h (GEMM through oneDNN). Intermediates live in
-// buffers freed on return; results are written straight into the caller's
-// output buffers.
+// One C++ function per graph (func.func). Each aten op becomes a call into the
+// target's kernel library (dynoc_k::, one prelude per target) or a pointwise
+// loop the target prints. Intermediates live in workspace slots the memory
+// plan assigns; results are written straight into the caller's output
+// buffers.
 //
 //===----------------------------------------------------------------------===//
-#include "FuncEmitter.h"
-#include "dynoc/CodegenCPU/CpuCodegen.h"
+#include "GraphEmitter.h"
 #include "dynoc/IR/AtenDialect.h"
 #include "dynoc/IR/GraphAttrs.h"
 #include "dynoc/IR/OpClasses.h"
@@ -32,104 +32,104 @@ using namespace mlir;
 using nlohmann::json;
 
 namespace dynoc {
-namespace cpu {
+namespace codegen {
 
-const llvm::StringMap<FuncEmitter::EmitFn> &FuncEmitter::table() {
+const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
   static const llvm::StringMap<EmitFn> t = [] {
     llvm::StringMap<EmitFn> m;
     for (const char *n :
          {"aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
           "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs",
           "aten.sin", "aten.cos", "aten.log", "aten.logical_not"})
-      m[n] = &FuncEmitter::emitUnary;
+      m[n] = &GraphEmitter::emitUnary;
     for (const char *n : {"aten.add.Tensor", "aten.sub.Tensor",
                           "aten.mul.Tensor", "aten.div.Tensor", "aten.maximum",
                           "aten.minimum", "aten.bitwise_and.Tensor",
                           "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor"})
-      m[n] = &FuncEmitter::emitBinary;
+      m[n] = &GraphEmitter::emitBinary;
     for (const char *n : {"aten.add.Scalar", "aten.sub.Scalar",
                           "aten.mul.Scalar", "aten.div.Scalar"})
-      m[n] = &FuncEmitter::emitScalarBinary;
+      m[n] = &GraphEmitter::emitScalarBinary;
     for (const char *cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
-      m[std::string("aten.") + cmp + ".Tensor"] = &FuncEmitter::emitBinary;
+      m[std::string("aten.") + cmp + ".Tensor"] = &GraphEmitter::emitBinary;
       m[std::string("aten.") + cmp + ".Scalar"] =
-          &FuncEmitter::emitScalarBinary;
+          &GraphEmitter::emitScalarBinary;
     }
     for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
-      m[n] = &FuncEmitter::emitMatmul;
+      m[n] = &GraphEmitter::emitMatmul;
     for (const char *n : {"aten.t", "aten.transpose.int", "aten.permute"})
-      m[n] = &FuncEmitter::emitTranspose;
+      m[n] = &GraphEmitter::emitTranspose;
     for (const char *n :
          {"aten.view", "aten._unsafe_view", "aten.reshape", "aten.clone",
           "aten.contiguous", "aten.alias", "aten.detach",
           "aten.flatten.using_ints", "aten.unsqueeze", "aten.squeeze.dim",
           "aten.dropout", "aten.lift_fresh_copy", "aten.lift_fresh",
           "aten._to_copy", "aten.view_as"})
-      m[n] = &FuncEmitter::emitCopy;
-    m["aten.expand"] = &FuncEmitter::emitExpand;
-    m["aten.expand_as"] = &FuncEmitter::emitExpand;
-    m["aten.bmm"] = &FuncEmitter::emitBmm;
-    m["aten.convolution"] = &FuncEmitter::emitConvolution;
-    m["aten.native_batch_norm"] = &FuncEmitter::emitBatchNorm;
+      m[n] = &GraphEmitter::emitCopy;
+    m["aten.expand"] = &GraphEmitter::emitExpand;
+    m["aten.expand_as"] = &GraphEmitter::emitExpand;
+    m["aten.bmm"] = &GraphEmitter::emitBmm;
+    m["aten.convolution"] = &GraphEmitter::emitConvolution;
+    m["aten.native_batch_norm"] = &GraphEmitter::emitBatchNorm;
     m["aten._native_batch_norm_legit_no_training"] =
-        &FuncEmitter::emitBatchNorm;
-    m["aten.max_pool2d_with_indices"] = &FuncEmitter::emitMaxPool;
-    m["aten.native_layer_norm"] = &FuncEmitter::emitLayerNorm;
-    m["aten._softmax"] = &FuncEmitter::emitSoftmax;
+        &GraphEmitter::emitBatchNorm;
+    m["aten.max_pool2d_with_indices"] = &GraphEmitter::emitMaxPool;
+    m["aten.native_layer_norm"] = &GraphEmitter::emitLayerNorm;
+    m["aten._softmax"] = &GraphEmitter::emitSoftmax;
     for (const char *n : {"aten.sum", "aten.sum.dim_IntList", "aten.mean",
                           "aten.mean.dim", "aten.amax", "aten.amin"})
-      m[n] = &FuncEmitter::emitReduction;
-    m["aten._log_softmax"] = &FuncEmitter::emitSoftmax;
-    m["aten.split.Tensor"] = &FuncEmitter::emitSplit;
-    m["aten.unsafe_split.Tensor"] = &FuncEmitter::emitSplit;
-    m["aten.leaky_relu"] = &FuncEmitter::emitUnary;
-    m["aten.hardtanh"] = &FuncEmitter::emitUnary; // relu6, F.hardtanh
-    m["aten.arange.start"] = &FuncEmitter::emitArange;
-    m["aten.arange.start_step"] = &FuncEmitter::emitArange;
-    m["aten.zero"] = &FuncEmitter::emitFull;
-    m["aten.empty_like"] = &FuncEmitter::emitFull;
-    m["aten.empty.memory_format"] = &FuncEmitter::emitFull;
-    m["aten.new_ones"] = &FuncEmitter::emitFull;
-    m["aten.new_zeros"] = &FuncEmitter::emitFull;
-    m["aten.scalar_tensor"] = &FuncEmitter::emitFull;
+      m[n] = &GraphEmitter::emitReduction;
+    m["aten._log_softmax"] = &GraphEmitter::emitSoftmax;
+    m["aten.split.Tensor"] = &GraphEmitter::emitSplit;
+    m["aten.unsafe_split.Tensor"] = &GraphEmitter::emitSplit;
+    m["aten.leaky_relu"] = &GraphEmitter::emitUnary;
+    m["aten.hardtanh"] = &GraphEmitter::emitUnary; // relu6, F.hardtanh
+    m["aten.arange.start"] = &GraphEmitter::emitArange;
+    m["aten.arange.start_step"] = &GraphEmitter::emitArange;
+    m["aten.zero"] = &GraphEmitter::emitFull;
+    m["aten.empty_like"] = &GraphEmitter::emitFull;
+    m["aten.empty.memory_format"] = &GraphEmitter::emitFull;
+    m["aten.new_ones"] = &GraphEmitter::emitFull;
+    m["aten.new_zeros"] = &GraphEmitter::emitFull;
+    m["aten.scalar_tensor"] = &GraphEmitter::emitFull;
     for (const char *n : {"aten.nll_loss_forward", "aten.nll_loss2d_forward"})
-      m[n] = &FuncEmitter::emitNllLoss;
-    m["aten.mkldnn_rnn_layer"] = &FuncEmitter::emitLstmLayer;
-    m["aten.mse_loss"] = &FuncEmitter::emitMseLoss;
-    m["aten.cumsum"] = &FuncEmitter::emitCumsum;
-    m["aten.constant_pad_nd"] = &FuncEmitter::emitConstantPad;
+      m[n] = &GraphEmitter::emitNllLoss;
+    m["aten.mkldnn_rnn_layer"] = &GraphEmitter::emitLstmLayer;
+    m["aten.mse_loss"] = &GraphEmitter::emitMseLoss;
+    m["aten.cumsum"] = &GraphEmitter::emitCumsum;
+    m["aten.constant_pad_nd"] = &GraphEmitter::emitConstantPad;
     for (const char *n :
          {"aten.uniform", "aten.normal_functional", "aten.bernoulli.p",
           "aten.bernoulli", "aten.bernoulli.Tensor", "aten.rand", "aten.randn",
           "aten.rand_like", "aten.randn_like"})
-      m[n] = &FuncEmitter::emitRandom;
-    m["dynoc.fusion_group"] = &FuncEmitter::emitFusionGroup;
-    m["aten.embedding"] = &FuncEmitter::emitEmbedding;
-    m["aten.arange"] = &FuncEmitter::emitArange;
+      m[n] = &GraphEmitter::emitRandom;
+    m["dynoc.fusion_group"] = &GraphEmitter::emitFusionGroup;
+    m["aten.embedding"] = &GraphEmitter::emitEmbedding;
+    m["aten.arange"] = &GraphEmitter::emitArange;
     for (const char *n :
          {"aten.full", "aten.ones", "aten.zeros", "aten.full_like",
           "aten.ones_like", "aten.zeros_like"})
-      m[n] = &FuncEmitter::emitFull;
-    m["aten.where.self"] = &FuncEmitter::emitWhere;
-    m["aten.masked_fill.Scalar"] = &FuncEmitter::emitWhere;
-    m["aten.argmax"] = &FuncEmitter::emitArgReduce;
-    m["aten.argmin"] = &FuncEmitter::emitArgReduce;
-    m["aten.index.Tensor"] = &FuncEmitter::emitIndex;
-    m["aten.slice.Tensor"] = &FuncEmitter::emitSliceSelect;
-    m["aten.select.int"] = &FuncEmitter::emitSliceSelect;
-    m["aten.cat"] = &FuncEmitter::emitCat;
-    m["aten.stack"] = &FuncEmitter::emitStack;
-    m["aten.unbind.int"] = &FuncEmitter::emitUnbind;
-    m["aten.gather"] = &FuncEmitter::emitGather;
-    m["aten.pow.Tensor_Scalar"] = &FuncEmitter::emitPow;
+      m[n] = &GraphEmitter::emitFull;
+    m["aten.where.self"] = &GraphEmitter::emitWhere;
+    m["aten.masked_fill.Scalar"] = &GraphEmitter::emitWhere;
+    m["aten.argmax"] = &GraphEmitter::emitArgReduce;
+    m["aten.argmin"] = &GraphEmitter::emitArgReduce;
+    m["aten.index.Tensor"] = &GraphEmitter::emitIndex;
+    m["aten.slice.Tensor"] = &GraphEmitter::emitSliceSelect;
+    m["aten.select.int"] = &GraphEmitter::emitSliceSelect;
+    m["aten.cat"] = &GraphEmitter::emitCat;
+    m["aten.stack"] = &GraphEmitter::emitStack;
+    m["aten.unbind.int"] = &GraphEmitter::emitUnbind;
+    m["aten.gather"] = &GraphEmitter::emitGather;
+    m["aten.pow.Tensor_Scalar"] = &GraphEmitter::emitPow;
     m["aten._scaled_dot_product_flash_attention_for_cpu"] =
-        &FuncEmitter::emitAttention;
+        &GraphEmitter::emitAttention;
     return m;
   }();
   return t;
 }
 
-void FuncEmitter::setDims(Value v, Operation *op, const DimList &computed) {
+void GraphEmitter::setDims(Value v, Operation *op, const DimList &computed) {
   auto type = typeShape(v);
   DimList out(type.size());
   for (size_t d = 0; d < type.size(); ++d) {
@@ -145,11 +145,11 @@ void FuncEmitter::setDims(Value v, Operation *op, const DimList &computed) {
   dims[v] = std::move(out);
 }
 
-std::string FuncEmitter::broadcastStrides(Value v, const DimList &out) {
+std::string GraphEmitter::broadcastStrides(Value v, const DimList &out) {
   return braceList(codegen::broadcastStrideList(dimsOf(v), out));
 }
 
-LogicalResult FuncEmitter::checkTypes(Operation *op) {
+LogicalResult GraphEmitter::checkTypes(Operation *op) {
   SmallVector<Type> types;
   for (Value v : op->getOperands())
     if (!scalarArgs.count(v))
@@ -160,20 +160,21 @@ LogicalResult FuncEmitter::checkTypes(Operation *op) {
   for (Type t : types) {
     auto rt = t.dyn_cast<RankedTensorType>();
     if (!rt)
-      return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                             << "' has a non-tensor value of type " << t
-                             << ", which the CPU backend does not support yet";
-    if (dtypeBit(rt.getElementType()) & supportedDTypes(op))
+      return fail(op) << "'" << op->getName()
+                      << "' has a non-tensor value of type " << t
+                      << ", which the " << target.displayName()
+                      << " backend does not support yet";
+    if (dtypeBit(rt.getElementType()) & target.dtypes(op, supportedDTypes(op)))
       continue;
-    return op->emitError() << "dynoc build (cpu): '" << op->getName()
-                           << "' uses dtype " << rt.getElementType()
-                           << ", which the CPU backend does not run this op "
-                              "on yet";
+    return fail(op) << "'" << op->getName() << "' uses dtype "
+                    << rt.getElementType() << ", which the "
+                    << target.displayName()
+                    << " backend does not run this op on yet";
   }
   return success();
 }
 
-LogicalResult FuncEmitter::emitMatmul(Operation *op) {
+LogicalResult GraphEmitter::emitMatmul(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value out = op->getResult(0);
   // linear(x, w, b?) = x @ w^T + b ; mm(a, b) ; addmm(bias, a, b).
@@ -195,16 +196,16 @@ LogicalResult FuncEmitter::emitMatmul(Operation *op) {
     }
   const DimList &ad = dimsOf(a), &bd = dimsOf(b);
   if (ad.empty() || (ad.size() != 2 && n != "aten.linear") || bd.size() != 2)
-    return op->emitError() << "dynoc build (cpu): '" << n
-                           << "' expects 2-D operands (a 1-D or higher-rank "
-                              "input to linear)";
+    return fail(op) << "'" << n
+                    << "' expects 2-D operands (a 1-D or higher-rank "
+                       "input to linear)";
   std::string K = ad.back(), M = product(ArrayRef(ad).drop_back());
   std::string N = transB ? bd[0] : bd[1], Kb = transB ? bd[1] : bd[0];
   if (!(isLiteral(K) && isLiteral(Kb)))
     require(K + " == " + Kb, op, "inner dims of the GEMM differ");
   else if (K != Kb)
-    return op->emitError() << "dynoc build (cpu): inner dims " << K << " and "
-                           << Kb << " of the GEMM differ";
+    return fail(op) << "inner dims " << K << " and " << Kb
+                    << " of the GEMM differ";
   DimList computed(ad.begin(), ad.end() - 1);
   computed.push_back(N);
   setDims(out, op, computed);
@@ -225,25 +226,23 @@ LogicalResult FuncEmitter::emitMatmul(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::onlyFirstResult(Operation *op, StringRef what) {
+LogicalResult GraphEmitter::onlyFirstResult(Operation *op, StringRef what) {
   for (Value r : op->getResults().drop_front())
     if (needed(r))
-      return op->emitError()
-             << "dynoc build (cpu): '" << op->getName() << "': its " << what
-             << " result is not supported yet";
+      return fail(op) << "'" << op->getName() << "': its " << what
+                      << " result is not supported yet";
   return success();
 }
 
-FailureOr<int64_t> FuncEmitter::normDim(Operation *op, int64_t dim,
-                                        int64_t rank) {
+FailureOr<int64_t> GraphEmitter::normDim(Operation *op, int64_t dim,
+                                         int64_t rank) {
   int64_t d = dim < 0 ? dim + rank : dim;
   if (d < 0 || d >= std::max<int64_t>(rank, 1))
-    return op->emitError() << "dynoc build (cpu): dim " << dim
-                           << " is out of range for rank " << rank;
+    return fail(op) << "dim " << dim << " is out of range for rank " << rank;
   return d;
 }
 
-std::string FuncEmitter::affineToCpp(AffineExpr e) {
+std::string GraphEmitter::affineToCpp(AffineExpr e) {
   if (auto c = e.dyn_cast<AffineConstantExpr>())
     return std::to_string(c.getValue());
   if (auto s = e.dyn_cast<AffineSymbolExpr>())
@@ -271,7 +270,7 @@ std::string FuncEmitter::affineToCpp(AffineExpr e) {
   }
 }
 
-std::string FuncEmitter::symSize(Operation *op, StringRef attr, size_t k) {
+std::string GraphEmitter::symSize(Operation *op, StringRef attr, size_t k) {
   auto dict = op->getAttrOfType<DictionaryAttr>(dynoc::attrs::kSymSizes);
   auto map = dict ? dict.getAs<AffineMapAttr>(attr) : AffineMapAttr();
   if (!map || k >= map.getValue().getNumResults())
@@ -282,11 +281,11 @@ std::string FuncEmitter::symSize(Operation *op, StringRef attr, size_t k) {
   return affineToCpp(e);
 }
 
-LogicalResult FuncEmitter::emitBmm(Operation *op) {
+LogicalResult GraphEmitter::emitBmm(Operation *op) {
   Value a = op->getOperand(0), b = op->getOperand(1), out = op->getResult(0);
   const DimList &ad = dimsOf(a), &bd = dimsOf(b);
   if (ad.size() != 3 || bd.size() != 3)
-    return op->emitError() << "dynoc build (cpu): bmm expects 3-D operands";
+    return fail(op) << "bmm expects 3-D operands";
   if (!(isLiteral(ad[2]) && isLiteral(bd[1])))
     require(ad[2] + " == " + bd[1], op, "inner dims of the GEMM differ");
   setDims(out, op, {ad[0], ad[1], bd[2]});
@@ -298,7 +297,7 @@ LogicalResult FuncEmitter::emitBmm(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emit(const std::string &graphBase) {
+LogicalResult GraphEmitter::emit(const std::string &graphBase) {
   base = graphBase;
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -313,6 +312,12 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
     std::string scalarType =
         rt && rt.getRank() == 0 ? cScalarType(rt.getElementType()) : "";
     if (!scalarType.empty() && elemCType(arg).empty()) {
+      if (!target.hostReadsTensors())
+        return fail(func) << "argument " << i << " is a 0-d "
+                          << rt.getElementType()
+                          << " tensor (a Python number); the "
+                          << target.displayName()
+                          << " backend takes such numbers as float32 only";
       scalarArgs.insert(arg);
       dims[arg] = {};
       decls += llvm::formatv("  float {0}_value = float(*static_cast<const {1} "
@@ -321,11 +326,11 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
       continue;
     }
     if (!rt || elemCType(arg).empty())
-      return func.emitError()
-             << "dynoc build (cpu): argument " << i << " has type "
-             << arg.getType()
-             << "; the CPU backend supports f32, f64, bf16, f16, i64, i32 and "
-                "bool tensors only so far";
+      return fail(func)
+             << "argument " << i << " has type " << arg.getType() << "; the "
+             << target.displayName()
+             << " backend supports f32, f64, bf16, f16, i64, i32 and bool "
+                "tensors only so far";
     DimList d;
     for (auto [k, size] : llvm::enumerate(rt.getShape()))
       d.push_back(ShapedType::isDynamic(size)
@@ -355,7 +360,7 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
     if (inOutput.count(op->getResult(0)))
       return {};
     auto it = table().find(n);
-    if (it != table().end() && it->second == &FuncEmitter::emitCopy &&
+    if (it != table().end() && it->second == &GraphEmitter::emitCopy &&
         elemCType(op->getOperand(0)) == elemCType(op->getResult(0)))
       return op->getOperand(0);
     if (isIdentityExpand(op))
@@ -392,10 +397,10 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
                          unsigned at) -> std::optional<unsigned> {
     auto kind = table().lookup(op.getName().getStringRef());
     auto group = dyn_cast<dynoc::FusionGroupOp>(op);
-    bool elementwise = kind == &FuncEmitter::emitUnary ||
-                       kind == &FuncEmitter::emitBinary ||
-                       kind == &FuncEmitter::emitScalarBinary ||
-                       kind == &FuncEmitter::emitPow ||
+    bool elementwise = kind == &GraphEmitter::emitUnary ||
+                       kind == &GraphEmitter::emitBinary ||
+                       kind == &GraphEmitter::emitScalarBinary ||
+                       kind == &GraphEmitter::emitPow ||
                        (group && group.getKind() == "elementwise");
     if (!allowInPlace || !elementwise || op.getNumResults() != 1)
       return std::nullopt;
@@ -414,9 +419,10 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
   // lists them across many graphs).
   bool unsupported = false;
   for (Operation &op : body.without_terminator()) {
-    if (!table().count(op.getName().getStringRef())) {
-      op.emitError() << "dynoc build (cpu): op '" << op.getName()
-                     << "' is not supported by the CPU backend yet";
+    if (!table().count(op.getName().getStringRef()) ||
+        !target.supportsOp(op.getName().getStringRef())) {
+      fail(op) << "op '" << op.getName() << "' is not supported by the "
+               << target.displayName() << " backend yet";
       unsupported = true;
     } else if (failed(checkTypes(&op))) {
       unsupported = true;
@@ -428,8 +434,8 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
   for (Operation &op : body.without_terminator()) {
     auto it = table().find(op.getName().getStringRef());
     if (it == table().end())
-      return op.emitError() << "dynoc build (cpu): op '" << op.getName()
-                            << "' is not supported by the CPU backend yet";
+      return fail(op) << "op '" << op.getName() << "' is not supported by the "
+                      << target.displayName() << " backend yet";
     if (failed(checkTypes(&op)))
       return failure();
     for (size_t k = 0; k < liveSlots.size();)
@@ -510,7 +516,7 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
     auto slot = outSlot.find(v);
     if (slot == outSlot.end() || slot->second != i)
       kernels +=
-          llvm::formatv("  std::memcpy(outs[{0}], {1}, {2} * sizeof({3}));\n",
+          llvm::formatv("  dynoc_k::copy(outs[{0}], {1}, {2} * sizeof({3}));\n",
                         i, name(v), numelOf(v), elemCType(v));
   }
 
@@ -554,172 +560,13 @@ LogicalResult FuncEmitter::emit(const std::string &graphBase) {
                       numSlots);
   os += "extern \"C\" DYNOC_EXPORT int " + base +
         "_run(const int64_t *const *in, void *const *args, void *const *outs, "
-        "void *workspace) {\n" +
-        arrays + "  if (" + base + "_resolve(in, p, o))\n    return 1;\n" +
+        "void *workspace" +
+        target.runExtraParams() + ") {\n" + target.runPrologue() + arrays +
+        "  if (" + base + "_resolve(in, p, o))\n    return 1;\n" +
         "  char *ws = static_cast<char *>(workspace);\n  (void)ws;\n" + decls +
         kernels + "  return 0;\n}\n\n";
   return success();
 }
 
-} // namespace cpu
-
-namespace {
-using namespace cpu;
-
-json guardToJson(DictionaryAttr d) {
-  json g = json::object();
-  for (NamedAttribute a : d) {
-    std::string key = a.getName().str();
-    Attribute v = a.getValue();
-    if (auto s = v.dyn_cast<StringAttr>())
-      g[key] = s.str();
-    else if (auto b = v.dyn_cast<BoolAttr>())
-      g[key] = b.getValue();
-    else if (auto i = v.dyn_cast<IntegerAttr>())
-      g[key] = i.getInt();
-    else if (auto f = v.dyn_cast<FloatAttr>())
-      g[key] = f.getValueAsDouble();
-    else if (auto t = v.dyn_cast<TypeAttr>())
-      g[key] = torchDTypeName(t.getValue());
-    else if (auto arr = v.dyn_cast<DenseI64ArrayAttr>())
-      g[key] = arr.asArrayRef().vec();
-  }
-  return g;
-}
-
-json tensorJson(const std::string &kind, const std::string &name, Type t) {
-  auto rt = t.cast<RankedTensorType>();
-  std::vector<int64_t> shape;
-  for (int64_t d : rt.getShape())
-    shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
-  return {{"kind", kind},
-          {"name", name},
-          {"dtype", torchDTypeName(rt.getElementType())},
-          {"shape", shape}};
-}
-
-} // namespace
-
-LogicalResult emitCpuModule(ModuleOp module, const std::string &weightsFile,
-                            bool embedWeights, CpuModuleSource &out) {
-  out.cpp = "// Generated by dynoc build --target=cpu. Do not edit.\n"
-            "#include \"dynoc_kernels.h\"\n\n"
-            "#define DYNOC_EXPORT __attribute__((visibility(\"default\")))\n\n";
-  json manifest = {
-      {"format", "dynoc-model"}, {"version", 1}, {"graphs", json::array()}};
-  if (embedWeights)
-    manifest["weights_embedded"] = true;
-  else if (!weightsFile.empty())
-    manifest["weights"] = weightsFile;
-  std::set<std::string> weights;
-  // Emits one function; `g` gets its symbols and signature.
-  unsigned inPlaceOps = 0;
-  auto emitGraph = [&](func::FuncOp func, const std::string &base,
-                       json &g) -> LogicalResult {
-    // The plan with in-place ops, unless the one without is smaller (greedy
-    // slot assignment can come out either way).
-    std::string code;
-    FuncEmitter emitter(func, code, /*allowInPlace=*/true);
-    if (failed(emitter.emit(base)))
-      return failure();
-    int64_t workspace = emitter.staticWorkspaceBytes;
-    inPlaceOps = emitter.inPlaceOps;
-    if (workspace >= 0 && inPlaceOps > 0) {
-      std::string other;
-      FuncEmitter without(func, other, /*allowInPlace=*/false);
-      if (succeeded(without.emit(base)) &&
-          without.staticWorkspaceBytes < workspace) {
-        code = std::move(other);
-        workspace = without.staticWorkspaceBytes;
-        inPlaceOps = 0;
-      }
-    }
-    out.cpp += code;
-    g["name"] = func.getSymName().str();
-    g["symbol"] = base + "_run";
-    g["shapes_symbol"] = base + "_shapes";
-    g["workspace_bytes"] = workspace;
-    auto inputs = func->getAttrOfType<ArrayAttr>(attrs::kInputs);
-    if (!inputs)
-      return func.emitError()
-             << "graph '" << func.getSymName() << "' lacks '" << attrs::kInputs
-             << "'; is it a dynoc graph file?";
-    g["inputs"] = json::array();
-    for (auto [i, in] : llvm::enumerate(inputs)) {
-      auto d = in.cast<DictionaryAttr>();
-      std::string kind = d.getAs<StringAttr>("kind").str();
-      std::string name = d.getAs<StringAttr>("name").str();
-      g["inputs"].push_back(tensorJson(kind, name, func.getArgumentTypes()[i]));
-      if (kind != "user" && kind != "prepared")
-        weights.insert(name);
-    }
-    g["outputs"] = json::array();
-    for (auto [i, t] : llvm::enumerate(func.getResultTypes()))
-      g["outputs"].push_back(
-          tensorJson("output", "output_" + std::to_string(i), t));
-    return success();
-  };
-  // Prepare functions (dynoc-precompute-weights) go with their graph.
-  llvm::StringMap<func::FuncOp> prepares;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (auto p = func->getAttrOfType<StringAttr>(attrs::kPrepares))
-      prepares[p.getValue()] = func;
-  int index = 0;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func->hasAttr(attrs::kPrepares))
-      continue;
-    std::string base = "dynoc_graph_" + std::to_string(index++);
-    json g = json::object();
-    if (failed(emitGraph(func, base, g)))
-      return failure();
-    out.workspaceBytes.push_back(g["workspace_bytes"].get<int64_t>());
-    out.inPlaceOps.push_back(inPlaceOps);
-    if (auto e = func->getAttrOfType<StringAttr>(attrs::kEntry))
-      g["entry"] = e.str();
-    if (auto it = prepares.find(func.getSymName()); it != prepares.end()) {
-      json p = json::object();
-      if (failed(emitGraph(it->second, base + "_prepare", p)))
-        return failure();
-      p["guards"] = json::array();
-      g["prepare"] = p;
-    }
-    if (auto s = func->getAttrOfType<StringAttr>(attrs::kOutputs)) {
-      json structure = json::parse(s.str(), nullptr, false);
-      if (structure.is_discarded())
-        return func.emitError()
-               << "'" << attrs::kOutputs << "' is not valid JSON";
-      g["output_structure"] = structure;
-    }
-    if (auto s = func->getAttrOfType<StringAttr>(attrs::kMutations)) {
-      json mutations = json::parse(s.str(), nullptr, false);
-      if (mutations.is_discarded() || !mutations.is_array())
-        return func.emitError()
-               << "'" << attrs::kMutations << "' is not a JSON array";
-      g["mutations"] = mutations;
-    }
-    g["guards"] = json::array();
-    if (auto guards = func->getAttrOfType<ArrayAttr>(attrs::kGuards))
-      for (Attribute a : guards)
-        g["guards"].push_back(guardToJson(a.cast<DictionaryAttr>()));
-    manifest["graphs"].push_back(g);
-  }
-  if (index == 0)
-    return module.emitError()
-           << "dynoc build: the module has no graph (func.func)";
-  out.weightNames.assign(weights.begin(), weights.end());
-  if (out.weightNames.empty()) {
-    manifest.erase("weights");
-    manifest.erase("weights_embedded");
-  }
-  out.manifestJson = manifest.dump(1);
-  out.cpp += "static const char kManifest[] = R\"DYNOC_MANIFEST(" +
-             out.manifestJson +
-             ")DYNOC_MANIFEST\";\n\n"
-             "extern \"C\" DYNOC_EXPORT const char *dynoc_model_manifest(void) "
-             "{ return kManifest; }\n"
-             "extern \"C\" DYNOC_EXPORT int dynoc_model_abi_version(void) { "
-             "return 3; }\n";
-  return success();
-}
-
+} // namespace codegen
 } // namespace dynoc

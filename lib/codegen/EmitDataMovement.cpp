@@ -4,7 +4,7 @@
 // slice/select, cat, gather and advanced indexing.
 //
 //===----------------------------------------------------------------------===//
-#include "FuncEmitter.h"
+#include "GraphEmitter.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -12,9 +12,9 @@
 #include <set>
 
 namespace dynoc {
-namespace cpu {
+namespace codegen {
 
-LogicalResult FuncEmitter::emitTranspose(Operation *op) {
+LogicalResult GraphEmitter::emitTranspose(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value in = op->getOperand(0);
   int64_t rank = typeShape(in).size();
@@ -28,22 +28,19 @@ LogicalResult FuncEmitter::emitTranspose(Operation *op) {
     auto d0 = op->getAttrOfType<IntegerAttr>("dim0"),
          d1 = op->getAttrOfType<IntegerAttr>("dim1");
     if (!d0 || !d1)
-      return op->emitError()
-             << "dynoc build (cpu): transpose needs dim0 and dim1";
+      return fail(op) << "transpose needs dim0 and dim1";
     if (norm(d0.getInt()) >= rank || norm(d1.getInt()) >= rank ||
         norm(d0.getInt()) < 0 || norm(d1.getInt()) < 0)
-      return op->emitError()
-             << "dynoc build (cpu): transpose dims out of range";
+      return fail(op) << "transpose dims out of range";
     std::swap(perm[norm(d0.getInt())], perm[norm(d1.getInt())]);
   } else {
     auto pd = op->getAttrOfType<DenseI64ArrayAttr>("dims");
     if (!pd || (int64_t)pd.size() != rank)
-      return op->emitError()
-             << "dynoc build (cpu): permute needs " << rank << " dims";
+      return fail(op) << "permute needs " << rank << " dims";
     for (int64_t i = 0; i < rank; ++i) {
       perm[i] = norm(pd[i]);
       if (perm[i] < 0 || perm[i] >= rank)
-        return op->emitError() << "dynoc build (cpu): permute dim out of range";
+        return fail(op) << "permute dim out of range";
     }
   }
   const DimList &inDims = dimsOf(in);
@@ -63,12 +60,12 @@ LogicalResult FuncEmitter::emitTranspose(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitCopy(Operation *op) {
+LogicalResult GraphEmitter::emitCopy(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
   StringRef n = op->getName().getStringRef();
   if (n == "aten.dropout" && scalarAttr(op, "train", 0.0) != 0.0)
-    return op->emitError() << "dynoc build (cpu): dropout in training mode is "
-                              "not supported";
+    return fail(op) << "dropout in training mode is "
+                       "not supported";
   auto type = typeShape(out);
   std::string inNumel = numelOf(in);
   if (isSameShapeCopy(n) && dimsOf(in).size() == type.size()) {
@@ -78,8 +75,7 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
     Value other = op->getOperand(1);
     std::string otherNumel = numelOf(other);
     if (isLiteral(inNumel) && isLiteral(otherNumel) && inNumel != otherNumel)
-      return op->emitError()
-             << "dynoc build (cpu): 'aten.view_as' changes the element count";
+      return fail(op) << "'aten.view_as' changes the element count";
     if (!(isLiteral(inNumel) && isLiteral(otherNumel)))
       require(inNumel + " == " + otherNumel, op,
               "the element count does not fit the new shape");
@@ -101,9 +97,11 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
       }
       if (ShapedType::isDynamic(size)) {
         if (dynamic >= 0)
-          return op->emitError()
-                 << "dynoc build (cpu): '" << n
-                 << "' has more than one dynamic dim in its result; the CPU "
+          return fail(op)
+                 << "'" << n
+                 << "' has more than one dynamic dim in its result; the "
+                 << target.displayName()
+                 << " "
                     "backend cannot resolve them yet";
         dynamic = d;
         computed.push_back("");
@@ -121,53 +119,51 @@ LogicalResult FuncEmitter::emitCopy(Operation *op) {
       require(inNumel + " == " + knownNumel, op,
               "the element count does not fit the new shape");
     } else if (inNumel != knownNumel) {
-      return op->emitError()
-             << "dynoc build (cpu): '" << n << "' changes the element count";
+      return fail(op) << "'" << n << "' changes the element count";
     }
     setDims(out, op, computed);
   }
   if (elemCType(in) != elemCType(out))
-    code += llvm::formatv("  for (int64_t i = 0; i < {2}; ++i)\n"
-                          "    {0}[i] = {3}({1}[i]);\n",
-                          name(out), name(in), numelOf(out), elemCType(out));
+    code += llvm::formatv("  dynoc_k::convert({0}, {1}, {2});\n", name(out),
+                          name(in), numelOf(out));
   else if (inOutput.count(out))
-    code += llvm::formatv("  std::memcpy({0}, {1}, {2} * sizeof({3}));\n",
+    code += llvm::formatv("  dynoc_k::copy({0}, {1}, {2} * sizeof({3}));\n",
                           name(out), name(in), numelOf(out), elemCType(out));
   return success();
 }
 
-LogicalResult FuncEmitter::emitExpand(Operation *op) {
+LogicalResult GraphEmitter::emitExpand(Operation *op) {
   Value self = op->getOperand(0);
   const DimList &in = dimsOf(self);
   // The target dims: expand's size (-1 keeps the operand's dim), or
   // expand_as's other operand's dims.
-  DimList target;
+  DimList targetDims;
   if (auto ex = dyn_cast<aten::AtenExpandOp>(op)) {
     for (auto [k, s] : llvm::enumerate(ex.getSize()))
-      target.push_back(s != -1 ? std::to_string(s) : symSize(op, "size", k));
+      targetDims.push_back(s != -1 ? std::to_string(s)
+                                   : symSize(op, "size", k));
   } else {
-    target = dimsOf(op->getOperand(1));
+    targetDims = dimsOf(op->getOperand(1));
   }
-  if (target.size() < in.size())
-    return op->emitError() << "dynoc build (cpu): expand to fewer dims";
+  if (targetDims.size() < in.size())
+    return fail(op) << "expand to fewer dims";
   DimList computed;
-  size_t lead = target.size() - in.size();
-  for (size_t d = 0; d < target.size(); ++d) {
-    if (d >= lead && (target[d].empty() || target[d] == in[d - lead]))
+  size_t lead = targetDims.size() - in.size();
+  for (size_t d = 0; d < targetDims.size(); ++d) {
+    if (d >= lead && (targetDims[d].empty() || targetDims[d] == in[d - lead]))
       computed.push_back(in[d - lead]);
-    else if (target[d].empty())
-      return op->emitError()
-             << "dynoc build (cpu): expand with -1 in a new dim";
+    else if (targetDims[d].empty())
+      return fail(op) << "expand with -1 in a new dim";
     else {
       // Only a dim of size 1 expands (ATen's rule).
       const std::string from = d >= lead ? in[d - lead] : "1";
-      if (from != "1" && isLiteral(from) && isLiteral(target[d]))
-        return op->emitError() << "dynoc build (cpu): dim " << d << " of size "
-                               << from << " cannot expand to " << target[d];
+      if (from != "1" && isLiteral(from) && isLiteral(targetDims[d]))
+        return fail(op) << "dim " << d << " of size " << from
+                        << " cannot expand to " << targetDims[d];
       if (from != "1")
-        require("(" + from + " == 1 || " + from + " == " + target[d] + ")", op,
-                "a dim of size other than 1 cannot expand");
-      computed.push_back(target[d]);
+        require("(" + from + " == 1 || " + from + " == " + targetDims[d] + ")",
+                op, "a dim of size other than 1 cannot expand");
+      computed.push_back(targetDims[d]);
     }
   }
   Value out = op->getResult(0);
@@ -184,16 +180,16 @@ LogicalResult FuncEmitter::emitExpand(Operation *op) {
 }
 
 /// stack: a cat along a new dim, each input one slice of it.
-LogicalResult FuncEmitter::emitStack(Operation *op) {
+LogicalResult GraphEmitter::emitStack(Operation *op) {
   auto stack = cast<aten::AtenStackOp>(op);
   Value out = op->getResult(0);
   auto tensors = stack.getTensors();
   if (tensors.empty())
-    return op->emitError() << "dynoc build (cpu): stack of nothing";
+    return fail(op) << "stack of nothing";
   DimList d = dimsOf(tensors.front());
   for (Value t : tensors)
     if (dimsOf(t).size() != d.size())
-      return op->emitError() << "dynoc build (cpu): stack of different ranks";
+      return fail(op) << "stack of different ranks";
   auto dim = normDim(op, stack.getDim() ? *stack.getDim() : 0, d.size() + 1);
   if (failed(dim))
     return failure();
@@ -211,7 +207,7 @@ LogicalResult FuncEmitter::emitStack(Operation *op) {
 }
 
 /// unbind: one result per index along `dim`, that dim removed.
-LogicalResult FuncEmitter::emitUnbind(Operation *op) {
+LogicalResult GraphEmitter::emitUnbind(Operation *op) {
   auto unbind = cast<aten::AtenUnbindIntOp>(op);
   const DimList &d = dimsOf(unbind.getSelf());
   auto dim = normDim(op, unbind.getDim() ? *unbind.getDim() : 0, d.size());
@@ -233,7 +229,7 @@ LogicalResult FuncEmitter::emitUnbind(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitSplit(Operation *op) {
+LogicalResult GraphEmitter::emitSplit(Operation *op) {
   // split.Tensor and unsafe_split.Tensor: the same operands and attributes.
   Value self = op->getOperand(0);
   const DimList &d = dimsOf(self);
@@ -263,7 +259,7 @@ LogicalResult FuncEmitter::emitSplit(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitSliceSelect(Operation *op) {
+LogicalResult GraphEmitter::emitSliceSelect(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
   const DimList &d = dimsOf(in);
   bool select = op->getName().getStringRef() == "aten.select.int";
@@ -276,12 +272,12 @@ LogicalResult FuncEmitter::emitSliceSelect(Operation *op) {
     return a ? a.getInt() : dflt;
   };
   if (!select && !symSize(op, "start", 0).empty())
-    return op->emitError() << "dynoc build (cpu): a slice start that depends "
-                              "on the input dims is not supported yet";
+    return fail(op) << "a slice start that depends "
+                       "on the input dims is not supported yet";
   std::string symEnd = select ? "" : symSize(op, "end", 0);
   int64_t step = select ? 1 : get("step", 1);
   if (step < 1)
-    return op->emitError() << "dynoc build (cpu): slice step must be >= 1";
+    return fail(op) << "slice step must be >= 1";
   std::string startText, lenText;
   if (isLiteral(d[*dim]) && symEnd.empty()) {
     int64_t size = std::stoll(d[*dim]), start, len;
@@ -290,8 +286,7 @@ LogicalResult FuncEmitter::emitSliceSelect(Operation *op) {
       if (start < 0)
         start += size;
       if (start < 0 || start >= size)
-        return op->emitError()
-               << "dynoc build (cpu): select index out of range";
+        return fail(op) << "select index out of range";
       len = 1;
     } else {
       start = get("start", 0);
@@ -345,7 +340,7 @@ LogicalResult FuncEmitter::emitSliceSelect(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitCat(Operation *op) {
+LogicalResult GraphEmitter::emitCat(Operation *op) {
   auto cat = cast<aten::AtenCatOp>(op);
   Value out = op->getResult(0);
   // Zero-size 1-D operands are legacy "empty" tensors that cat skips.
@@ -354,7 +349,7 @@ LogicalResult FuncEmitter::emitCat(Operation *op) {
     if (!(dimsOf(t).size() == 1 && dimsOf(t)[0] == "0"))
       parts.push_back(t);
   if (parts.empty())
-    return op->emitError() << "dynoc build (cpu): cat of nothing";
+    return fail(op) << "cat of nothing";
   const DimList &first = dimsOf(parts.front());
   auto dim = normDim(op, cat.getDim() ? *cat.getDim() : 0, first.size());
   if (failed(dim))
@@ -362,7 +357,7 @@ LogicalResult FuncEmitter::emitCat(Operation *op) {
   SmallVector<std::string> lens;
   for (Value t : parts) {
     if (dimsOf(t).size() != first.size())
-      return op->emitError() << "dynoc build (cpu): cat of different ranks";
+      return fail(op) << "cat of different ranks";
     lens.push_back(dimsOf(t)[*dim]);
   }
   DimList computed = first;
@@ -388,12 +383,12 @@ LogicalResult FuncEmitter::emitCat(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitGather(Operation *op) {
+LogicalResult GraphEmitter::emitGather(Operation *op) {
   auto g = cast<aten::AtenGatherOp>(op);
   const DimList &in = dimsOf(g.getSelf()), &idx = dimsOf(g.getIndex());
   if (in.size() != idx.size() || in.empty())
-    return op->emitError() << "dynoc build (cpu): gather needs index of the "
-                              "input's rank";
+    return fail(op) << "gather needs index of the "
+                       "input's rank";
   auto dim = normDim(op, g.getDim(), in.size());
   if (failed(dim))
     return failure();
@@ -412,7 +407,7 @@ LogicalResult FuncEmitter::emitGather(Operation *op) {
 /// tensors broadcast to one shape B; their positions in the input either form
 /// one run (the result is the dims before it, B, the dims after) or not (B
 /// first, then the other dims), as in ATen.
-LogicalResult FuncEmitter::emitIndex(Operation *op) {
+LogicalResult GraphEmitter::emitIndex(Operation *op) {
   auto ix = cast<aten::AtenIndexTensorOp>(op);
   Value in = ix.getSelf(), out = op->getResult(0);
   const DimList &d = dimsOf(in);
@@ -427,12 +422,12 @@ LogicalResult FuncEmitter::emitIndex(Operation *op) {
     if (!none.count(p))
       pos.push_back(p);
   if (idx.empty() || pos.back() >= rank)
-    return op->emitError() << "dynoc build (cpu): index.Tensor with "
-                           << idx.size() << " index tensors on rank " << rank;
+    return fail(op) << "index.Tensor with " << idx.size()
+                    << " index tensors on rank " << rank;
   for (Value v : idx)
     if (!elementTypeOf(v).isInteger(64))
-      return op->emitError()
-             << "dynoc build (cpu): index.Tensor with a " << elementTypeOf(v)
+      return fail(op)
+             << "index.Tensor with a " << elementTypeOf(v)
              << " index (a mask gives a result whose size depends on the "
                 "data) is not supported yet";
   // B: the index tensors' dims broadcast from the right.
@@ -447,8 +442,8 @@ LogicalResult FuncEmitter::emitIndex(Operation *op) {
       if (vd[i] == "1" || vd[i] == o)
         continue;
       if (o != "1" && isLiteral(o) && isLiteral(vd[i]))
-        return op->emitError() << "dynoc build (cpu): index tensors of dims "
-                               << o << " and " << vd[i] << " do not broadcast";
+        return fail(op) << "index tensors of dims " << o << " and " << vd[i]
+                        << " do not broadcast";
       if (o != "1")
         require(o + " == " + vd[i], op, "the index tensors do not broadcast");
       o = vd[i];
@@ -496,8 +491,8 @@ LogicalResult FuncEmitter::emitIndex(Operation *op) {
     idxIn += (j ? ", " : "") + inStrides[pos[j]];
   }
   if (outDims.empty())
-    return op->emitError() << "dynoc build (cpu): index.Tensor with a 0-d "
-                              "result is not supported yet";
+    return fail(op) << "index.Tensor with a 0-d "
+                       "result is not supported yet";
   code += llvm::formatv(
       "  {{ const int64_t shape[] = {0}, ins[] = {1}, ist[] = {{{2}}, "
       "lim[] = {{{3}}, iin[] = {{{4}};\n"
@@ -509,5 +504,5 @@ LogicalResult FuncEmitter::emitIndex(Operation *op) {
   return success();
 }
 
-} // namespace cpu
+} // namespace codegen
 } // namespace dynoc

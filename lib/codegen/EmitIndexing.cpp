@@ -5,12 +5,12 @@
 // prelude/dynoc_kernels_nn.h.
 //
 //===----------------------------------------------------------------------===//
-#include "FuncEmitter.h"
+#include "GraphEmitter.h"
 
 namespace dynoc {
-namespace cpu {
+namespace codegen {
 
-LogicalResult FuncEmitter::emitCumsum(Operation *op) {
+LogicalResult GraphEmitter::emitCumsum(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
   const DimList &d = dimsOf(in);
   auto dim = normDim(op, int64_t(scalarAttr(op, "dim", 0)), d.size());
@@ -25,13 +25,13 @@ LogicalResult FuncEmitter::emitCumsum(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitConstantPad(Operation *op) {
+LogicalResult GraphEmitter::emitConstantPad(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
   const DimList &d = dimsOf(in);
   auto pad = op->getAttrOfType<DenseI64ArrayAttr>("pad");
   if (!pad || pad.size() % 2 || pad.size() / 2 > d.size())
-    return op->emitError() << "dynoc build (cpu): constant_pad_nd needs pairs "
-                              "of pads, at most two per dim";
+    return fail(op) << "constant_pad_nd needs pairs "
+                       "of pads, at most two per dim";
   DimList outDims = d, before(d.size(), "0");
   for (size_t k = 0; k < pad.size() / 2; ++k) {
     size_t dim = d.size() - 1 - k;
@@ -53,5 +53,5 @@ LogicalResult FuncEmitter::emitConstantPad(Operation *op) {
   return success();
 }
 
-} // namespace cpu
+} // namespace codegen
 } // namespace dynoc

@@ -5,7 +5,7 @@
 // arange.
 //
 //===----------------------------------------------------------------------===//
-#include "FuncEmitter.h"
+#include "GraphEmitter.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -13,23 +13,23 @@
 #include <set>
 
 namespace dynoc {
-namespace cpu {
+namespace codegen {
 
-LogicalResult FuncEmitter::emitConvolution(Operation *op) {
+LogicalResult GraphEmitter::emitConvolution(Operation *op) {
   auto conv = cast<aten::AtenConvolutionOp>(op);
   if (conv.getTransposed())
     return emitConvTranspose(op);
   const DimList &in = dimsOf(conv.getInput()), &w = dimsOf(conv.getWeight());
   if (in.size() != 4 || w.size() != 4)
-    return op->emitError() << "dynoc build (cpu): only 2-D convolution (NCHW) "
-                              "is supported so far";
+    return fail(op) << "only 2-D convolution (NCHW) "
+                       "is supported so far";
   const Conv2dWindow win = conv2dWindow(conv);
   const int64_t sh = win.sh, sw = win.sw, ph = win.ph, pw = win.pw, dh = win.dh,
                 dw = win.dw;
   int64_t groups = conv.getGroups();
   if (!isLiteral(w[2]) || !isLiteral(w[3]) || groups < 1)
-    return op->emitError() << "dynoc build (cpu): convolution needs a static "
-                              "kernel size and groups >= 1";
+    return fail(op) << "convolution needs a static "
+                       "kernel size and groups >= 1";
   int64_t R = std::stoll(w[2]), S = std::stoll(w[3]);
   auto outDim = [&](const std::string &x, int64_t p, int64_t d, int64_t k,
                     int64_t s) {
@@ -83,13 +83,13 @@ LogicalResult FuncEmitter::emitConvolution(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitBatchNorm(Operation *op) {
+LogicalResult GraphEmitter::emitBatchNorm(Operation *op) {
   Value input = op->getOperand(0), weight, bias, mean, var;
   double eps;
   if (auto bn = dyn_cast<aten::AtenNativeBatchNormOp>(op)) {
     if (bn.getTraining())
-      return op->emitError() << "dynoc build (cpu): batch norm in training "
-                                "mode is not supported (call model.eval())";
+      return fail(op) << "batch norm in training "
+                         "mode is not supported (call model.eval())";
     weight = bn.getWeight(), bias = bn.getBias(), mean = bn.getRunningMean(),
     var = bn.getRunningVar(), eps = bn.getEps().convertToDouble();
   } else {
@@ -99,13 +99,12 @@ LogicalResult FuncEmitter::emitBatchNorm(Operation *op) {
     eps = legit.getEps().convertToDouble();
   }
   if (!mean || !var)
-    return op->emitError()
-           << "dynoc build (cpu): batch norm without running statistics";
+    return fail(op) << "batch norm without running statistics";
   if (failed(onlyFirstResult(op, "saved mean/invstd")))
     return failure();
   const DimList &in = dimsOf(input);
   if (in.size() < 2)
-    return op->emitError() << "dynoc build (cpu): batch norm needs rank >= 2";
+    return fail(op) << "batch norm needs rank >= 2";
   Value out = op->getResult(0);
   setDims(out, op, in);
   code += llvm::formatv("  dynoc_k::batch_norm({0}, {1}, {2}, {3}, {4}, {5}, "
@@ -118,16 +117,16 @@ LogicalResult FuncEmitter::emitBatchNorm(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitMaxPool(Operation *op) {
+LogicalResult GraphEmitter::emitMaxPool(Operation *op) {
   auto mp = cast<aten::AtenMaxPool2dWithIndicesOp>(op);
   if (failed(onlyFirstResult(op, "indices")))
     return failure();
   if (mp.getCeilMode() && *mp.getCeilMode())
-    return op->emitError() << "dynoc build (cpu): max_pool2d with ceil_mode "
-                              "is not supported yet";
+    return fail(op) << "max_pool2d with ceil_mode "
+                       "is not supported yet";
   const DimList &in = dimsOf(mp.getSelf());
   if (in.size() != 4)
-    return op->emitError() << "dynoc build (cpu): max_pool2d expects NCHW";
+    return fail(op) << "max_pool2d expects NCHW";
   auto pair = [&](std::optional<ArrayRef<int64_t>> v, int64_t dflt, int i) {
     return !v || v->empty() ? dflt : (*v)[v->size() == 1 ? 0 : i];
   };
@@ -156,14 +155,14 @@ LogicalResult FuncEmitter::emitMaxPool(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitLayerNorm(Operation *op) {
+LogicalResult GraphEmitter::emitLayerNorm(Operation *op) {
   auto ln = cast<aten::AtenNativeLayerNormOp>(op);
   if (failed(onlyFirstResult(op, "mean/rstd")))
     return failure();
   const DimList &in = dimsOf(ln.getInput());
   size_t k = ln.getNormalizedShape().size();
   if (k == 0 || k > in.size())
-    return op->emitError() << "dynoc build (cpu): bad normalized_shape";
+    return fail(op) << "bad normalized_shape";
   Value out = op->getResult(0);
   setDims(out, op, in);
   code += llvm::formatv(
@@ -175,11 +174,11 @@ LogicalResult FuncEmitter::emitLayerNorm(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitSoftmax(Operation *op) {
+LogicalResult GraphEmitter::emitSoftmax(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
   if (op->getAttrOfType<BoolAttr>("half_to_float") &&
       op->getAttrOfType<BoolAttr>("half_to_float").getValue())
-    return op->emitError() << "dynoc build (cpu): half_to_float softmax";
+    return fail(op) << "half_to_float softmax";
   const DimList &d = dimsOf(in);
   auto dim =
       normDim(op, op->getAttrOfType<IntegerAttr>("dim").getInt(), d.size());
@@ -197,13 +196,13 @@ LogicalResult FuncEmitter::emitSoftmax(Operation *op) {
 
 /// sum, mean, amax, amin over one run of adjacent dims (all dims when the op
 /// names none): the input is viewed as (outer, n, inner).
-LogicalResult FuncEmitter::emitReduction(Operation *op) {
+LogicalResult GraphEmitter::emitReduction(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value in = op->getOperand(0), out = op->getResult(0);
   if (auto dt = op->getAttrOfType<TypeAttr>("dtype"))
     if (!dt.getValue().isF32())
-      return op->emitError() << "dynoc build (cpu): '" << n << "' with dtype "
-                             << dt.getValue() << " is not supported yet";
+      return fail(op) << "'" << n << "' with dtype " << dt.getValue()
+                      << " is not supported yet";
   const DimList &d = dimsOf(in);
   int64_t rank = d.size();
   std::vector<bool> reduced(rank, false);
@@ -224,8 +223,8 @@ LogicalResult FuncEmitter::emitReduction(Operation *op) {
       if (first < 0)
         first = i;
       else if (last != i - 1)
-        return op->emitError()
-               << "dynoc build (cpu): '" << n
+        return fail(op)
+               << "'" << n
                << "' over dims that are not adjacent is not supported yet";
       last = i;
     }
@@ -253,7 +252,7 @@ LogicalResult FuncEmitter::emitReduction(Operation *op) {
 }
 
 /// argmax/argmin over one dim (kept as 1 with keepdim) or over all elements.
-LogicalResult FuncEmitter::emitArgReduce(Operation *op) {
+LogicalResult GraphEmitter::emitArgReduce(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
   const DimList &d = dimsOf(in);
   auto dimAttr = op->getAttrOfType<IntegerAttr>("dim");
@@ -285,14 +284,14 @@ LogicalResult FuncEmitter::emitArgReduce(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitEmbedding(Operation *op) {
+LogicalResult GraphEmitter::emitEmbedding(Operation *op) {
   auto emb = cast<aten::AtenEmbeddingOp>(op);
   const DimList &w = dimsOf(emb.getWeight()), &idx = dimsOf(emb.getIndices());
   auto it =
       emb.getIndices().getType().cast<RankedTensorType>().getElementType();
   if (w.size() != 2 || !it.isInteger(64))
-    return op->emitError() << "dynoc build (cpu): embedding needs a 2-D table "
-                              "and int64 indices";
+    return fail(op) << "embedding needs a 2-D table "
+                       "and int64 indices";
   DimList computed = idx;
   computed.push_back(w[1]);
   Value out = op->getResult(0);
@@ -304,27 +303,27 @@ LogicalResult FuncEmitter::emitEmbedding(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitAttention(Operation *op) {
+LogicalResult GraphEmitter::emitAttention(Operation *op) {
   auto sdpa = cast<aten::ScaledDotProductFlashAttentionForCpuOp>(op);
   Value mask = sdpa.getAttnMask();
   if (mask && (dimsOf(mask).size() != 4 || !elementTypeOf(mask).isF32()))
-    return op->emitError() << "dynoc build (cpu): attention's attn_mask must "
-                              "be a 4-D f32 (additive) mask";
+    return fail(op) << "attention's attn_mask must "
+                       "be a 4-D f32 (additive) mask";
   if (sdpa.getDropoutP() && *sdpa.getDropoutP() != APFloat(0.0))
-    return op->emitError() << "dynoc build (cpu): attention with dropout";
+    return fail(op) << "attention with dropout";
   if (failed(onlyFirstResult(op, "logsumexp")))
     return failure();
   const DimList &q = dimsOf(sdpa.getQuery()), &k = dimsOf(sdpa.getKey()),
                 &v = dimsOf(sdpa.getValue());
   if (q.size() != 4 || k.size() != 4 || v.size() != 4)
-    return op->emitError() << "dynoc build (cpu): attention expects "
-                              "(batch, heads, length, dim) operands";
+    return fail(op) << "attention expects "
+                       "(batch, heads, length, dim) operands";
   double scale = sdpa.getScale()   ? sdpa.getScale()->convertToDouble()
                  : isLiteral(q[3]) ? 1.0 / std::sqrt(double(std::stoll(q[3])))
                                    : 0.0;
   if (scale == 0.0)
-    return op->emitError() << "dynoc build (cpu): attention needs a static "
-                              "head dim or a scale";
+    return fail(op) << "attention needs a static "
+                       "head dim or a scale";
   Value out = op->getResult(0);
   setDims(out, op, {q[0], q[1], q[2], v[3]});
   std::string bh = product({q[0], q[1]});
@@ -345,18 +344,18 @@ LogicalResult FuncEmitter::emitAttention(Operation *op) {
   return success();
 }
 
-LogicalResult FuncEmitter::emitArange(Operation *op) {
+LogicalResult GraphEmitter::emitArange(Operation *op) {
   Value out = op->getResult(0);
   auto num = [&](StringRef n, double dflt) { return scalarAttr(op, n, dflt); };
   double start = num("start", 0), end = num("end", 0), step = num("step", 1);
   if (step == 0)
-    return op->emitError() << "dynoc build (cpu): arange with step 0";
+    return fail(op) << "arange with step 0";
   std::string symEnd = symSize(op, "end", 0);
   if (!symEnd.empty()) {
     // An end that depends on the input dims (dynoc.sym_sizes).
     if (start != std::floor(start) || step != std::floor(step) || step <= 0)
-      return op->emitError() << "dynoc build (cpu): arange with a symbolic "
-                                "end needs an integral start and step";
+      return fail(op) << "arange with a symbolic "
+                         "end needs an integral start and step";
     std::string n = llvm::formatv("std::max<int64_t>(0, ({0} - {1} + {2} - 1) "
                                   "/ {2})",
                                   symEnd, int64_t(start), int64_t(step));
@@ -372,7 +371,7 @@ LogicalResult FuncEmitter::emitArange(Operation *op) {
 
 /// full, ones, zeros and their _like forms: every element one value
 /// (arange's kernel with step 0).
-LogicalResult FuncEmitter::emitFull(Operation *op) {
+LogicalResult GraphEmitter::emitFull(Operation *op) {
   Value out = op->getResult(0);
   StringRef n = op->getName().getStringRef();
   if (n.endswith("_like") || n == "aten.zero") {
@@ -382,8 +381,7 @@ LogicalResult FuncEmitter::emitFull(Operation *op) {
   } else {
     auto size = op->getAttrOfType<DenseI64ArrayAttr>("size");
     if (!size)
-      return op->emitError()
-             << "dynoc build (cpu): '" << n << "' without a size";
+      return fail(op) << "'" << n << "' without a size";
     DimList d;
     for (int64_t x : size.asArrayRef())
       d.push_back(std::to_string(x));
@@ -400,5 +398,5 @@ LogicalResult FuncEmitter::emitFull(Operation *op) {
   return success();
 }
 
-} // namespace cpu
+} // namespace codegen
 } // namespace dynoc

@@ -1,0 +1,211 @@
+//===- ModuleEmitter.cpp - graph module -> source + manifest --------------===//
+#include "dynoc/Codegen/ModuleEmitter.h"
+#include "GraphEmitter.h"
+#include "dynoc/IR/GraphAttrs.h"
+#include "dynoc/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+using namespace mlir;
+using nlohmann::json;
+
+namespace dynoc {
+namespace codegen {
+
+namespace {
+
+json guardToJson(DictionaryAttr d) {
+  json g = json::object();
+  for (NamedAttribute a : d) {
+    std::string key = a.getName().str();
+    Attribute v = a.getValue();
+    if (auto s = v.dyn_cast<StringAttr>())
+      g[key] = s.str();
+    else if (auto b = v.dyn_cast<BoolAttr>())
+      g[key] = b.getValue();
+    else if (auto i = v.dyn_cast<IntegerAttr>())
+      g[key] = i.getInt();
+    else if (auto f = v.dyn_cast<FloatAttr>())
+      g[key] = f.getValueAsDouble();
+    else if (auto t = v.dyn_cast<TypeAttr>())
+      g[key] = torchDTypeName(t.getValue());
+    else if (auto arr = v.dyn_cast<DenseI64ArrayAttr>())
+      g[key] = arr.asArrayRef().vec();
+  }
+  return g;
+}
+
+json tensorJson(const std::string &kind, const std::string &name, Type t) {
+  auto rt = t.cast<RankedTensorType>();
+  std::vector<int64_t> shape;
+  for (int64_t d : rt.getShape())
+    shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return {{"kind", kind},
+          {"name", name},
+          {"dtype", torchDTypeName(rt.getElementType())},
+          {"shape", shape}};
+}
+
+} // namespace
+
+LogicalResult emitModule(ModuleOp module, const Target &target,
+                         const std::string &weightsFile, bool embedWeights,
+                         ModuleSource &out) {
+  out.source = target.sourceHeader();
+  json manifest = {{"format", "dynoc-model"},
+                   {"version", 1},
+                   {"device", target.name().str()},
+                   {"graphs", json::array()}};
+  if (embedWeights)
+    manifest["weights_embedded"] = true;
+  else if (!weightsFile.empty())
+    manifest["weights"] = weightsFile;
+  std::set<std::string> weights;
+  // Emits one function; `g` gets its symbols and signature.
+  unsigned inPlaceOps = 0;
+  auto emitGraph = [&](func::FuncOp func, const std::string &base,
+                       json &g) -> LogicalResult {
+    // The plan with in-place ops, unless the one without is smaller (greedy
+    // slot assignment can come out either way).
+    std::string code;
+    GraphEmitter emitter(func, code, /*allowInPlace=*/true, target);
+    if (failed(emitter.emit(base)))
+      return failure();
+    int64_t workspace = emitter.staticWorkspaceBytes;
+    inPlaceOps = emitter.inPlaceOps;
+    if (workspace >= 0 && inPlaceOps > 0) {
+      std::string other;
+      GraphEmitter without(func, other, /*allowInPlace=*/false, target);
+      if (succeeded(without.emit(base)) &&
+          without.staticWorkspaceBytes < workspace) {
+        code = std::move(other);
+        workspace = without.staticWorkspaceBytes;
+        inPlaceOps = 0;
+      }
+    }
+    out.source += code;
+    g["name"] = func.getSymName().str();
+    g["symbol"] = base + "_run";
+    g["shapes_symbol"] = base + "_shapes";
+    g["workspace_bytes"] = workspace;
+    auto inputs = func->getAttrOfType<ArrayAttr>(attrs::kInputs);
+    if (!inputs)
+      return func.emitError()
+             << "graph '" << func.getSymName() << "' lacks '" << attrs::kInputs
+             << "'; is it a dynoc graph file?";
+    g["inputs"] = json::array();
+    for (auto [i, in] : llvm::enumerate(inputs)) {
+      auto d = in.cast<DictionaryAttr>();
+      std::string kind = d.getAs<StringAttr>("kind").str();
+      std::string name = d.getAs<StringAttr>("name").str();
+      g["inputs"].push_back(tensorJson(kind, name, func.getArgumentTypes()[i]));
+      if (kind != "user" && kind != "prepared")
+        weights.insert(name);
+    }
+    g["outputs"] = json::array();
+    for (auto [i, t] : llvm::enumerate(func.getResultTypes()))
+      g["outputs"].push_back(
+          tensorJson("output", "output_" + std::to_string(i), t));
+    return success();
+  };
+  // Prepare functions (dynoc-precompute-weights) go with their graph.
+  llvm::StringMap<func::FuncOp> prepares;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto p = func->getAttrOfType<StringAttr>(attrs::kPrepares))
+      prepares[p.getValue()] = func;
+  int index = 0;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func->hasAttr(attrs::kPrepares))
+      continue;
+    std::string base = "dynoc_graph_" + std::to_string(index++);
+    json g = json::object();
+    if (failed(emitGraph(func, base, g)))
+      return failure();
+    out.workspaceBytes.push_back(g["workspace_bytes"].get<int64_t>());
+    out.inPlaceOps.push_back(inPlaceOps);
+    if (auto e = func->getAttrOfType<StringAttr>(attrs::kEntry))
+      g["entry"] = e.str();
+    if (auto it = prepares.find(func.getSymName()); it != prepares.end()) {
+      json p = json::object();
+      if (failed(emitGraph(it->second, base + "_prepare", p)))
+        return failure();
+      p["guards"] = json::array();
+      g["prepare"] = p;
+    }
+    if (auto s = func->getAttrOfType<StringAttr>(attrs::kOutputs)) {
+      json structure = json::parse(s.str(), nullptr, false);
+      if (structure.is_discarded())
+        return func.emitError()
+               << "'" << attrs::kOutputs << "' is not valid JSON";
+      g["output_structure"] = structure;
+    }
+    if (auto s = func->getAttrOfType<StringAttr>(attrs::kMutations)) {
+      json mutations = json::parse(s.str(), nullptr, false);
+      if (mutations.is_discarded() || !mutations.is_array())
+        return func.emitError()
+               << "'" << attrs::kMutations << "' is not a JSON array";
+      g["mutations"] = mutations;
+    }
+    g["guards"] = json::array();
+    if (auto guards = func->getAttrOfType<ArrayAttr>(attrs::kGuards))
+      for (Attribute a : guards)
+        g["guards"].push_back(guardToJson(a.cast<DictionaryAttr>()));
+    manifest["graphs"].push_back(g);
+  }
+  if (index == 0)
+    return module.emitError()
+           << "dynoc build: the module has no graph (func.func)";
+  out.weightNames.assign(weights.begin(), weights.end());
+  if (out.weightNames.empty()) {
+    manifest.erase("weights");
+    manifest.erase("weights_embedded");
+  }
+  out.manifestJson = manifest.dump(1);
+  out.source +=
+      "static const char kManifest[] = R\"DYNOC_MANIFEST(" + out.manifestJson +
+      ")DYNOC_MANIFEST\";\n\n"
+      "extern \"C\" DYNOC_EXPORT const char *dynoc_model_manifest(void) "
+      "{ return kManifest; }\n"
+      "extern \"C\" DYNOC_EXPORT int dynoc_model_abi_version(void) { "
+      "return " +
+      std::to_string(target.abiVersion()) + "; }\n";
+  return success();
+}
+
+LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
+  PassManager pm(module.getContext());
+  {
+    auto &graph = pm.nest<func::FuncOp>();
+    // First, at every level: a type that contradicts its op is an error here,
+    // at the op, rather than a wrong kernel; `?` dims the operands fix become
+    // static before anything reads them.
+    graph.addPass(createInferShapesPass());
+    // A legalization, not an optimization: the code generator computes in f32
+    // only, so bf16/f16 graphs need it at every level. It runs before the
+    // decompositions so that a composite op (add with alpha, silu) still
+    // rounds its result once.
+    graph.addPass(createWidenReducedPrecisionPass());
+    if (optLevel >= 1) {
+      graph.addPass(createDecomposePass());
+      graph.addPass(createCanonicalizePass());
+      graph.addPass(createFoldBatchNormPass());
+      graph.addPass(createCSEPass());
+    }
+  }
+  if (optLevel >= 1) {
+    // The folded batch norm's weight and bias (and any other op on weights
+    // alone) are computed once, at load, rather than per call.
+    pm.addPass(createPrecomputeWeightsPass());
+    pm.nest<func::FuncOp>().addPass(createFusionPass());
+  }
+  return pm.run(module);
+}
+
+} // namespace codegen
+} // namespace dynoc

@@ -1,0 +1,51 @@
+//===- ModuleEmitter.h - graph module -> source + manifest ------*- C++ -*-===//
+//
+// What both targets' builds call: the graph passes `dynoc build` runs, and
+// the printing of a whole graph module (every graph's functions, the embedded
+// manifest) for a Target.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNOC_CODEGEN_MODULEEMITTER_H
+#define DYNOC_CODEGEN_MODULEEMITTER_H
+
+#include "dynoc/Codegen/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <string>
+#include <vector>
+
+namespace dynoc {
+namespace codegen {
+
+/// The generated source of a graph module and the manifest it embeds.
+struct ModuleSource {
+  std::string source;
+  std::string manifestJson;
+  /// Non-user inputs (weights) the graphs read, by name.
+  std::vector<std::string> weightNames;
+  /// Per graph, the bytes of its intermediates after buffer reuse (the
+  /// workspace a run needs), or -1 when that depends on dynamic dims.
+  std::vector<int64_t> workspaceBytes;
+  /// Per graph: ops the memory plan runs in place.
+  std::vector<unsigned> inPlaceOps;
+};
+
+/// Prints every func of `module` for `target`. `weightsFile` is the sidecar's
+/// file name recorded in the manifest, unless `embedWeights` says the weights
+/// are linked into the .so. Ops, dtypes or attributes the target does not
+/// support are errors attached to their location.
+mlir::LogicalResult emitModule(mlir::ModuleOp module, const Target &target,
+                               const std::string &weightsFile,
+                               bool embedWeights, ModuleSource &out);
+
+/// Runs the graph passes `dynoc build` applies at `optLevel` (shape inference
+/// and reduced-precision widening always; decomposition and fusion from -O1)
+/// on `module`.
+mlir::LogicalResult runBuildPasses(mlir::ModuleOp module, int optLevel);
+
+} // namespace codegen
+} // namespace dynoc
+
+#endif // DYNOC_CODEGEN_MODULEEMITTER_H

@@ -1,0 +1,74 @@
+//===- Target.h - what a code generation target provides --------*- C++ -*-===//
+//
+// The graph emitter (GraphEmitter.h) is shared by the targets: it maps each
+// aten op to a call of the target's kernel library (`dynoc_k::...`, one
+// prelude per target with the same signatures), sizes every value, plans the
+// workspace and prints the graph's shapes and run functions. A Target says
+// what differs: which ops and dtypes its kernel library has, how a pointwise
+// loop is printed (an OpenMP loop nest or a CUDA kernel), how memory is
+// copied, and the run function's extra parameters (a CUDA stream).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNOC_CODEGEN_TARGET_H
+#define DYNOC_CODEGEN_TARGET_H
+
+#include "dynoc/Codegen/PointwiseLoop.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace dynoc {
+namespace codegen {
+
+/// Element types, as a set: what an op runs on.
+enum DTypeSet : unsigned {
+  kF32 = 1,
+  kF64 = 2,
+  kI64 = 4,
+  kBool = 8,
+  kBF16 = 16,
+  kF16 = 32,
+  kI32 = 64,
+  kAnyDType = kF32 | kF64 | kI64 | kI32 | kBool,
+  // Data movement also takes the reduced-precision types, which nothing else
+  // computes in (dynoc-widen-reduced-precision converts around those ops).
+  kMovable = kAnyDType | kBF16 | kF16,
+};
+
+class Target {
+public:
+  virtual ~Target() = default;
+  /// "cpu" or "cuda": the --target value and the manifest's "device".
+  virtual llvm::StringRef name() const = 0;
+  /// "CPU" or "CUDA", in messages ("... is not supported by the CPU backend").
+  virtual llvm::StringRef displayName() const = 0;
+  /// Whether the target's kernel library runs `opName` (one of the shared
+  /// op table's entries). An op it lacks is a located build error.
+  virtual bool supportsOp(llvm::StringRef opName) const = 0;
+  /// The dtypes `op` runs on here, given those the shared emitter prints it
+  /// for.
+  virtual unsigned dtypes(mlir::Operation *op, unsigned shared) const {
+    (void)op;
+    return shared;
+  }
+  /// The statements that compute `loop`.
+  virtual std::string printPointwise(const PointwiseLoop &loop) const = 0;
+  /// Whether the generated host code may read a tensor's elements (a 0-d
+  /// argument used as a number): not where tensors live on a device.
+  virtual bool hostReadsTensors() const = 0;
+  /// The top of the generated source: includes and macros.
+  virtual std::string sourceHeader() const = 0;
+  /// Extra parameters of each graph's run function (", void *stream") and the
+  /// statements that start its body (binding the stream).
+  virtual std::string runExtraParams() const { return ""; }
+  virtual std::string runPrologue() const { return ""; }
+  /// The model ABI version the generated source implements.
+  virtual int abiVersion() const = 0;
+};
+
+} // namespace codegen
+} // namespace dynoc
+
+#endif // DYNOC_CODEGEN_TARGET_H
