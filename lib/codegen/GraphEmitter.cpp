@@ -556,15 +556,20 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     for (auto [d, e] : llvm::enumerate(dimsOf(v)))
       os += llvm::formatv("  out[{0}][{1}] = {2};\n", i, d, e);
-  os += llvm::formatv("  *workspace_bytes = o[{0}];\n  return nullptr;\n}\n\n",
-                      numSlots);
+  int64_t extra = target.extraWorkspaceBytes();
+  if (staticWorkspaceBytes >= 0)
+    staticWorkspaceBytes += extra;
+  os += llvm::formatv(
+      "  *workspace_bytes = o[{0}] + {1};\n  return nullptr;\n}\n\n", numSlots,
+      extra);
   os += "extern \"C\" DYNOC_EXPORT int " + base +
         "_run(const int64_t *const *in, void *const *args, void *const *outs, "
         "void *workspace" +
-        target.runExtraParams() + ") {\n" + target.runPrologue() + arrays +
-        "  if (" + base + "_resolve(in, p, o))\n    return 1;\n" +
-        "  char *ws = static_cast<char *>(workspace);\n  (void)ws;\n" + decls +
-        kernels + "  return 0;\n}\n\n";
+        target.runExtraParams() + ") {\n" + arrays + "  if (" + base +
+        "_resolve(in, p, o))\n    return 1;\n" +
+        "  char *ws = static_cast<char *>(workspace);\n  (void)ws;\n" +
+        target.runPrologue("ws + o[" + std::to_string(numSlots) + "]") + decls +
+        kernels + target.runEpilogue() + "}\n\n";
   return success();
 }
 

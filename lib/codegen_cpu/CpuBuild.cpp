@@ -1,5 +1,5 @@
-//===- CpuBuild.cpp - compile generated C++ into a model .so --------------===//
-#include "dynoc/Codegen/ModuleEmitter.h"
+//===- CpuBuild.cpp - the CPU toolchain: generated C++ -> model .so -------===//
+#include "dynoc/Codegen/Build.h"
 #include "dynoc/CodegenCPU/CpuCodegen.h"
 #include "dynoc/IR/GraphAttrs.h"
 #include "dynrt/safetensors.h"
@@ -22,14 +22,7 @@ using namespace mlir;
 
 namespace dynoc {
 namespace {
-
-const char kPrelude[] =
-#include "lib/codegen_cpu/prelude.inc"
-    ;
-
-void progress(const llvm::Twine &msg) {
-  llvm::errs() << "[dynoc build] " << msg << "\n";
-}
+using codegen::progress;
 
 bool writeFile(const std::string &path, const std::string &text) {
   std::ofstream f(path, std::ios::binary);
@@ -37,66 +30,10 @@ bool writeFile(const std::string &path, const std::string &text) {
   return bool(f);
 }
 
-std::string readTail(const std::string &path, size_t maxBytes) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(f)),
-                std::istreambuf_iterator<char>());
-  return s.size() > maxBytes ? "..." + s.substr(s.size() - maxBytes) : s;
-}
 
-/// Copies the weights the graphs read from the capture's safetensors file into
-/// the sidecar beside the .so.
-LogicalResult writeWeights(ModuleOp module, const codegen::ModuleSource &src,
-                           const CpuBuildOptions &opts,
-                           const std::string &sidecar) {
-  std::string from;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (auto w = func->getAttrOfType<StringAttr>(attrs::kWeights))
-      from = w.str();
-  if (from.empty())
-    return module.emitError()
-           << "the graphs read weights (" << src.weightNames.front()
-           << ", ...) but name no '" << attrs::kWeights << "' file";
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(opts.mlirPath));
-  llvm::sys::path::append(path, from);
-  std::string error;
-  auto file = dynrt::SafetensorsFile::open(path.str().str(), error);
-  if (!file)
-    return module.emitError() << error;
-  std::map<std::string, dynrt::TensorView> selected;
-  for (const std::string &name : src.weightNames) {
-    const dynrt::TensorView *t = file->find(name);
-    if (!t)
-      return module.emitError()
-             << "weights file '" << path << "' lacks tensor '" << name << "'";
-    selected.emplace(name, *t);
-  }
-  if (!dynrt::writeSafetensors(sidecar, selected, error))
-    return module.emitError() << error;
-  return success();
-}
-
-/// Source that links the safetensors file at `path` into the .so and exports
-/// it as dynoc_model_weights (read by libdynrt instead of a sidecar).
-std::string embeddedWeightsSource(const std::string &path) {
-  std::string quoted;
-  for (char c : path) {
-    if (c == '"' || c == '\\')
-      quoted += '\\';
-    quoted += c;
-  }
-  return "\n// The weights, linked in by --embed-weights.\n"
-         "__asm__(\".pushsection .rodata\\n.balign 64\\n"
-         "dynoc_weights_begin:\\n.incbin \\\"" +
-         quoted +
-         "\\\"\\ndynoc_weights_end:\\n.popsection\\n\");\n"
-         "extern \"C\" __attribute__((visibility(\"hidden\"))) const unsigned "
-         "char dynoc_weights_begin[], dynoc_weights_end[];\n"
-         "extern \"C\" DYNOC_EXPORT const void *dynoc_model_weights(unsigned "
-         "long *size) {\n"
-         "  *size = dynoc_weights_end - dynoc_weights_begin;\n"
-         "  return dynoc_weights_begin;\n}\n";
-}
+const char kPrelude[] =
+#include "lib/codegen_cpu/prelude.inc"
+    ;
 
 /// The kernel prelude, precompiled (a GCC/Clang .gch) once per compiler,
 /// flags and prelude text into ~/.cache/dynoc/pch/<hash>/: compiling it is most
@@ -140,140 +77,52 @@ std::string precompiledPrelude(const std::string &compiler,
   return dir.str().str();
 }
 
+/// C++ through the host compiler, with OpenMP, oneDNN and Sleef.
+class CpuToolchain final : public codegen::Toolchain {
+public:
+  const codegen::Target &target() const override { return cpuTarget(); }
+  std::string sourceFileName() const override { return "model.cpp"; }
+  LogicalResult compile(ModuleOp module, const codegen::BuildOptions &opts,
+                        const std::string &dir, const std::string &source,
+                        const std::string &so) const override {
+    std::string compiler = opts.compiler;
+    if (compiler.empty())
+      compiler = getenv("CXX") ? getenv("CXX") : "c++";
+    auto exe = llvm::sys::findProgramByName(compiler);
+    if (!exe)
+      return module.emitError()
+             << "C++ compiler '" << compiler << "' not found (set CXX)";
+    std::vector<std::string> flags = {"-O" + std::to_string(opts.optLevel),
+                                      "-std=c++17",
+                                      "-march=native",
+                                      "-fPIC",
+                                      "-fopenmp",
+                                      "-fvisibility=hidden"};
+    // `#include "dynoc_kernels.h"` looks beside model.cpp first: with the
+    // precompiled prelude there is no copy there.
+    std::string includeDir = precompiledPrelude(*exe, flags);
+    if (includeDir.empty()) {
+      includeDir = dir;
+      if (!writeFile(dir + "/dynoc_kernels.h", kPrelude))
+        return module.emitError() << "cannot write the prelude in " << dir;
+    }
+    std::vector<std::string> argv = {*exe};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-shared", "-Winvalid-pch", "-I" + includeDir,
+                             source, "-o", so, "-ldnnl", "-lsleef"});
+    return codegen::runCompiler(module, argv, dir + "/compile.log", source,
+                                "C++ compiler");
+  }
+};
+
 } // namespace
 
 const char *cpuKernelPrelude() { return kPrelude; }
 
-LogicalResult buildCpuModel(ModuleOp module, const CpuBuildOptions &opts) {
-  auto start = std::chrono::steady_clock::now();
-  if (failed(codegen::runBuildPasses(module, opts.optLevel)))
-    return failure();
-  for (auto f : module.getOps<func::FuncOp>())
-    if (auto graph = f->getAttrOfType<StringAttr>(attrs::kPrepares)) {
-      unsigned numOps = 0;
-      f.walk([&](Operation *op) {
-        numOps += op->getName().getDialectNamespace() == "aten";
-      });
-      progress(graph.getValue() + ": " + llvm::Twine(numOps) +
-               " op(s) on weights alone run once at load (" + f.getSymName() +
-               ")");
-    }
-  if (opts.emitMlirOnly) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(opts.outputPath, ec);
-    if (ec)
-      return module.emitError()
-             << "cannot write '" << opts.outputPath << "': " << ec.message();
-    module.print(os);
-    progress("wrote " + opts.outputPath + " (the graph after the passes)");
-    return success();
-  }
-  std::string out = opts.outputPath;
-  llvm::StringRef stem = llvm::sys::path::stem(out);
-  std::string sidecarName = stem.str() + ".weights.safetensors";
-  codegen::ModuleSource src;
-  if (failed(codegen::emitModule(module, cpuTarget(), sidecarName,
-                                 opts.embedWeights, src)))
-    return failure();
-  size_t numGraphs = src.workspaceBytes.size();
-  progress(llvm::Twine(numGraphs) + " graph(s) lowered to C++ (" +
-           llvm::Twine(src.source.size()) + " bytes)");
-  for (auto [i, bytes] : llvm::enumerate(src.workspaceBytes))
-    progress("graph " + llvm::Twine(i) + ": peak intermediate bytes " +
-             (bytes < 0 ? std::string("depend on dynamic dims")
-                        : std::to_string(bytes)) +
-             ", " + llvm::Twine(src.inPlaceOps[i]) + " op(s) in place");
-  if (opts.emitCppOnly) {
-    if (!writeFile(out, src.source))
-      return module.emitError() << "cannot write '" << out << "'";
-    progress("wrote " + out);
-    return success();
-  }
-
-  llvm::SmallString<128> dir;
-  if (auto ec = llvm::sys::fs::createUniqueDirectory("dynoc-build", dir))
-    return module.emitError()
-           << "cannot create a build directory: " << ec.message();
-  std::string cpp = (dir + "/model.cpp").str(),
-              log = (dir + "/compile.log").str(),
-              weights = (dir + "/weights.safetensors").str();
-  std::string tmpSo = out + ".tmp";
-  if (!src.weightNames.empty()) {
-    if (failed(writeWeights(module, src, opts, weights)))
-      return failure();
-    if (opts.embedWeights)
-      src.source += embeddedWeightsSource(weights);
-  }
-  if (!writeFile(cpp, src.source) ||
-      !writeFile((dir + "/dynoc_kernels.h").str(), kPrelude))
-    return module.emitError() << "cannot write the generated source in " << dir;
-
-  std::string compiler = opts.compiler;
-  if (compiler.empty())
-    compiler = getenv("CXX") ? getenv("CXX") : "c++";
-  auto exe = llvm::sys::findProgramByName(compiler);
-  if (!exe)
-    return module.emitError()
-           << "C++ compiler '" << compiler << "' not found (set CXX)";
-  std::vector<std::string> flags = {"-O" + std::to_string(opts.optLevel),
-                                    "-std=c++17",
-                                    "-march=native",
-                                    "-fPIC",
-                                    "-fopenmp",
-                                    "-fvisibility=hidden"};
-  std::string includeDir = precompiledPrelude(*exe, flags);
-  // `#include "dynoc_kernels.h"` looks beside model.cpp first: with the
-  // precompiled prelude, the copy there must go.
-  if (!includeDir.empty())
-    llvm::sys::fs::remove(dir + "/dynoc_kernels.h");
-  std::vector<std::string> argv = {*exe};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  for (const char *a : {"-shared", "-Winvalid-pch"})
-    argv.push_back(a);
-  argv.insert(argv.end(),
-              {"-I" + (includeDir.empty() ? dir.str().str() : includeDir), cpp,
-               "-o", tmpSo, "-ldnnl", "-lsleef"});
-  std::string cmdline;
-  for (auto &a : argv)
-    cmdline += (cmdline.empty() ? "" : " ") + a;
-  progress("compiling: " + cmdline);
-  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
-  std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
-  std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(*exe, args, std::nullopt, redirects, 0, 0,
-                                     &execError);
-  if (rc != 0) {
-    llvm::sys::fs::remove(tmpSo);
-    return module.emitError() << "the C++ compiler failed (exit " << rc << ")"
-                              << (execError.empty() ? "" : ": " + execError)
-                              << "; source kept in " << cpp << "\n"
-                              << readTail(log, 2000);
-  }
-  if (!src.weightNames.empty() && !opts.embedWeights) {
-    llvm::SmallString<256> sidecar(llvm::sys::path::parent_path(out));
-    llvm::sys::path::append(sidecar, sidecarName);
-    if (auto ec = llvm::sys::fs::copy_file(weights, sidecar)) {
-      llvm::sys::fs::remove(tmpSo);
-      return module.emitError()
-             << "cannot write weights '" << sidecar << "': " << ec.message();
-    }
-    progress("wrote weights " + sidecar + " (" +
-             llvm::Twine(src.weightNames.size()) + " tensors)");
-  } else if (!src.weightNames.empty()) {
-    progress("embedded " + llvm::Twine(src.weightNames.size()) +
-             " weight tensors in the .so");
-  }
-  if (auto ec = llvm::sys::fs::rename(tmpSo, out))
-    return module.emitError()
-           << "cannot write '" << out << "': " << ec.message();
-  llvm::sys::fs::remove_directories(dir);
-  double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  progress("wrote " + out + " in " + llvm::formatv("{0:f2}", secs).str() +
-           " s");
-  return success();
+LogicalResult buildCpuModel(ModuleOp module,
+                            const codegen::BuildOptions &opts) {
+  static const CpuToolchain toolchain;
+  return codegen::buildModel(module, toolchain, opts);
 }
 
 } // namespace dynoc

@@ -2,6 +2,7 @@
 #include "Commands.h"
 
 #include "dynoc/CodegenCPU/CpuCodegen.h"
+#include "dynoc/CodegenCUDA/CudaCodegen.h"
 #include "dynoc/IR/GraphAttrs.h"
 #include "dynoc/IR/GraphIO.h"
 
@@ -21,23 +22,31 @@
 
 namespace dynoc::cli {
 
-/// Runs the CPU build on a parsed graph module; `mlirPath` locates the weights
-/// its `dynoc.weights` names.
-static int lowerModule(mlir::ModuleOp module, const std::string &mlirPath,
-                       const std::string &outPath, int optLevel,
-                       const std::string &emit, bool embedWeights) {
-  CpuBuildOptions options;
+/// Runs the target's build on a parsed graph module; `options.mlirPath`
+/// locates the weights its `dynoc.weights` names.
+static int lowerModule(mlir::ModuleOp module, const BuildRequest &request,
+                       const std::string &mlirPath) {
+  codegen::BuildOptions options;
   options.mlirPath = mlirPath;
-  options.outputPath = outPath;
-  options.optLevel = optLevel;
-  options.emitCppOnly = emit == "cpp";
-  options.emitMlirOnly = emit == "mlir";
-  options.embedWeights = embedWeights;
-  return mlir::failed(buildCpuModel(module, options)) ? 1 : 0;
+  options.outputPath = request.output;
+  options.optLevel = request.optLevel;
+  options.emitSourceOnly = request.emit == "cpp" || request.emit == "cu";
+  options.emitMlirOnly = request.emit == "mlir";
+  options.embedWeights = request.embedWeights;
+  options.arch = request.arch;
+  options.allowTf32 = request.allowTf32;
+  if (request.target == "cuda" && request.emit == "cpp")
+    return fail("build", "--emit=cpp is the CPU target's source; the CUDA "
+                         "target's is --emit=cu");
+  if (request.target == "cpu" && request.emit == "cu")
+    return fail("build", "--emit=cu needs --target=cuda");
+  auto result = request.target == "cuda" ? buildCudaModel(module, options)
+                                         : buildCpuModel(module, options);
+  return mlir::failed(result) ? 1 : 0;
 }
 
-int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
-                   int optLevel, const std::string &emit, bool embedWeights) {
+int buildGraphFile(const BuildRequest &request) {
+  const std::string &mlirPath = request.input;
   mlir::DialectRegistry registry;
   registerGraphDialects(registry);
   mlir::MLIRContext context(registry);
@@ -46,7 +55,7 @@ int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
   auto module = parseGraphFile(mlirPath, context, sourceMgr);
   if (!module)
     return 1;
-  return lowerModule(*module, mlirPath, outPath, optLevel, emit, embedWeights);
+  return lowerModule(*module, request, mlirPath);
 }
 
 /// The texts of a graph module's guards that the runtime does not check
@@ -66,9 +75,8 @@ static std::set<std::string> uncheckedGuards(mlir::ModuleOp module) {
 
 /// `dynoc build DIR`: the variants of one entry in a capture directory become
 /// one model (the runtime runs the first whose guards pass).
-int buildCaptureDir(const std::string &dir, const std::string &entryWanted,
-                    const std::string &outPath, int optLevel,
-                    const std::string &emit, bool embedWeights) {
+int buildCaptureDir(const BuildRequest &request) {
+  const std::string &dir = request.input, &entryWanted = request.entry;
   std::ifstream in(dir + "/manifest.json");
   if (!in)
     return fail("build", "'" + dir +
@@ -159,7 +167,7 @@ int buildCaptureDir(const std::string &dir, const std::string &entryWanted,
              fragments.empty() ? ""
                                : " (" + std::to_string(fragments.size()) +
                                      " graph(s) of split regions left out)");
-  return lowerModule(*module, first, outPath, optLevel, emit, embedWeights);
+  return lowerModule(*module, request, first);
 }
 
 void addBuildCommand(CLI::App &app, int &exitCode) {
@@ -168,12 +176,7 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
                "directory's variants of one entry, into a model .so that "
                "libdynrt runs. Its weights go to <MODEL>.weights.safetensors "
                "beside it.");
-  struct Opts {
-    std::string input, output, target = "cpu", emit = "so", entry;
-    int optLevel = 2;
-    bool embedWeights = false;
-  };
-  auto opts = std::make_shared<Opts>();
+  auto opts = std::make_shared<BuildRequest>();
   cmd->add_option("GRAPH", opts->input,
                   "graph file written by 'dynoc capture', or its output "
                   "directory (all variants of one entry in one model)")
@@ -183,32 +186,45 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
                   "manifest.json) whose variants to bundle");
   cmd->add_option("-o,--output", opts->output, "model .so to write")
       ->required();
-  cmd->add_option("--target", opts->target, "code generator: cpu")
-      ->check(CLI::IsMember({"cpu"}))
+  cmd->add_option("--target", opts->target,
+                  "code generator: cpu (C++ with OpenMP, oneDNN) or cuda "
+                  "(CUDA C++ through nvcc, cuBLASLt; docs/cuda.md lists its "
+                  "ops); the build machine needs no GPU")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  cmd->add_option("--arch", opts->arch,
+                  "with --target=cuda: the GPU architecture the .so carries "
+                  "machine code for (its PTX also runs on newer GPUs)")
+      ->capture_default_str();
+  cmd->add_flag("--allow-tf32", opts->allowTf32,
+                "with --target=cuda: f32 GEMMs on TF32 tensor cores (faster, "
+                "about 1e-3 relative error); off by default, as in torch");
   cmd->add_option("-O", opts->optLevel,
                   "optimization level (0-3): -O0 runs only shape/dtype "
-                  "inference and the bf16/f16 widening; from -O1 also decomposition, canonicalization, "
+                  "inference and the bf16/f16 widening; from -O1 also "
+                  "decomposition, canonicalization, "
                   "batch-norm folding, CSE, load-time precompute of ops on "
                   "weights and fusion (docs/passes.md); also the C++ "
                   "compiler's level")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   cmd->add_option("--emit", opts->emit,
-                  "so: the model; cpp: only the generated C++ source; mlir: "
-                  "only the graph after the passes")
-      ->check(CLI::IsMember({"so", "cpp", "mlir"}))
+                  "so: the model; cpp (cpu) or cu (cuda): only the generated "
+                  "source; mlir: only the graph after the passes")
+      ->check(CLI::IsMember({"so", "cpp", "cu", "mlir"}))
       ->capture_default_str();
   cmd->add_flag("--embed-weights", opts->embedWeights,
                 "link the weights into the .so instead of writing the "
                 "<MODEL>.weights.safetensors sidecar");
   cmd->callback([opts, &exitCode] {
-    exitCode =
-        std::filesystem::is_directory(opts->input)
-            ? buildCaptureDir(opts->input, opts->entry, opts->output,
-                              opts->optLevel, opts->emit, opts->embedWeights)
-            : buildGraphFile(opts->input, opts->output, opts->optLevel,
-                             opts->emit, opts->embedWeights);
+    if (opts->target != "cuda" &&
+        (opts->allowTf32 || opts->arch != BuildRequest().arch)) {
+      exitCode = fail("build", "--arch and --allow-tf32 need --target=cuda");
+      return;
+    }
+    exitCode = std::filesystem::is_directory(opts->input)
+                   ? buildCaptureDir(*opts)
+                   : buildGraphFile(*opts);
   });
 }
 

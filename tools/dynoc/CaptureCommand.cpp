@@ -73,7 +73,10 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
     }
     if (backend.builds) {
       std::string so = mlir.substr(0, mlir.size() - 5) + ".so";
-      if (buildGraphFile(mlir, so, 2, "so", false) != 0) {
+      BuildRequest request;
+      request.input = mlir;
+      request.output = so;
+      if (buildGraphFile(request) != 0) {
         ok = false;
         return fail("capture", "building '" + mlir + "' failed (see above)");
       }
@@ -111,8 +114,8 @@ int capture(const std::string &script, const std::string &outDir,
   const char *python = getenv("DYNOC_PYTHON");
   if (!python || !*python)
     python = DYNOC_PYTHON;
-  std::vector<std::string> argv = {python,      "-m",   "dynoc._capture_main",
-                                   "--out",     outDir, "--backend",
+  std::vector<std::string> argv = {python,     "-m",   "dynoc._capture_main",
+                                   "--out",    outDir, "--backend",
                                    backendName};
   if (!mode.entry.empty()) {
     argv.push_back("--entry");

@@ -22,10 +22,19 @@ void addOptCommand(CLI::App &app, int &exitCode);
 void addInspectCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);
 
+/// What `dynoc build` was asked to do.
+struct BuildRequest {
+  std::string input;  // a graph file or a capture directory
+  std::string output; // the model .so (or source, or .mlir with --emit)
+  std::string target = "cpu", emit = "so", entry;
+  std::string arch = "sm_90";
+  int optLevel = 2;
+  bool embedWeights = false, allowTf32 = false;
+};
+
 /// Builds a graph file into a model .so (shared by `build` and `capture
 /// --backend=inductor`). Returns 0 or prints the diagnostics and returns 1.
-int buildGraphFile(const std::string &mlirPath, const std::string &outPath,
-                   int optLevel, const std::string &emit, bool embedWeights);
+int buildGraphFile(const BuildRequest &request);
 
 } // namespace dynoc::cli
 

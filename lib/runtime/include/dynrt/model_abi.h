@@ -29,16 +29,60 @@
 // weights, and passes its outputs as the graph's arguments of kind "prepared".
 // Version 3 added it.
 //
+// Version 4 added device models (the manifest's "device" is not "cpu"): every
+// pointer a graph function takes is device memory, <run> takes the stream
+// its kernels are queued on as a last argument (dynoc_graph_run_on_fn), and
+// the .so exports
+//
+//   const dynoc_device_api *dynoc_model_device(void);
+//
+// through which the runtime allocates, copies and captures CUDA graphs (so
+// libdynrt itself links no device library). Its functions return 0 or a
+// nonzero code with a message in last_error(). A CPU model of version 3 is
+// still read.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DYNRT_MODEL_ABI_H
 #define DYNRT_MODEL_ABI_H
 
 #include <stdint.h>
 
-#define DYNOC_MODEL_ABI_VERSION 3
+#define DYNOC_MODEL_ABI_VERSION 4
+#define DYNOC_MODEL_ABI_VERSION_CPU 3
 #define DYNOC_MODEL_MANIFEST_SYMBOL "dynoc_model_manifest"
 #define DYNOC_MODEL_ABI_VERSION_SYMBOL "dynoc_model_abi_version"
 #define DYNOC_MODEL_WEIGHTS_SYMBOL "dynoc_model_weights"
+#define DYNOC_MODEL_DEVICE_SYMBOL "dynoc_model_device"
+
+#define DYNOC_DEVICE_API_VERSION 1
+enum dynoc_copy_kind {
+  DYNOC_COPY_HOST_TO_DEVICE = 1,
+  DYNOC_COPY_DEVICE_TO_HOST = 2,
+  DYNOC_COPY_DEVICE_TO_DEVICE = 3,
+};
+typedef struct dynoc_device_api {
+  int version;      // DYNOC_DEVICE_API_VERSION
+  const char *name; // "cuda"
+  // Binds the calling thread to `device` and makes the library handles.
+  int (*init)(int device);
+  int (*current_device)(int *device);
+  int (*alloc)(void **ptr, uint64_t bytes);
+  int (*release)(void *ptr);
+  // Queued on `stream` (NULL: the default stream); kind: dynoc_copy_kind.
+  int (*copy)(void *dst, const void *src, uint64_t bytes, int kind,
+              void *stream);
+  int (*sync)(void *stream);
+  // CUDA graphs: what `stream` queues between begin and end is captured
+  // into an executable graph, launched later as one unit.
+  int (*graph_begin)(void *stream);
+  int (*graph_end)(void *stream, void **exec);
+  int (*graph_launch)(void *exec, void *stream);
+  int (*graph_release)(void *exec);
+  // The device `ptr` is on, or -1 for host memory.
+  int (*pointer_device)(const void *ptr, int *device);
+  // This thread's message for the last nonzero code.
+  const char *(*last_error)(void);
+} dynoc_device_api;
 
 typedef const char *(*dynoc_model_manifest_fn)(void);
 typedef int (*dynoc_model_abi_version_fn)(void);
@@ -49,5 +93,9 @@ typedef const char *(*dynoc_graph_shapes_fn)(const int64_t *const *in_shapes,
 typedef int (*dynoc_graph_run_fn)(const int64_t *const *in_shapes,
                                   void *const *args, void *const *outputs,
                                   void *workspace);
+typedef int (*dynoc_graph_run_on_fn)(const int64_t *const *in_shapes,
+                                     void *const *args, void *const *outputs,
+                                     void *workspace, void *stream);
+typedef const dynoc_device_api *(*dynoc_model_device_fn)(void);
 
 #endif // DYNRT_MODEL_ABI_H

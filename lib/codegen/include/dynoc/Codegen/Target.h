@@ -60,10 +60,20 @@ public:
   virtual bool hostReadsTensors() const = 0;
   /// The top of the generated source: includes and macros.
   virtual std::string sourceHeader() const = 0;
-  /// Extra parameters of each graph's run function (", void *stream") and the
-  /// statements that start its body (binding the stream).
+  /// Extra parameters of each graph's run function (", void *stream").
   virtual std::string runExtraParams() const { return ""; }
-  virtual std::string runPrologue() const { return ""; }
+  /// Bytes the target's kernel library needs past a graph's intermediates in
+  /// its workspace (cuBLASLt's workspace).
+  virtual int64_t extraWorkspaceBytes() const { return 0; }
+  /// The statements that start a run function's body, once the workspace
+  /// `ws` is bound; `extra` points at the extraWorkspaceBytes() past the
+  /// intermediates.
+  virtual std::string runPrologue(const std::string &extra) const {
+    (void)extra;
+    return "";
+  }
+  /// The run function's last statement.
+  virtual std::string runEpilogue() const { return "  return 0;\n"; }
   /// The model ABI version the generated source implements.
   virtual int abiVersion() const = 0;
 };

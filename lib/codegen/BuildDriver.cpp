@@ -1,0 +1,213 @@
+//===- BuildDriver.cpp - graph module -> model .so, for any target -------===//
+#include "dynoc/Codegen/Build.h"
+#include "dynoc/Codegen/ModuleEmitter.h"
+#include "dynoc/IR/GraphAttrs.h"
+#include "dynrt/safetensors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <fstream>
+#include <map>
+
+using namespace mlir;
+
+namespace dynoc {
+namespace codegen {
+namespace {
+
+bool writeFile(const std::string &path, const std::string &text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return bool(f);
+}
+
+std::string readTail(const std::string &path, size_t maxBytes) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)),
+                std::istreambuf_iterator<char>());
+  return s.size() > maxBytes ? "..." + s.substr(s.size() - maxBytes) : s;
+}
+
+/// Copies the weights the graphs read from the capture's safetensors file into
+/// the sidecar beside the .so.
+LogicalResult writeWeights(ModuleOp module, const codegen::ModuleSource &src,
+                           const BuildOptions &opts,
+                           const std::string &sidecar) {
+  std::string from;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto w = func->getAttrOfType<StringAttr>(attrs::kWeights))
+      from = w.str();
+  if (from.empty())
+    return module.emitError()
+           << "the graphs read weights (" << src.weightNames.front()
+           << ", ...) but name no '" << attrs::kWeights << "' file";
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(opts.mlirPath));
+  llvm::sys::path::append(path, from);
+  std::string error;
+  auto file = dynrt::SafetensorsFile::open(path.str().str(), error);
+  if (!file)
+    return module.emitError() << error;
+  std::map<std::string, dynrt::TensorView> selected;
+  for (const std::string &name : src.weightNames) {
+    const dynrt::TensorView *t = file->find(name);
+    if (!t)
+      return module.emitError()
+             << "weights file '" << path << "' lacks tensor '" << name << "'";
+    selected.emplace(name, *t);
+  }
+  if (!dynrt::writeSafetensors(sidecar, selected, error))
+    return module.emitError() << error;
+  return success();
+}
+
+/// Source that links the safetensors file at `path` into the .so and exports
+/// it as dynoc_model_weights (read by libdynrt instead of a sidecar).
+std::string embeddedWeightsSource(const std::string &path) {
+  std::string quoted;
+  for (char c : path) {
+    if (c == '"' || c == '\\')
+      quoted += '\\';
+    quoted += c;
+  }
+  return "\n// The weights, linked in by --embed-weights.\n"
+         "__asm__(\".pushsection .rodata\\n.balign 64\\n"
+         "dynoc_weights_begin:\\n.incbin \\\"" +
+         quoted +
+         "\\\"\\ndynoc_weights_end:\\n.popsection\\n\");\n"
+         "extern \"C\" __attribute__((visibility(\"hidden\"))) const unsigned "
+         "char dynoc_weights_begin[], dynoc_weights_end[];\n"
+         "extern \"C\" DYNOC_EXPORT const void *dynoc_model_weights(unsigned "
+         "long *size) {\n"
+         "  *size = dynoc_weights_end - dynoc_weights_begin;\n"
+         "  return dynoc_weights_begin;\n}\n";
+}
+
+} // namespace
+
+void progress(const llvm::Twine &msg) {
+  llvm::errs() << "[dynoc build] " << msg << "\n";
+}
+
+LogicalResult runCompiler(ModuleOp module, const std::vector<std::string> &argv,
+                          const std::string &log, const std::string &source,
+                          const std::string &what) {
+  std::string cmdline;
+  for (auto &a : argv)
+    cmdline += (cmdline.empty() ? "" : " ") + a;
+  progress("compiling: " + cmdline);
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(argv.front(), args, std::nullopt,
+                                     redirects, 0, 0, &execError);
+  if (rc == 0)
+    return success();
+  return module.emitError() << "the " << what << " failed (exit " << rc << ")"
+                            << (execError.empty() ? "" : ": " + execError)
+                            << "; source kept in " << source << "\n"
+                            << readTail(log, 2000);
+}
+
+LogicalResult buildModel(ModuleOp module, const Toolchain &toolchain,
+                         const BuildOptions &opts) {
+  auto start = std::chrono::steady_clock::now();
+  if (failed(runBuildPasses(module, opts.optLevel)))
+    return failure();
+  for (auto f : module.getOps<func::FuncOp>())
+    if (auto graph = f->getAttrOfType<StringAttr>(attrs::kPrepares)) {
+      unsigned numOps = 0;
+      f.walk([&](Operation *op) {
+        numOps += op->getName().getDialectNamespace() == "aten";
+      });
+      progress(graph.getValue() + ": " + llvm::Twine(numOps) +
+               " op(s) on weights alone run once at load (" + f.getSymName() +
+               ")");
+    }
+  if (opts.emitMlirOnly) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(opts.outputPath, ec);
+    if (ec)
+      return module.emitError()
+             << "cannot write '" << opts.outputPath << "': " << ec.message();
+    module.print(os);
+    progress("wrote " + opts.outputPath + " (the graph after the passes)");
+    return success();
+  }
+  std::string out = opts.outputPath;
+  llvm::StringRef stem = llvm::sys::path::stem(out);
+  std::string sidecarName = stem.str() + ".weights.safetensors";
+  ModuleSource src;
+  if (failed(emitModule(module, toolchain.target(), sidecarName,
+                        opts.embedWeights, src)))
+    return failure();
+  size_t numGraphs = src.workspaceBytes.size();
+  progress(llvm::Twine(numGraphs) + " graph(s) lowered to " +
+           toolchain.target().displayName() + " source (" +
+           llvm::Twine(src.source.size()) + " bytes)");
+  for (auto [i, bytes] : llvm::enumerate(src.workspaceBytes))
+    progress("graph " + llvm::Twine(i) + ": peak intermediate bytes " +
+             (bytes < 0 ? std::string("depend on dynamic dims")
+                        : std::to_string(bytes)) +
+             ", " + llvm::Twine(src.inPlaceOps[i]) + " op(s) in place");
+  if (opts.emitSourceOnly) {
+    if (!writeFile(out, src.source))
+      return module.emitError() << "cannot write '" << out << "'";
+    progress("wrote " + out);
+    return success();
+  }
+
+  llvm::SmallString<128> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("dynoc-build", dir))
+    return module.emitError()
+           << "cannot create a build directory: " << ec.message();
+  std::string source = (dir + "/" + toolchain.sourceFileName()).str(),
+              weights = (dir + "/weights.safetensors").str();
+  std::string tmpSo = out + ".tmp";
+  if (!src.weightNames.empty()) {
+    if (failed(writeWeights(module, src, opts, weights)))
+      return failure();
+    if (opts.embedWeights)
+      src.source += embeddedWeightsSource(weights);
+  }
+  if (!writeFile(source, src.source))
+    return module.emitError() << "cannot write the generated source in " << dir;
+
+  if (failed(toolchain.compile(module, opts, dir.str().str(), source, tmpSo))) {
+    llvm::sys::fs::remove(tmpSo);
+    return failure();
+  }
+  if (!src.weightNames.empty() && !opts.embedWeights) {
+    llvm::SmallString<256> sidecar(llvm::sys::path::parent_path(out));
+    llvm::sys::path::append(sidecar, sidecarName);
+    if (auto ec = llvm::sys::fs::copy_file(weights, sidecar)) {
+      llvm::sys::fs::remove(tmpSo);
+      return module.emitError()
+             << "cannot write weights '" << sidecar << "': " << ec.message();
+    }
+    progress("wrote weights " + sidecar + " (" +
+             llvm::Twine(src.weightNames.size()) + " tensors)");
+  } else if (!src.weightNames.empty()) {
+    progress("embedded " + llvm::Twine(src.weightNames.size()) +
+             " weight tensors in the .so");
+  }
+  if (auto ec = llvm::sys::fs::rename(tmpSo, out))
+    return module.emitError()
+           << "cannot write '" << out << "': " << ec.message();
+  llvm::sys::fs::remove_directories(dir);
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  progress("wrote " + out + " in " + llvm::formatv("{0:f2}", secs).str() +
+           " s");
+  return success();
+}
+
+} // namespace codegen
+} // namespace dynoc

@@ -1,0 +1,70 @@
+//===- Build.h - graph module -> model .so, for any target ------*- C++ -*-===//
+//
+// The build both targets share (BuildDriver.cpp): the passes, the module's
+// source and manifest for the target, the weights sidecar (or the weights
+// linked in), a build directory, and an atomic rename of the finished .so.
+// A Toolchain says how the target compiles its source.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYNOC_CODEGEN_BUILD_H
+#define DYNOC_CODEGEN_BUILD_H
+
+#include "dynoc/Codegen/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/Twine.h"
+
+#include <string>
+
+namespace dynoc {
+namespace codegen {
+
+struct BuildOptions {
+  std::string mlirPath;   // the graph file, for locating its weights
+  std::string outputPath; // model .so
+  int optLevel = 2;
+  bool emitSourceOnly = false; // write the generated source and stop
+  bool emitMlirOnly = false;   // write the graph after the passes and stop
+  bool embedWeights = false;   // link the weights into the .so, no sidecar
+  std::string compiler;        // the host C++ compiler; default $CXX, else c++
+  std::string arch = "sm_90";  // CUDA: the GPU architecture SASS is built for
+  bool allowTf32 = false;      // CUDA: f32 GEMMs on TF32 tensor cores
+};
+
+class Toolchain {
+public:
+  virtual ~Toolchain() = default;
+  virtual const Target &target() const = 0;
+  /// The generated source's file name in the build directory.
+  virtual std::string sourceFileName() const = 0;
+  /// Compiles `source` (in `dir`, which it may write its prelude into) into
+  /// the shared object `so`. Errors go to `module`'s diagnostics.
+  virtual mlir::LogicalResult compile(mlir::ModuleOp module,
+                                      const BuildOptions &options,
+                                      const std::string &dir,
+                                      const std::string &source,
+                                      const std::string &so) const = 0;
+};
+
+/// "[dynoc build] <msg>" on stderr.
+void progress(const llvm::Twine &msg);
+/// Runs `argv` with stdout and stderr to `log`; on failure, an error at
+/// `module` naming `what`, the exit code, the kept `source` and the log's
+/// tail.
+mlir::LogicalResult runCompiler(mlir::ModuleOp module,
+                                const std::vector<std::string> &argv,
+                                const std::string &log,
+                                const std::string &source,
+                                const std::string &what);
+
+/// Builds `module` into a model .so (plus its weights sidecar) with
+/// `toolchain`, reporting progress on stderr.
+mlir::LogicalResult buildModel(mlir::ModuleOp module,
+                               const Toolchain &toolchain,
+                               const BuildOptions &options);
+
+} // namespace codegen
+} // namespace dynoc
+
+#endif // DYNOC_CODEGEN_BUILD_H

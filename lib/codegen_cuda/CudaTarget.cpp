@@ -1,0 +1,158 @@
+//===- CudaTarget.cpp - the CUDA code generation target -------------------===//
+//
+// CUDA C++ that nvcc builds; its kernel library is prelude/*.cuh, the CPU
+// prelude's interface with each function launching kernels on the run's
+// stream (GEMMs through cuBLASLt). A pointwise loop is printed as a device
+// lambda over the flat output index, launched by dynoc_k::pointwise as a
+// grid-stride kernel; dense operands are read at the output's index, others
+// at their broadcast strides.
+//
+//===----------------------------------------------------------------------===//
+#include "dynoc/Codegen/Dims.h"
+#include "dynoc/CodegenCUDA/CudaCodegen.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace dynoc {
+namespace {
+using codegen::braceList;
+using codegen::product;
+
+// The shared op table's entries whose kernels prelude/*.cuh implements.
+const char *const kSupportedOps[] = {
+    // elementwise
+    "aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
+    "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs", "aten.sin",
+    "aten.cos", "aten.log", "aten.logical_not", "aten.leaky_relu",
+    "aten.hardtanh", "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+    "aten.div.Tensor", "aten.maximum", "aten.minimum",
+    "aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
+    "aten.bitwise_xor.Tensor", "aten.add.Scalar", "aten.sub.Scalar",
+    "aten.mul.Scalar", "aten.div.Scalar", "aten.eq.Tensor", "aten.ne.Tensor",
+    "aten.lt.Tensor", "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor",
+    "aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar", "aten.le.Scalar",
+    "aten.gt.Scalar", "aten.ge.Scalar", "aten.pow.Tensor_Scalar",
+    "aten.where.self", "aten.masked_fill.Scalar", "dynoc.fusion_group",
+    // GEMMs (cuBLASLt)
+    "aten.mm", "aten.addmm", "aten.linear", "aten.bmm",
+    // data movement
+    "aten.t", "aten.transpose.int", "aten.permute", "aten.view",
+    "aten._unsafe_view", "aten.reshape", "aten.clone", "aten.contiguous",
+    "aten.alias", "aten.detach", "aten.flatten.using_ints", "aten.unsqueeze",
+    "aten.squeeze.dim", "aten.dropout", "aten.lift_fresh_copy",
+    "aten.lift_fresh", "aten._to_copy", "aten.view_as", "aten.expand",
+    "aten.expand_as", "aten.split.Tensor", "aten.unsafe_split.Tensor",
+    "aten.slice.Tensor", "aten.select.int", "aten.cat", "aten.stack",
+    "aten.unbind.int", "aten.gather", "aten.embedding",
+    // fills
+    "aten.arange", "aten.arange.start", "aten.arange.start_step", "aten.full",
+    "aten.ones", "aten.zeros", "aten.full_like", "aten.ones_like",
+    "aten.zeros_like", "aten.zero", "aten.empty_like",
+    "aten.empty.memory_format", "aten.new_ones", "aten.new_zeros",
+    "aten.scalar_tensor",
+    // normalizations, reductions, attention (prelude/dynoc_cuda_nn.cuh)
+    "aten.native_layer_norm", "aten._softmax", "aten._log_softmax", "aten.sum",
+    "aten.sum.dim_IntList", "aten.mean", "aten.mean.dim", "aten.amax",
+    "aten.amin", "aten._scaled_dot_product_flash_attention_for_cpu"};
+
+/// The contiguous strides of `shape`, as broadcastStrideList spells an
+/// operand of the output's own dims: such an operand is read at the output's
+/// index.
+bool isDense(const codegen::PointwiseLoop::Input &in,
+             const codegen::DimList &shape) {
+  return in.strides == codegen::broadcastStrideList(shape, shape);
+}
+
+std::string printCudaPointwise(const codegen::PointwiseLoop &k) {
+  const std::string &ct = k.computeType;
+  const size_t rank = k.shape.size();
+  std::string host = "  {\n", body;
+  bool anyStrided = false;
+  host += "    const int64_t shape[] = " + braceList(k.shape) + ";\n";
+  host += "    const dynoc_k::Arr8 sh(shape, " + std::to_string(rank) + ");\n";
+  for (auto [i, in] : llvm::enumerate(k.inputs)) {
+    host += llvm::formatv("    const auto *b{0} = {1};\n", i, in.buffer).str();
+    if (rank > 0 && isDense(in, k.shape)) {
+      body +=
+          llvm::formatv("      const {0} x{1} = {0}(b{1}[i]);\n", ct, i).str();
+      continue;
+    }
+    anyStrided = true;
+    host += llvm::formatv("    const int64_t st{0}[] = {1};\n"
+                          "    const dynoc_k::Arr8 s{0}(st{0}, {2});\n",
+                          i, braceList(in.strides), rank)
+                .str();
+    body += llvm::formatv("      const {0} x{1} = {0}(b{1}[dynoc_k::offsetOf("
+                          "i, sh, s{1}, {2})]);\n",
+                          ct, i, rank)
+                .str();
+  }
+  (void)anyStrided;
+  for (auto [i, e] : llvm::enumerate(k.temps))
+    body += llvm::formatv("      const {0} t{1} = {2};\n", ct, i, e).str();
+  host += "    auto *dst = " + k.output + ";\n";
+  host += "    dynoc_k::pointwise(" + product(k.shape) +
+          ", [=] __device__(int64_t i) {\n" + body +
+          "      dst[i] = " + k.result + ";\n    });\n  }\n";
+  return host;
+}
+
+class CudaTarget final : public codegen::Target {
+public:
+  CudaTarget() {
+    for (const char *n : kSupportedOps)
+      ops.insert(n);
+  }
+  llvm::StringRef name() const override { return "cuda"; }
+  llvm::StringRef displayName() const override { return "CUDA"; }
+  bool supportsOp(llvm::StringRef opName) const override {
+    return ops.contains(opName);
+  }
+  unsigned dtypes(mlir::Operation *op, unsigned shared) const override {
+    llvm::StringRef n = op->getName().getStringRef();
+    // cuBLASLt runs f32 GEMMs here; bf16/f16 graphs compute them in f32
+    // after dynoc-widen-reduced-precision.
+    if (n == "aten.mm" || n == "aten.addmm" || n == "aten.linear" ||
+        n == "aten.bmm")
+      return shared & codegen::kF32;
+    return shared;
+  }
+  std::string
+  printPointwise(const codegen::PointwiseLoop &loop) const override {
+    return printCudaPointwise(loop);
+  }
+  bool hostReadsTensors() const override { return false; }
+  std::string sourceHeader() const override {
+    return "// Generated by dynoc build --target=cuda. Do not edit.\n"
+           "#include \"dynoc_cuda.cuh\"\n\n"
+           "#define DYNOC_EXPORT __attribute__((visibility(\"default\")))\n\n";
+  }
+  std::string runExtraParams() const override { return ", void *stream"; }
+  int64_t extraWorkspaceBytes() const override { return 8 << 20; }
+  std::string runPrologue(const std::string &extra) const override {
+    return "  dynoc_k::RunScope scope(stream, " + extra +
+           ", dynoc_k::kGemmWorkspaceBytes);\n";
+  }
+  std::string runEpilogue() const override {
+    return "  return dynoc_k::finish();\n";
+  }
+  int abiVersion() const override { return 4; }
+
+private:
+  llvm::StringSet<> ops;
+};
+
+} // namespace
+
+const codegen::Target &cudaTarget() {
+  static const CudaTarget target;
+  return target;
+}
+
+std::vector<std::string> cudaSupportedOps() {
+  return {std::begin(kSupportedOps), std::end(kSupportedOps)};
+}
+
+} // namespace dynoc

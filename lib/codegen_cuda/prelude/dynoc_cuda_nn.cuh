@@ -1,0 +1,254 @@
+// dynoc_cuda_nn.cuh - layer norm, softmax, reductions and attention as
+// one-pass block/warp kernels.
+#pragma once
+
+namespace dynoc_k {
+
+__device__ inline float warpSum(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ inline float warpMax(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// A block-wide reduction; every thread gets the result. `shared` holds 32.
+template <bool kMax> __device__ inline float blockReduce(float v, float *shared) {
+  v = kMax ? warpMax(v) : warpSum(v);
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads(); // `shared` may still be read by an earlier reduction
+  if (lane == 0)
+    shared[warp] = v;
+  __syncthreads();
+  int warps = (blockDim.x + 31) >> 5;
+  v = lane < warps ? shared[lane] : (kMax ? -INFINITY : 0.f);
+  return kMax ? warpMax(v) : warpSum(v);
+}
+
+// One block per row: mean and variance in one pass over registers-or-cache,
+// then the normalized row.
+__global__ void layerNormKernel(float *out, const float *in, const float *w,
+                                const float *b, int64_t n, float eps) {
+  __shared__ float shared[32];
+  const float *x = in + blockIdx.x * n;
+  float *y = out + blockIdx.x * n;
+  float sum = 0.f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    sum += x[i];
+  float mean = blockReduce<false>(sum, shared) / float(n);
+  float sq = 0.f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    float d = x[i] - mean;
+    sq += d * d;
+  }
+  float rstd = rsqrtf(blockReduce<false>(sq, shared) / float(n) + eps);
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    y[i] = (x[i] - mean) * rstd * (w ? w[i] : 1.f) + (b ? b[i] : 0.f);
+}
+inline int rowThreads(int64_t n) {
+  return n >= 1024 ? 512 : n >= 256 ? 256 : n >= 128 ? 128 : 64;
+}
+inline void layer_norm(float *out, const float *in, const float *weight,
+                       const float *bias, int64_t rows, int64_t n, double eps) {
+  if (rows == 0)
+    return;
+  layerNormKernel<<<unsigned(rows), rowThreads(n), 0, stream()>>>(
+      out, in, weight, bias, n, float(eps));
+  check(cudaGetLastError(), "layer_norm kernel");
+}
+
+// Softmax over the middle dim of (outer, n, inner): a block per row when
+// inner is 1, else a thread per (outer, inner) column.
+template <bool kLog>
+__global__ void softmaxRowKernel(float *out, const float *in, int64_t n) {
+  __shared__ float shared[32];
+  const float *x = in + blockIdx.x * n;
+  float *y = out + blockIdx.x * n;
+  float m = -INFINITY;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    m = fmaxf(m, x[i]);
+  m = blockReduce<true>(m, shared);
+  float sum = 0.f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    sum += __expf(x[i] - m);
+  sum = blockReduce<false>(sum, shared);
+  if (kLog) {
+    float lse = m + logf(sum);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+      y[i] = x[i] - lse;
+  } else {
+    float inv = 1.f / sum;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+      y[i] = __expf(x[i] - m) * inv;
+  }
+}
+inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
+                    int64_t inner, bool log) {
+  if (outer * inner == 0)
+    return;
+  if (inner == 1) {
+    if (log)
+      softmaxRowKernel<true><<<unsigned(outer), rowThreads(n), 0, stream()>>>(
+          out, in, n);
+    else
+      softmaxRowKernel<false><<<unsigned(outer), rowThreads(n), 0, stream()>>>(
+          out, in, n);
+    check(cudaGetLastError(), "softmax kernel");
+    return;
+  }
+  pointwise(outer * inner, [=] __device__(int64_t c) {
+    const float *x = in + (c / inner) * n * inner + c % inner;
+    float *y = out + (c / inner) * n * inner + c % inner;
+    float m = -INFINITY, sum = 0.f;
+    for (int64_t k = 0; k < n; ++k)
+      m = fmaxf(m, x[k * inner]);
+    for (int64_t k = 0; k < n; ++k)
+      sum += expf(x[k * inner] - m);
+    for (int64_t k = 0; k < n; ++k)
+      y[k * inner] = log ? x[k * inner] - m - logf(sum)
+                         : expf(x[k * inner] - m) / sum;
+  });
+}
+
+// Reduces the middle dim of (outer, n, inner): kind 0 sum, 1 mean, 2 max,
+// 3 min; max/min propagate NaN, as torch does.
+__device__ inline float reducePick(int kind, float a, float x) {
+  if (kind < 2)
+    return a + x;
+  if (x != x || a != a)
+    return x != x ? x : a;
+  return kind == 2 ? fmaxf(a, x) : fminf(a, x);
+}
+__global__ void reduceRowKernel(float *out, const float *in, int64_t n,
+                                int kind) {
+  __shared__ float shared[32];
+  const float *x = in + blockIdx.x * n;
+  float init = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.f;
+  float a = init;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    a = reducePick(kind, a, x[i]);
+  if (kind < 2) {
+    a = blockReduce<false>(a, shared);
+  } else {
+    // NaN first: a block max/min that saw one returns it.
+    float nan = blockReduce<true>(a != a ? 1.f : 0.f, shared);
+    a = kind == 2 ? blockReduce<true>(a, shared)
+                  : -blockReduce<true>(-a, shared);
+    if (nan > 0.f)
+      a = NAN;
+  }
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = kind == 1 ? a / float(n) : a;
+}
+inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
+                   int64_t inner, int kind) {
+  if (outer * inner == 0)
+    return;
+  if (inner == 1) {
+    reduceRowKernel<<<unsigned(outer), rowThreads(n), 0, stream()>>>(out, in,
+                                                                      n, kind);
+    check(cudaGetLastError(), "reduction kernel");
+    return;
+  }
+  pointwise(outer * inner, [=] __device__(int64_t c) {
+    const float *x = in + (c / inner) * n * inner + c % inner;
+    float a = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.f;
+    for (int64_t k = 0; k < n; ++k)
+      a = reducePick(kind, a, x[k * inner]);
+    out[c] = kind == 1 ? a / float(n) : a;
+  });
+}
+
+// Scaled dot-product attention, flash style: one warp per query row streams
+// over the keys 32 at a time (a lane per key for the scores, then every lane
+// accumulates its share of the value dims) with an online softmax; nothing
+// of size L x S is written. Value dims up to 256.
+constexpr int kAttnMaxDims = 256;
+__global__ void attentionKernel(float *out, const float *q, const float *k,
+                                const float *v, int64_t batchHeads, int64_t L,
+                                int64_t S, int64_t E, int64_t Ev, float scale,
+                                bool causal, const float *mask, Arr8 ms,
+                                int64_t heads) {
+  int lane = threadIdx.x & 31;
+  int64_t row = blockIdx.x * int64_t(blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (row >= batchHeads * L)
+    return;
+  int64_t b = row / L, i = row % L;
+  const float *qi = q + row * E;
+  const float *kb = k + b * S * E, *vb = v + b * S * Ev;
+  constexpr int kPer = kAttnMaxDims / 32;
+  float acc[kPer];
+#pragma unroll
+  for (int t = 0; t < kPer; ++t)
+    acc[t] = 0.f;
+  float m = -INFINITY, sum = 0.f;
+  int64_t visible = causal ? (i + 1 < S ? i + 1 : S) : S;
+  const float *mr =
+      mask ? mask + (b / heads) * ms[0] + (b % heads) * ms[1] + i * ms[2]
+           : nullptr;
+  for (int64_t j0 = 0; j0 < visible; j0 += 32) {
+    int64_t j = j0 + lane;
+    float s = -INFINITY;
+    if (j < visible) {
+      const float *kj = kb + j * E;
+      float dot = 0.f;
+      for (int64_t e = 0; e < E; ++e)
+        dot += qi[e] * kj[e];
+      s = dot * scale + (mr ? mr[j * ms[3]] : 0.f);
+    }
+    float mNew = fmaxf(m, warpMax(s));
+    if (mNew == -INFINITY)
+      continue; // every key so far masked out
+    float p = s == -INFINITY ? 0.f : __expf(s - mNew);
+    float correction = m == -INFINITY ? 0.f : __expf(m - mNew);
+    sum = sum * correction + warpSum(p);
+#pragma unroll
+    for (int t = 0; t < kPer; ++t)
+      acc[t] *= correction;
+    int64_t count = visible - j0 < 32 ? visible - j0 : 32;
+    for (int64_t jj = 0; jj < count; ++jj) {
+      float pj = __shfl_sync(0xffffffffu, p, int(jj));
+      const float *vj = vb + (j0 + jj) * Ev;
+#pragma unroll
+      for (int t = 0; t < kPer; ++t) {
+        int64_t d = lane + 32 * t;
+        if (d < Ev)
+          acc[t] += pj * vj[d];
+      }
+    }
+    m = mNew;
+  }
+  float inv = sum > 0.f ? 1.f / sum : 0.f; // every key masked: zeros
+  float *o = out + row * Ev;
+#pragma unroll
+  for (int t = 0; t < kPer; ++t) {
+    int64_t d = lane + 32 * t;
+    if (d < Ev)
+      o[d] = acc[t] * inv;
+  }
+}
+inline int attention(float *out, const float *q, const float *k, const float *v,
+                     int64_t batchHeads, int64_t L, int64_t S, int64_t E,
+                     int64_t Ev, double scale, bool causal, float *scores,
+                     const float *mask = nullptr, const int64_t *ms = nullptr,
+                     int64_t heads = 1) {
+  (void)scores; // the CPU kernel's L x S scratch; not needed here
+  if (Ev > kAttnMaxDims) {
+    fail(400, "attention", "value head dim over 256");
+    return 400;
+  }
+  int64_t rows = batchHeads * L;
+  if (rows == 0)
+    return 0;
+  constexpr int kWarps = 4;
+  attentionKernel<<<unsigned((rows + kWarps - 1) / kWarps), 32 * kWarps, 0,
+                    stream()>>>(out, q, k, v, batchHeads, L, S, E, Ev,
+                                float(scale), causal, mask, Arr8(ms, 4),
+                                heads);
+  check(cudaGetLastError(), "attention kernel");
+  return 0;
+}
+
+} // namespace dynoc_k
