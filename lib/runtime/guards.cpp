@@ -12,10 +12,12 @@ std::string list(const int64_t *v, int n) {
 
 /// Checks dtype, rank and the non-negative entries of `sizes` (-1: dynamic).
 /// Returns the failed condition, or an empty string.
-std::string checkMeta(const DLTensor &t, DType dtype,
+std::string checkMeta(const DLTensor &t, int deviceType, DType dtype,
                       const std::vector<int64_t> &sizes) {
-  if (t.device.device_type != kDLCPU)
-    return "device.type == cpu, got DLPack device type " +
+  if (t.device.device_type != deviceType)
+    return std::string("device.type == ") +
+           (deviceType == kDLCUDA ? "cuda" : "cpu") +
+           ", got DLPack device type " +
            std::to_string(int(t.device.device_type));
   auto got = dtypeFromDLPack(t.dtype);
   if (!got || *got != dtype)
@@ -101,7 +103,8 @@ bool checkSignature(const GraphSpec &graph, const DLTensor *const *inputs,
                     std::string &failure) {
   for (size_t i = 0; i < graph.numUserInputs; ++i) {
     const TensorSpec &spec = graph.inputs[i];
-    std::string what = checkMeta(*inputs[i], spec.dtype, spec.shape);
+    std::string what =
+        checkMeta(*inputs[i], graph.deviceType, spec.dtype, spec.shape);
     if (!what.empty()) {
       failure = "input " + std::to_string(i) + " does not fit graph '" +
                 graph.name + "': " + onInput(spec.name, what);
@@ -121,7 +124,8 @@ bool checkGuards(const GraphSpec &graph, const DLTensor *const *inputs,
     }
     if (g.kind != "tensor_match")
       continue; // global-state and value guards were checked at capture time
-    std::string what = checkMeta(*inputs[g.input], g.dtype, g.sizes);
+    std::string what =
+        checkMeta(*inputs[g.input], graph.deviceType, g.dtype, g.sizes);
     if (!what.empty()) {
       failure = "guard failed: " + onInput(graph.inputs[g.input].name, what) +
                 " (guard: " + g.text + ")";

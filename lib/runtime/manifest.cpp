@@ -210,12 +210,21 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
     m.weights = j["weights"].get<std::string>();
   if (j.contains("weights_embedded") && j["weights_embedded"].is_boolean())
     m.weightsEmbedded = j["weights_embedded"].get<bool>();
+  if (j.contains("device")) {
+    if (!j["device"].is_string() ||
+        (j["device"] != "cpu" && j["device"] != "cuda"))
+      return r.fail("'device' is not \"cpu\" or \"cuda\"");
+    m.device = j["device"].get<std::string>();
+  }
   if (!j.contains("graphs") || !j["graphs"].is_array() || j["graphs"].empty())
     return r.fail("no 'graphs'");
   for (auto &g : j["graphs"]) {
     GraphSpec spec;
     if (!parseGraph(r, g, spec, "graph " + std::to_string(m.graphs.size())))
       return false;
+    spec.deviceType = m.device == "cuda" ? 2 /* kDLCUDA */ : 1 /* kDLCPU */;
+    for (GraphSpec &p : spec.prepare)
+      p.deviceType = spec.deviceType;
     m.graphs.push_back(std::move(spec));
   }
   auto &first = m.graphs.front();

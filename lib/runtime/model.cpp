@@ -1,4 +1,6 @@
 //===- model.cpp - dynrt_model_t and dynrt_context_t: load and run --------===//
+#include "cuda_graphs.h"
+#include "device.h"
 #include "dynrt/dynrt.h"
 #include "dynrt/manifest.h"
 #include "dynrt/model_abi.h"
@@ -20,18 +22,15 @@
 #include <new>
 
 namespace {
-struct FreeDeleter {
-  void operator()(void *p) const { std::free(p); }
-};
-
 struct Variant {
   const dynrt::GraphSpec *spec;
-  dynoc_graph_run_fn run;
+  dynoc_graph_run_fn run;      // CPU models
+  dynoc_graph_run_on_fn runOn; // device models: also takes the stream
   dynoc_graph_shapes_fn shapes;
   std::vector<void *> weightPtrs; // one per non-user input, in order
   /// The outputs of the graph's prepare function, computed at load: the data
   /// of its "prepared" inputs.
-  std::vector<std::unique_ptr<void, FreeDeleter>> prepared;
+  std::vector<std::unique_ptr<dynrt::DeviceBuffer>> prepared;
   /// Weights the graph changes in place (a BatchNorm's running statistics, a
   /// counter buffer): after each run, output `output` is copied over the
   /// model's own copy of the weight, `bytes` long, under `stateMutex`.
@@ -44,27 +43,6 @@ struct Variant {
   std::mutex *stateMutex = nullptr;
 };
 
-/// A 64-byte aligned scratch buffer that grows on demand.
-class Workspace {
-public:
-  ~Workspace() { std::free(data_); }
-  void *reserve(size_t bytes) {
-    if (bytes <= capacity_)
-      return data_;
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = std::aligned_alloc(64, rounded);
-    if (!p)
-      return nullptr;
-    std::free(data_);
-    data_ = p;
-    capacity_ = rounded;
-    return data_;
-  }
-
-private:
-  void *data_ = nullptr;
-  size_t capacity_ = 0;
-};
 } // namespace
 
 struct dynrt_model_t {
@@ -72,13 +50,21 @@ struct dynrt_model_t {
   std::string path;
   std::string manifestText;
   dynrt::Manifest manifest;
+  /// Where the graphs run: host memory, or the device API of the .so.
+  dynrt::Device device;
   std::unique_ptr<dynrt::SafetensorsFile> weights;
+  /// Device models: each weight uploaded once, by name.
+  std::map<std::string, std::unique_ptr<dynrt::DeviceBuffer>> uploaded;
   std::vector<Variant> variants;
   /// Private copies of the weights some graph changes in place, by name,
   /// shared by all variants; runs that change them hold `stateMutex`.
-  std::map<std::string, std::unique_ptr<void, FreeDeleter>> state;
+  std::map<std::string, std::unique_ptr<dynrt::DeviceBuffer>> state;
   std::mutex stateMutex;
   ~dynrt_model_t() {
+    // Device memory goes back through the .so's device API: before dlclose.
+    variants.clear();
+    uploaded.clear();
+    state.clear();
     if (handle)
       dlclose(handle);
   }
@@ -88,7 +74,9 @@ struct dynrt_context_t {
   dynrt_model_t *model;
   DLDevice device;
   void *stream;
-  Workspace workspace;
+  dynrt::DeviceBuffer workspace;
+  /// Device models: the CUDA graphs of this context's calls.
+  dynrt::GraphCache graphs;
 };
 
 namespace {
@@ -113,17 +101,44 @@ size_t byteSize(const dynrt::TensorSpec &t) {
 /// The model's own copy of weight `w` (named `name`), made on first use:
 /// the graphs that change a weight in place read and write this copy, never
 /// the weights file.
-void *stateCopy(dynrt_model_t &m, const std::string &name,
-                const dynrt::TensorView &w, size_t bytes) {
+dynrt_status_t *stateCopy(dynrt_model_t &m, const std::string &name,
+                          const dynrt::TensorView &w, size_t bytes,
+                          void **out) {
   auto &slot = m.state[name];
   if (!slot) {
-    void *data = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (!data)
-      return nullptr;
-    std::memcpy(data, w.data, bytes);
-    slot.reset(data);
+    auto buffer = std::make_unique<dynrt::DeviceBuffer>(&m.device);
+    void *data;
+    if (dynrt_status_t *s = buffer->reserve(bytes, &data))
+      return s;
+    if (dynrt_status_t *s = m.device.upload(data, w.data, bytes, nullptr))
+      return s;
+    slot = std::move(buffer);
   }
-  return slot.get();
+  *out = slot->data();
+  return nullptr;
+}
+
+/// Where the graphs read weight `w` (named `name`): the weights file's bytes
+/// on the CPU, a copy uploaded once for a device model.
+dynrt_status_t *weightData(dynrt_model_t &m, const std::string &name,
+                           const dynrt::TensorView &w, size_t bytes,
+                           void **out) {
+  if (m.device.isHost()) {
+    *out = const_cast<uint8_t *>(w.data);
+    return nullptr;
+  }
+  auto &slot = m.uploaded[name];
+  if (!slot) {
+    auto buffer = std::make_unique<dynrt::DeviceBuffer>(&m.device);
+    void *data;
+    if (dynrt_status_t *s = buffer->reserve(bytes, &data))
+      return s;
+    if (dynrt_status_t *s = m.device.upload(data, w.data, bytes, nullptr))
+      return s;
+    slot = std::move(buffer);
+  }
+  *out = slot->data();
+  return nullptr;
 }
 
 /// Points `ptrs` at the data of each non-user input of `g`, in order: a
@@ -155,16 +170,17 @@ dynrt_status_t *bindWeights(dynrt_model_t &m, const dynrt::GraphSpec &g,
     auto mutation = std::find_if(
         g.mutations.begin(), g.mutations.end(),
         [&](const dynrt::Mutation &mu) { return mu.input == in.name; });
+    size_t bytes = byteSize(in);
     if (!v || mutation == g.mutations.end()) {
-      ptrs.push_back(const_cast<uint8_t *>(w->data));
+      void *data;
+      if (dynrt_status_t *s = weightData(m, in.name, *w, bytes, &data))
+        return s;
+      ptrs.push_back(data);
       continue;
     }
-    size_t bytes = byteSize(in);
-    void *state = stateCopy(m, in.name, *w, bytes);
-    if (!state)
-      return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
-                        "cannot allocate the model's copy of '" + in.name +
-                            "'");
+    void *state;
+    if (dynrt_status_t *s = stateCopy(m, in.name, *w, bytes, &state))
+      return s;
     ptrs.push_back(state);
     v->writeBacks.push_back({mutation->output, state, bytes});
     v->stateMutex = &m.stateMutex;
@@ -176,7 +192,7 @@ dynrt_status_t *bindWeights(dynrt_model_t &m, const dynrt::GraphSpec &g,
 /// go to `out`.
 dynrt_status_t *runPrepare(dynrt_model_t &m, const dynrt::GraphSpec &p,
                            Variant &out) {
-  auto run = symbol<dynoc_graph_run_fn>(m.handle, p.symbol);
+  void *run = dlsym(m.handle, p.symbol.c_str());
   auto shapes = symbol<dynoc_graph_shapes_fn>(m.handle, p.shapesSymbol);
   if (!run || !shapes)
     return makeStatus(DYNRT_DATA_LOSS, "model '" + m.path +
@@ -195,47 +211,53 @@ dynrt_status_t *runPrepare(dynrt_model_t &m, const dynrt::GraphSpec &p,
     return makeStatus(DYNRT_DATA_LOSS, "graph '" + p.name + "': " + why);
   std::vector<void *> outPtrs;
   for (const dynrt::TensorSpec &t : p.outputs) {
-    size_t bytes = byteSize(t);
-    void *data = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (!data)
-      return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
-                        "cannot allocate the prepared weights of graph '" +
-                            p.name + "'");
-    out.prepared.emplace_back(data);
+    auto buffer = std::make_unique<dynrt::DeviceBuffer>(&m.device);
+    void *data;
+    if (dynrt_status_t *s = buffer->reserve(byteSize(t), &data))
+      return s;
+    out.prepared.push_back(std::move(buffer));
     outPtrs.push_back(data);
   }
-  Workspace workspace;
-  void *ws = workspace.reserve(std::max<int64_t>(workspaceBytes, 64));
-  if (!ws)
-    return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
-                      "cannot allocate a workspace of " +
-                          std::to_string(workspaceBytes) + " bytes");
-  if (int rc = run(nullptr, args.data(), outPtrs.data(), ws))
-    return makeStatus(DYNRT_INTERNAL, "graph '" + p.name +
-                                          "' failed with code " +
-                                          std::to_string(rc));
-  return nullptr;
+  dynrt::DeviceBuffer workspace(&m.device);
+  void *ws;
+  if (dynrt_status_t *s =
+          workspace.reserve(std::max<int64_t>(workspaceBytes, 64), &ws))
+    return s;
+  int rc = m.device.isHost()
+               ? reinterpret_cast<dynoc_graph_run_fn>(run)(nullptr, args.data(),
+                                                           outPtrs.data(), ws)
+               : reinterpret_cast<dynoc_graph_run_on_fn>(run)(
+                     nullptr, args.data(), outPtrs.data(), ws, nullptr);
+  if (rc)
+    return m.device.isHost()
+               ? makeStatus(DYNRT_INTERNAL, "graph '" + p.name +
+                                                "' failed with code " +
+                                                std::to_string(rc))
+               : m.device.failed("graph '" + p.name + "'", rc);
+  return m.device.sync(nullptr);
 }
 
 dynrt_status_t *bindVariants(dynrt_model_t &m) {
   const std::string &path = m.path;
   for (auto &g : m.manifest.graphs) {
-    Variant v{&g,
-              symbol<dynoc_graph_run_fn>(m.handle, g.symbol),
-              symbol<dynoc_graph_shapes_fn>(m.handle, g.shapesSymbol),
-              {},
-              {}};
-    if (!v.run || !v.shapes)
+    Variant v{&g,      nullptr,
+              nullptr, symbol<dynoc_graph_shapes_fn>(m.handle, g.shapesSymbol),
+              {},      {}};
+    if (m.device.isHost())
+      v.run = symbol<dynoc_graph_run_fn>(m.handle, g.symbol);
+    else
+      v.runOn = symbol<dynoc_graph_run_on_fn>(m.handle, g.symbol);
+    if (!(v.run || v.runOn) || !v.shapes)
       return makeStatus(DYNRT_DATA_LOSS,
                         "model '" + path + "' lacks the symbol '" +
-                            (v.run ? g.shapesSymbol : g.symbol) +
+                            (v.run || v.runOn ? g.shapesSymbol : g.symbol) +
                             "' its manifest names");
     std::vector<void *> prepared;
     if (!g.prepare.empty()) {
       if (dynrt_status_t *s = runPrepare(m, g.prepare.front(), v))
         return s;
       for (auto &p : v.prepared)
-        prepared.push_back(p.get());
+        prepared.push_back(p->data());
     }
     if (dynrt_status_t *s = bindWeights(m, g, prepared, v.weightPtrs, &v))
       return s;
@@ -277,6 +299,31 @@ void pinThreadingRuntimes() {
     dlopen(lib, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+/// A device model: its device API, bound to the caller's current device.
+dynrt_status_t *bindDevice(dynrt_model_t &m, int abi) {
+  auto deviceFn =
+      symbol<dynoc_model_device_fn>(m.handle, DYNOC_MODEL_DEVICE_SYMBOL);
+  const dynoc_device_api *api = deviceFn ? deviceFn() : nullptr;
+  if (abi < DYNOC_MODEL_ABI_VERSION || !api ||
+      api->version != DYNOC_DEVICE_API_VERSION)
+    return makeStatus(DYNRT_DATA_LOSS, "model '" + m.path + "' is built for " +
+                                           m.manifest.device +
+                                           " but exports no usable '" +
+                                           DYNOC_MODEL_DEVICE_SYMBOL + "'");
+  int ordinal = 0;
+  if (api->current_device(&ordinal))
+    return makeStatus(DYNRT_UNIMPLEMENTED, "model '" + m.path + "' needs a " +
+                                               m.manifest.device +
+                                               " device: " + api->last_error());
+  if (int rc = api->init(ordinal))
+    return makeStatus(DYNRT_UNIMPLEMENTED,
+                      "model '" + m.path + "' cannot use " + m.manifest.device +
+                          " device " + std::to_string(ordinal) + ": " +
+                          api->last_error());
+  m.device = dynrt::Device(api, ordinal);
+  return nullptr;
+}
+
 dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   if (!path || !out)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
@@ -309,15 +356,21 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
     return makeStatus(DYNRT_INVALID_ARGUMENT,
                       "'" + p +
                           "' is not a dynoc model (no embedded manifest)");
-  if (abiFn() != DYNOC_MODEL_ABI_VERSION)
+  if (abiFn() != DYNOC_MODEL_ABI_VERSION &&
+      abiFn() != DYNOC_MODEL_ABI_VERSION_CPU)
     return makeStatus(DYNRT_UNIMPLEMENTED,
                       "model '" + p + "' has ABI version " +
                           std::to_string(abiFn()) + "; this runtime reads " +
+                          std::to_string(DYNOC_MODEL_ABI_VERSION_CPU) +
+                          " (CPU) and " +
                           std::to_string(DYNOC_MODEL_ABI_VERSION) +
                           " (rebuild it with this dynoc)");
   m->manifestText = manifestFn();
   if (!dynrt::parseManifest(m->manifestText, m->manifest, error))
     return makeStatus(DYNRT_DATA_LOSS, "model '" + p + "': " + error);
+  if (m->manifest.device != "cpu")
+    if (dynrt_status_t *s = bindDevice(*m, abiFn()))
+      return s;
   if (dynrt_status_t *s = loadWeights(*m))
     return s;
   if (dynrt_status_t *s = bindVariants(*m))
@@ -386,50 +439,62 @@ dynrt_status_t *prepare(const dynrt_model_t *m, const DLTensor *const *inputs,
   return makeStatus(DYNRT_INVALID_ARGUMENT, firstFailure);
 }
 
+/// Frees a runtime-allocated output; `manager_ctx` is the device API its
+/// memory came from (NULL: host memory). A device output must be freed
+/// while its model is loaded.
 void deleteManaged(DLManagedTensor *t) {
   if (!t)
     return;
-  std::free(t->dl_tensor.data);
+  auto *api = static_cast<const dynoc_device_api *>(t->manager_ctx);
+  if (api)
+    api->release(t->dl_tensor.data);
+  else
+    std::free(t->dl_tensor.data);
   delete[] t->dl_tensor.shape;
   delete t;
 }
 
-DLManagedTensor *allocOutput(const dynrt::TensorSpec &spec,
-                             const int64_t *shape) {
+dynrt_status_t *allocOutput(const dynrt::Device &device,
+                            const dynrt::TensorSpec &spec, const int64_t *shape,
+                            size_t index, DLManagedTensor **out) {
   size_t numel = 1, rank = spec.shape.size();
   for (size_t d = 0; d < rank; ++d)
     numel *= static_cast<size_t>(shape[d]);
   const auto &info = dynrt::dtypeInfo(spec.dtype);
-  size_t bytes = numel * info.itemSize;
-  void *data = std::aligned_alloc(64, ((bytes + 63) / 64) * 64 + 64);
-  if (!data)
-    return nullptr;
+  void *data;
+  if (dynrt_status_t *s = device.alloc(numel * info.itemSize, &data,
+                                       "output " + std::to_string(index)))
+    return s;
   auto *t = new (std::nothrow) DLManagedTensor();
   auto *dims = new (std::nothrow) int64_t[rank + 1];
   if (!t || !dims) {
-    std::free(data);
+    device.release(data);
     delete t;
     delete[] dims;
-    return nullptr;
+    return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
+                      "cannot allocate output " + std::to_string(index));
   }
   std::copy(shape, shape + rank, dims);
   t->dl_tensor =
-      DLTensor{data, {kDLCPU, 0}, (int32_t)rank, info.dl, dims, nullptr, 0};
-  t->manager_ctx = nullptr;
+      DLTensor{data, device.dl(), (int32_t)rank, info.dl, dims, nullptr, 0};
+  t->manager_ctx = const_cast<dynoc_device_api *>(device.api());
   t->deleter = deleteManaged;
-  return t;
+  *out = t;
+  return nullptr;
 }
 
 /// Checks that a caller's output buffer fits output `i` of the call.
-dynrt_status_t *checkOutputBuffer(const Prepared &call, size_t i,
+dynrt_status_t *checkOutputBuffer(const dynrt::Device &device,
+                                  const Prepared &call, size_t i,
                                   const DLTensor *t) {
   const dynrt::TensorSpec &spec = call.variant->spec->outputs[i];
   std::string where = "output " + std::to_string(i) + " ('" + spec.name + "')";
   if (!t || !t->data)
     return makeStatus(DYNRT_INVALID_ARGUMENT, where + ": buffer is null");
-  if (t->device.device_type != kDLCPU)
+  if (t->device.device_type != device.dl().device_type ||
+      (!device.isHost() && t->device.device_id != device.dl().device_id))
     return makeStatus(DYNRT_INVALID_ARGUMENT,
-                      where + ": buffer is not on the CPU");
+                      where + ": buffer is not on " + device.name());
   auto dtype = dynrt::dtypeFromDLPack(t->dtype);
   if (!dtype || *dtype != spec.dtype)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
@@ -456,9 +521,11 @@ dynrt_status_t *checkOutputBuffer(const Prepared &call, size_t i,
   return nullptr;
 }
 
-/// Runs a prepared call with `outPtrs` as the output buffers.
-dynrt_status_t *execute(const Prepared &call, const DLTensor *const *inputs,
-                        void *const *outPtrs, Workspace *workspace) {
+/// Runs a prepared call with `outPtrs` as the output buffers, in `context`'s
+/// workspace and stream (NULL: a workspace of its own, the default stream).
+dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
+                        const DLTensor *const *inputs, void *const *outPtrs,
+                        dynrt_context_t *context) {
   const Variant &v = *call.variant;
   const auto &spec = *v.spec;
   size_t numInputs = spec.numUserInputs;
@@ -466,29 +533,54 @@ dynrt_status_t *execute(const Prepared &call, const DLTensor *const *inputs,
   for (size_t i = 0; i < numInputs; ++i)
     args[i] = static_cast<char *>(inputs[i]->data) + inputs[i]->byte_offset;
   std::copy(v.weightPtrs.begin(), v.weightPtrs.end(), args.begin() + numInputs);
-  Workspace local;
-  void *ws = (workspace ? workspace : &local)
-                 ->reserve(std::max<int64_t>(call.workspaceBytes, 64));
-  if (!ws)
-    return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
-                      "cannot allocate a workspace of " +
-                          std::to_string(call.workspaceBytes) + " bytes");
+  dynrt::DeviceBuffer local(&m.device);
+  dynrt::DeviceBuffer &workspace = context ? context->workspace : local;
+  void *stream = context ? context->stream : nullptr;
+  void *ws;
+  bool grown = false;
+  if (dynrt_status_t *s = workspace.reserve(
+          std::max<int64_t>(call.workspaceBytes, 64), &ws, &grown))
+    return s;
   // A graph that changes weights reads and writes the model's copies: such
   // runs take turns (others stay lock-free).
   std::unique_lock<std::mutex> lock;
   if (v.stateMutex)
     lock = std::unique_lock<std::mutex>(*v.stateMutex);
-  if (int rc = v.run(call.inShapes.data(), args.data(), outPtrs, ws))
-    return makeStatus(DYNRT_INTERNAL, "graph '" + spec.name +
-                                          "' failed with code " +
-                                          std::to_string(rc));
+  if (v.run) {
+    if (int rc = v.run(call.inShapes.data(), args.data(), outPtrs, ws))
+      return makeStatus(DYNRT_INTERNAL, "graph '" + spec.name +
+                                            "' failed with code " +
+                                            std::to_string(rc));
+  } else {
+    std::vector<size_t> outBytes;
+    for (size_t i = 0; i < spec.outputs.size(); ++i) {
+      size_t bytes = dynrt::dtypeInfo(spec.outputs[i].dtype).itemSize;
+      for (size_t d = 0; d < spec.outputs[i].shape.size(); ++d)
+        bytes *= static_cast<size_t>(call.outShapes[i][d]);
+      outBytes.push_back(bytes);
+    }
+    dynrt::GraphRun run{&m.device, &v,      v.runOn,  spec.name, call.inShapes,
+                        args,      outPtrs, outBytes, ws,        stream};
+    if (grown && context)
+      context->graphs.clear(); // their captured workspace is gone
+    dynrt_status_t *s =
+        context ? context->graphs.run(run, inputs) : dynrt::runDirect(run);
+    if (s)
+      return s;
+  }
   for (const Variant::WriteBack &wb : v.writeBacks)
-    std::memcpy(wb.state, outPtrs[wb.output], wb.bytes);
+    if (dynrt_status_t *s =
+            m.device.copy(wb.state, outPtrs[wb.output], wb.bytes, stream))
+      return s;
+  // Without a context the workspace is freed on return: the device must be
+  // done with it.
+  if (!context)
+    return m.device.sync(stream);
   return nullptr;
 }
 
 dynrt_status_t *runAllocating(const char *fn, dynrt_model_t *m,
-                              Workspace *workspace,
+                              dynrt_context_t *context,
                               const DLTensor *const *inputs, size_t numInputs,
                               DLManagedTensor **outputs, size_t numOutputs) {
   if (!m || (!inputs && numInputs) || (!outputs && numOutputs))
@@ -505,16 +597,15 @@ dynrt_status_t *runAllocating(const char *fn, dynrt_model_t *m,
       deleteManaged(outputs[i]), outputs[i] = nullptr;
   };
   for (size_t i = 0; i < numOutputs; ++i) {
-    outputs[i] =
-        allocOutput(call.variant->spec->outputs[i], call.outShapes[i].data());
-    if (!outputs[i]) {
+    if (dynrt_status_t *s =
+            allocOutput(m->device, call.variant->spec->outputs[i],
+                        call.outShapes[i].data(), i, &outputs[i])) {
       freeAll();
-      return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
-                        "cannot allocate output " + std::to_string(i));
+      return s;
     }
     outPtrs[i] = outputs[i]->dl_tensor.data;
   }
-  if (dynrt_status_t *s = execute(call, inputs, outPtrs.data(), workspace)) {
+  if (dynrt_status_t *s = execute(*m, call, inputs, outPtrs.data(), context)) {
     freeAll();
     return s;
   }
@@ -543,12 +634,13 @@ dynrt_status_t *runInto(dynrt_context_t *c, const DLTensor *const *inputs,
     return s;
   std::vector<void *> outPtrs(numOutputs);
   for (size_t i = 0; i < numOutputs; ++i) {
-    if (dynrt_status_t *s = checkOutputBuffer(call, i, outputs[i]))
+    if (dynrt_status_t *s =
+            checkOutputBuffer(c->model->device, call, i, outputs[i]))
       return s;
     outPtrs[i] =
         static_cast<char *>(outputs[i]->data) + outputs[i]->byte_offset;
   }
-  return execute(call, inputs, outPtrs.data(), &c->workspace);
+  return execute(*c->model, call, inputs, outPtrs.data(), c);
 }
 
 dynrt_status_t *outputShapes(dynrt_context_t *c, const DLTensor *const *inputs,
@@ -621,15 +713,24 @@ extern "C" dynrt_status_t *dynrt_context_create(dynrt_model_t *model,
       return makeStatus(DYNRT_INVALID_ARGUMENT,
                         "dynrt_context_create: null argument");
     *out_context = nullptr;
-    if (device.device_type != kDLCPU)
+    DLDevice want = model->device.dl();
+    if (device.device_type != want.device_type ||
+        (!model->device.isHost() && device.device_id != want.device_id))
       return makeStatus(DYNRT_UNIMPLEMENTED,
-                        "model '" + model->path +
-                            "' was built for the CPU; it cannot run on "
-                            "DLPack device type " +
-                            std::to_string(int(device.device_type)));
-    auto *c = new (std::nothrow) dynrt_context_t{model, device, stream, {}};
+                        "model '" + model->path + "' was built for " +
+                            (model->device.isHost() ? std::string("the CPU")
+                                                    : model->device.name()) +
+                            "; it cannot run on DLPack device type " +
+                            std::to_string(int(device.device_type)) +
+                            (model->device.isHost()
+                                 ? std::string()
+                                 : " id " + std::to_string(device.device_id)));
+    auto *c = new (std::nothrow) dynrt_context_t{model, device, stream};
     if (!c)
       return makeStatus(DYNRT_RESOURCE_EXHAUSTED, "cannot allocate a context");
+    c->workspace.setDevice(&model->device);
+    const char *graphs = getenv("DYNRT_CUDA_GRAPHS");
+    c->graphs.setEnabled(!(graphs && std::string(graphs) == "0"));
     *out_context = c;
     return nullptr;
   });
@@ -648,9 +749,8 @@ extern "C" dynrt_status_t *dynrt_context_run(dynrt_context_t *context,
     if (!context)
       return makeStatus(DYNRT_INVALID_ARGUMENT,
                         "dynrt_context_run: null argument");
-    return runAllocating("dynrt_context_run", context->model,
-                         &context->workspace, inputs, num_inputs, outputs,
-                         num_outputs);
+    return runAllocating("dynrt_context_run", context->model, context, inputs,
+                         num_inputs, outputs, num_outputs);
   });
 }
 
@@ -670,4 +770,17 @@ dynrt_context_output_shapes(dynrt_context_t *context,
   return guarded("dynrt_context_output_shapes", [&] {
     return outputShapes(context, inputs, num_inputs, shapes, num_outputs);
   });
+}
+
+extern "C" dynrt_status_t *
+dynrt_context_set_cuda_graphs(dynrt_context_t *context, int enabled) {
+  if (!context)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_context_set_cuda_graphs: null argument");
+  context->graphs.setEnabled(enabled != 0);
+  return nullptr;
+}
+
+extern "C" DLDevice dynrt_model_device(const dynrt_model_t *model) {
+  return model ? model->device.dl() : DLDevice{kDLCPU, 0};
 }

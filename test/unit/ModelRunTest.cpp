@@ -234,8 +234,8 @@ TEST_CASE("corrupted models and weights are clear errors") {
             0);
     CHECK(errorOf(dynrt_model_load(lib.c_str(), &m)) ==
           "model '" + lib +
-              "' has ABI version 99; this runtime reads 3 (rebuild it with "
-              "this dynoc)");
+              "' has ABI version 99; this runtime reads 3 (CPU) and 4 (rebuild "
+              "it with this dynoc)");
   }
 }
 

@@ -71,12 +71,13 @@ DYNRT_EXPORT const char *dynrt_model_manifest(const dynrt_model_t *model);
 DYNRT_EXPORT size_t dynrt_model_num_inputs(const dynrt_model_t *model);
 DYNRT_EXPORT size_t dynrt_model_num_outputs(const dynrt_model_t *model);
 
-// Runs the model on `inputs` (user inputs in captured order; weights come from
-// the artifact). Picks the first variant whose guards pass; if none does, the
-// error names the failing guard in the manifest's words. Dynamic dims are
-// resolved from the input sizes. On success `outputs[i]` receive tensors
-// allocated by the runtime; the caller calls each one's deleter. Thread-safe;
-// allocates a workspace per call (a context reuses one).
+// Runs the model on `inputs` (user inputs in captured order, on the model's
+// device; weights come from the artifact, uploaded once at load). Picks the
+// first variant whose guards pass; if none does, the error names the failing
+// guard in the manifest's words. Dynamic dims are resolved from the input
+// sizes. On success `outputs[i]` receive tensors allocated by the runtime; the
+// caller calls each one's deleter. Thread-safe; allocates a workspace per call
+// (a context reuses one).
 DYNRT_EXPORT dynrt_status_t *dynrt_model_run(dynrt_model_t *model,
                                              const DLTensor *const *inputs,
                                              size_t num_inputs,
@@ -125,6 +126,18 @@ DYNRT_EXPORT dynrt_status_t *
 dynrt_context_output_shapes(dynrt_context_t *context,
                             const DLTensor *const *inputs, size_t num_inputs,
                             int64_t *const *shapes, size_t num_outputs);
+
+// Device models: whether the context captures its calls into CUDA graphs
+// (on by default, unless DYNRT_CUDA_GRAPHS=0): the first call of each
+// (variant, input shapes) runs directly, the second is captured, later ones
+// replay the graph on the context's stream. A no-op for CPU models.
+DYNRT_EXPORT dynrt_status_t *
+dynrt_context_set_cuda_graphs(dynrt_context_t *context, int enabled);
+
+// The device the model runs on: {kDLCPU, 0}, or {kDLCUDA, ordinal} for a
+// model built with --target=cuda (the device current at load). Its inputs
+// and outputs live there; a context must be created on it.
+DYNRT_EXPORT DLDevice dynrt_model_device(const dynrt_model_t *model);
 
 // The rank of output `index` (all variants agree), or -1 if out of range.
 DYNRT_EXPORT int32_t dynrt_model_output_ndim(const dynrt_model_t *model,

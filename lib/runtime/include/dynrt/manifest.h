@@ -62,6 +62,8 @@ struct GraphSpec {
   std::vector<Guard> guards;
   std::vector<Mutation> mutations;
   size_t numUserInputs = 0;
+  /// The DLPack device type its tensors live on (the manifest's "device").
+  int deviceType = 1; // kDLCPU
   /// The function the runtime runs once at load to compute the graph's
   /// "prepared" inputs from the weights (0 or 1 of them).
   std::vector<GraphSpec> prepare;
@@ -69,6 +71,7 @@ struct GraphSpec {
 
 struct Manifest {
   int version = 0;
+  std::string device = "cpu";   // "cpu" or "cuda": where the graphs run
   std::string weights;          // file name relative to the .so; empty if none
   bool weightsEmbedded = false; // the .so exports dynoc_model_weights
   std::vector<GraphSpec> graphs;
