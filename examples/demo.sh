@@ -7,7 +7,7 @@ cd "$root"
 tools/bootstrap.sh
 echo "[demo] building dynoc (bazel)" >&2
 # The Python extensions too: the README's `dynoc.load` example needs _dynrt.
-bazel build //tools/dynoc //examples/run_model //lib/runtime/python:_dynrt.so //lib/capture:_dynoc_C.so
+bazel build //tools/dynoc //examples/run_model //lib/runtime/python:_dynrt.abi3.so //lib/capture:_dynoc_C.so
 out="$root/out/mlp"
 rm -rf "$out"
 echo "[demo] dynoc capture examples/mlp.py -o $out" >&2

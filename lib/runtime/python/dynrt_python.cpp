@@ -3,32 +3,33 @@
 // `dynoc.load(path)` (python/dynoc/_runtime.py) wraps this module's Model.
 // Tensors cross as DLPack capsules, zero copy in both directions; the GIL is
 // released while a model runs, so Python threads run models concurrently.
+// Written against CPython's stable ABI (Py_LIMITED_API 3.11): one build
+// imports in Python 3.11 and later (the GPU machine has 3.12).
 //
 //===----------------------------------------------------------------------===//
-#include "dynrt/dynrt.hpp"
+#include "dynrt/dynrt.h"
 
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
+#include <Python.h>
 
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
-
-namespace py = pybind11;
 
 namespace {
 // Exceptions raised for runtime errors; GuardError for a failed guard.
 PyObject *errorType = nullptr;
 PyObject *guardErrorType = nullptr;
 
-[[noreturn]] void raise(const dynrt::Error &e) {
-  std::string msg = e.what();
-  bool guard =
-      e.code() == DYNRT_INVALID_ARGUMENT && msg.rfind("guard failed", 0) == 0;
+/// Raises `s` (and frees it); returns NULL for the caller to return.
+PyObject *raise(dynrt_status_t *s) {
+  std::string msg = dynrt_status_message(s);
+  bool guard = dynrt_status_code(s) == DYNRT_INVALID_ARGUMENT &&
+               msg.rfind("guard failed", 0) == 0;
+  dynrt_status_free(s);
   PyErr_SetString(guard ? guardErrorType : errorType, msg.c_str());
-  throw py::error_already_set();
+  return nullptr;
 }
 
 // A capsule's destructor: frees the tensor unless a consumer (torch's
@@ -44,90 +45,285 @@ void deleteUnconsumed(PyObject *capsule) {
   }
 }
 
-dynrt::Model loadModel(const std::string &path) {
-  try {
-    return dynrt::Model(path);
-  } catch (const dynrt::Error &e) {
-    raise(e);
+/// The DLTensors of a sequence of capsules named "dltensor" (their
+/// producers keep ownership). False with a Python error set otherwise.
+bool tensorsOf(PyObject *seq, const char *what,
+               std::vector<const DLTensor *> &out) {
+  PyObject *fast = PySequence_Fast(seq, "expected a list of DLPack capsules");
+  if (!fast)
+    return false;
+  Py_ssize_t n = PySequence_Size(fast);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *c = PySequence_GetItem(fast, i);
+    void *p = c && PyCapsule_IsValid(c, "dltensor")
+                  ? PyCapsule_GetPointer(c, "dltensor")
+                  : nullptr;
+    Py_XDECREF(c);
+    if (!p) {
+      Py_DECREF(fast);
+      PyErr_Format(PyExc_ValueError,
+                   "%s %zd: expected a DLPack capsule named 'dltensor'", what,
+                   i);
+      return false;
+    }
+    out.push_back(&static_cast<DLManagedTensor *>(p)->dl_tensor);
   }
+  Py_DECREF(fast);
+  return true;
 }
 
-/// A loaded model with a pool of contexts, one per concurrent caller.
-class Model {
-public:
-  explicit Model(const std::string &path) : model_(loadModel(path)) {}
-
-  std::string manifest() const { return model_.manifest(); }
-
-  /// Runs on DLPack capsules (the producers keep ownership); returns one
-  /// capsule per output.
-  py::list run(const std::vector<py::capsule> &inputs) {
-    std::vector<const DLTensor *> in;
-    for (const py::capsule &c : inputs) {
-      if (std::string(c.name() ? c.name() : "") != "dltensor")
-        throw py::value_error("expected DLPack capsules named 'dltensor'");
-      in.push_back(&static_cast<DLManagedTensor *>(c.get_pointer())->dl_tensor);
-    }
-    std::unique_ptr<dynrt::Context> context = acquire();
-    std::vector<dynrt::Tensor> out;
-    std::optional<dynrt::Error> error;
-    {
-      py::gil_scoped_release noGil;
-      try {
-        out = context->run(in);
-      } catch (const dynrt::Error &e) {
-        error = e;
-      }
-    }
-    release(std::move(context));
-    if (error)
-      raise(*error);
-    py::list result;
-    for (dynrt::Tensor &t : out) {
-      PyObject *cap = PyCapsule_New(t.get(), "dltensor", deleteUnconsumed);
-      if (!cap)
-        throw py::error_already_set();
-      t.release(); // the capsule owns it now
-      result.append(py::reinterpret_steal<py::object>(cap));
-    }
-    return result;
-  }
-
-private:
-  std::unique_ptr<dynrt::Context> acquire() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!pool_.empty()) {
-        auto c = std::move(pool_.back());
-        pool_.pop_back();
-        return c;
-      }
-    }
-    try {
-      return std::make_unique<dynrt::Context>(model_);
-    } catch (const dynrt::Error &e) {
-      raise(e);
-    }
-  }
-  void release(std::unique_ptr<dynrt::Context> c) {
-    std::lock_guard<std::mutex> lock(mu_);
-    pool_.push_back(std::move(c));
-  }
-
-  dynrt::Model model_;
-  std::mutex mu_; // guards pool_ only; runs take no lock
-  std::vector<std::unique_ptr<dynrt::Context>> pool_;
+struct ContextRelease {
+  void operator()(dynrt_context_t *c) const { dynrt_context_release(c); }
 };
+using ContextPtr = std::unique_ptr<dynrt_context_t, ContextRelease>;
+
+/// A loaded model with a pool of contexts (one per concurrent caller, each
+/// bound to the stream it was made for).
+struct Model {
+  dynrt_model_t *model = nullptr;
+  std::mutex mu; // guards pool only; runs take no lock
+  std::vector<std::pair<uintptr_t, ContextPtr>> pool;
+  bool cudaGraphs = true;
+
+  ~Model() {
+    pool.clear();
+    if (model)
+      dynrt_model_release(model);
+  }
+  dynrt_status_t *acquire(uintptr_t stream, ContextPtr &out) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (size_t i = 0; i < pool.size(); ++i)
+        if (pool[i].first == stream) {
+          out = std::move(pool[i].second);
+          pool.erase(pool.begin() + i);
+          return nullptr;
+        }
+    }
+    dynrt_context_t *c = nullptr;
+    if (dynrt_status_t *s =
+            dynrt_context_create(model, dynrt_model_device(model),
+                                 reinterpret_cast<void *>(stream), &c))
+      return s;
+    out.reset(c);
+    if (!cudaGraphs)
+      return dynrt_context_set_cuda_graphs(c, 0);
+    return nullptr;
+  }
+  void release(uintptr_t stream, ContextPtr c) {
+    std::lock_guard<std::mutex> lock(mu);
+    pool.emplace_back(stream, std::move(c));
+  }
+};
+
+struct ModelObject {
+  PyObject_HEAD Model *impl;
+};
+
+int modelInit(PyObject *self, PyObject *args, PyObject *) {
+  const char *path;
+  if (!PyArg_ParseTuple(args, "s", &path))
+    return -1;
+  auto *o = reinterpret_cast<ModelObject *>(self);
+  auto impl = std::make_unique<Model>();
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = dynrt_model_load(path, &impl->model);
+  Py_END_ALLOW_THREADS if (s) {
+    raise(s);
+    return -1;
+  }
+  delete o->impl;
+  o->impl = impl.release();
+  return 0;
+}
+
+void modelDealloc(PyObject *self) {
+  auto *o = reinterpret_cast<ModelObject *>(self);
+  delete o->impl;
+  PyTypeObject *type = Py_TYPE(self);
+  auto *free = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));
+  free(self);
+  Py_DECREF(type);
+}
+
+Model *implOf(PyObject *self) {
+  Model *m = reinterpret_cast<ModelObject *>(self)->impl;
+  if (!m)
+    PyErr_SetString(PyExc_RuntimeError, "_dynrt.Model is not loaded");
+  return m;
+}
+
+/// run(inputs, stream=0): outputs allocated by the runtime, as capsules.
+PyObject *modelRun(PyObject *self, PyObject *args) {
+  PyObject *inputs;
+  unsigned long long stream = 0;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "O|K", &inputs, &stream))
+    return nullptr;
+  std::vector<const DLTensor *> in;
+  if (!tensorsOf(inputs, "input", in))
+    return nullptr;
+  size_t numOutputs = dynrt_model_num_outputs(m->model);
+  std::vector<DLManagedTensor *> out(numOutputs, nullptr);
+  ContextPtr c;
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = m->acquire(stream, c);
+  if (!s)
+    s = dynrt_context_run(c.get(), in.data(), in.size(), out.data(),
+                          out.size());
+  Py_END_ALLOW_THREADS if (c) m->release(stream, std::move(c));
+  if (s)
+    return raise(s);
+  PyObject *result = PyList_New(0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    PyObject *cap = PyCapsule_New(out[i], "dltensor", deleteUnconsumed);
+    if (!cap || PyList_Append(result, cap) != 0) {
+      Py_XDECREF(cap);
+      for (size_t k = i + (cap ? 1 : 0); k < out.size(); ++k)
+        out[k]->deleter(out[k]);
+      Py_DECREF(result);
+      return nullptr;
+    }
+    Py_DECREF(cap);
+  }
+  return result;
+}
+
+/// output_shapes(inputs, stream=0): the shapes the outputs will have.
+PyObject *modelOutputShapes(PyObject *self, PyObject *args) {
+  PyObject *inputs;
+  unsigned long long stream = 0;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "O|K", &inputs, &stream))
+    return nullptr;
+  std::vector<const DLTensor *> in;
+  if (!tensorsOf(inputs, "input", in))
+    return nullptr;
+  size_t numOutputs = dynrt_model_num_outputs(m->model);
+  std::vector<std::vector<int64_t>> shapes(numOutputs);
+  std::vector<int64_t *> ptrs;
+  for (size_t i = 0; i < numOutputs; ++i) {
+    shapes[i].resize(std::max(dynrt_model_output_ndim(m->model, i), 1));
+    ptrs.push_back(shapes[i].data());
+  }
+  ContextPtr c;
+  dynrt_status_t *s = m->acquire(stream, c);
+  if (!s)
+    s = dynrt_context_output_shapes(c.get(), in.data(), in.size(), ptrs.data(),
+                                    numOutputs);
+  if (c)
+    m->release(stream, std::move(c));
+  if (s)
+    return raise(s);
+  PyObject *result = PyList_New(0);
+  for (size_t i = 0; i < numOutputs; ++i) {
+    int ndim = dynrt_model_output_ndim(m->model, i);
+    PyObject *t = PyTuple_New(ndim);
+    for (int d = 0; d < ndim; ++d)
+      PyTuple_SetItem(t, d, PyLong_FromLongLong(shapes[i][d]));
+    PyList_Append(result, t);
+    Py_DECREF(t);
+  }
+  return result;
+}
+
+/// run_into(inputs, outputs, stream=0): into caller buffers.
+PyObject *modelRunInto(PyObject *self, PyObject *args) {
+  PyObject *inputs, *outputs;
+  unsigned long long stream = 0;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "OO|K", &inputs, &outputs, &stream))
+    return nullptr;
+  std::vector<const DLTensor *> in, out;
+  if (!tensorsOf(inputs, "input", in) || !tensorsOf(outputs, "output", out))
+    return nullptr;
+  ContextPtr c;
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = m->acquire(stream, c);
+  if (!s)
+    s = dynrt_context_run_into(c.get(), in.data(), in.size(), out.data(),
+                               out.size());
+  Py_END_ALLOW_THREADS if (c) m->release(stream, std::move(c));
+  if (s)
+    return raise(s);
+  Py_RETURN_NONE;
+}
+
+PyObject *modelManifest(PyObject *self, PyObject *) {
+  Model *m = implOf(self);
+  return m ? PyUnicode_FromString(dynrt_model_manifest(m->model)) : nullptr;
+}
+
+/// (DLPack device type, device id).
+PyObject *modelDevice(PyObject *self, PyObject *) {
+  Model *m = implOf(self);
+  if (!m)
+    return nullptr;
+  DLDevice d = dynrt_model_device(m->model);
+  return Py_BuildValue("(ii)", int(d.device_type), int(d.device_id));
+}
+
+PyObject *modelSetCudaGraphs(PyObject *self, PyObject *args) {
+  int enabled;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "p", &enabled))
+    return nullptr;
+  std::lock_guard<std::mutex> lock(m->mu);
+  m->cudaGraphs = enabled;
+  for (auto &[stream, c] : m->pool)
+    if (dynrt_status_t *s = dynrt_context_set_cuda_graphs(c.get(), enabled))
+      return raise(s);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef modelMethods[] = {
+    {"run", modelRun, METH_VARARGS,
+     "run(inputs, stream=0) -> list of DLPack capsules"},
+    {"output_shapes", modelOutputShapes, METH_VARARGS,
+     "output_shapes(inputs, stream=0) -> list of shape tuples"},
+    {"run_into", modelRunInto, METH_VARARGS,
+     "run_into(inputs, outputs, stream=0): into caller buffers"},
+    {"manifest", modelManifest, METH_NOARGS, "the embedded manifest (JSON)"},
+    {"device", modelDevice, METH_NOARGS, "(DLPack device type, device id)"},
+    {"set_cuda_graphs", modelSetCudaGraphs, METH_VARARGS,
+     "set_cuda_graphs(enabled): capture and replay CUDA graphs"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyType_Slot modelSlots[] = {
+    {Py_tp_init, reinterpret_cast<void *>(modelInit)},
+    {Py_tp_dealloc, reinterpret_cast<void *>(modelDealloc)},
+    {Py_tp_methods, modelMethods},
+    {Py_tp_doc, const_cast<char *>("A model .so loaded by libdynrt.")},
+    {0, nullptr}};
+
+PyType_Spec modelSpec = {"_dynrt.Model", sizeof(ModelObject), 0,
+                         Py_TPFLAGS_DEFAULT, modelSlots};
+
+PyModuleDef moduleDef = {PyModuleDef_HEAD_INIT,
+                         "_dynrt",
+                         "libdynrt bindings; use dynoc.load()",
+                         -1,
+                         nullptr,
+                         nullptr,
+                         nullptr,
+                         nullptr,
+                         nullptr};
 } // namespace
 
-PYBIND11_MODULE(_dynrt, m) {
-  m.doc() = "libdynrt bindings; use dynoc.load()";
+PyMODINIT_FUNC PyInit__dynrt(void) {
+  PyObject *m = PyModule_Create(&moduleDef);
+  if (!m)
+    return nullptr;
   errorType = PyErr_NewException("_dynrt.Error", PyExc_RuntimeError, nullptr);
   guardErrorType = PyErr_NewException("_dynrt.GuardError", errorType, nullptr);
-  m.attr("Error") = py::handle(errorType);
-  m.attr("GuardError") = py::handle(guardErrorType);
-  py::class_<Model>(m, "Model")
-      .def(py::init<const std::string &>(), py::arg("path"))
-      .def_property_readonly("manifest", &Model::manifest)
-      .def("run", &Model::run, py::arg("inputs"));
+  PyObject *type = PyType_FromSpec(&modelSpec);
+  if (!errorType || !guardErrorType || !type ||
+      PyModule_AddObject(m, "Error", Py_NewRef(errorType)) != 0 ||
+      PyModule_AddObject(m, "GuardError", Py_NewRef(guardErrorType)) != 0 ||
+      PyModule_AddObject(m, "Model", type) != 0) {
+    Py_XDECREF(type);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
 }

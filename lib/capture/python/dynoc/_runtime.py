@@ -2,6 +2,9 @@
 
 Inputs and outputs cross as DLPack tensors without copies; the GIL is released
 while the model runs. A failed guard raises GuardError with the guard's words.
+A model built with --target=cuda takes and returns torch CUDA tensors on the
+current stream: its outputs come from torch's allocator (the runtime runs
+into them), so nothing synchronizes the device.
 """
 import importlib
 import json
@@ -43,17 +46,27 @@ def _rebuild(structure, outputs):
                 "from the model's outputs")
 
 
+_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+           "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
+           "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool}
+
+
 class LoadedModel:
     """A callable model: `m(*tensors)` returns outputs as the manifest says."""
 
-    def __init__(self, path):
+    def __init__(self, path, cuda_graphs=True):
         if _dynrt is None:
             raise ImportError(f"dynoc.load needs the _dynrt extension; run "
                               f"`bazel build //...` ({_import_error})")
         self._model = _dynrt.Model(str(path))
         self.path = str(path)
-        self.manifest = json.loads(self._model.manifest)
+        self.manifest = json.loads(self._model.manifest())
+        device_type, device_id = self._model.device()
+        self.device = torch.device("cuda", device_id) if device_type == 2 else torch.device("cpu")
+        if not cuda_graphs:
+            self._model.set_cuda_graphs(False)
         graph = self.manifest["graphs"][0]
+        self._out_dtypes = [_DTYPES[o["dtype"]] for o in graph["outputs"]]
         self._num_inputs = sum(1 for i in graph["inputs"] if i["kind"] == "user")
         self._structure = graph.get("output_structure")
         # In-place updates of user inputs the graph recorded functionally: after
@@ -70,7 +83,14 @@ class LoadedModel:
             if not isinstance(t, torch.Tensor):
                 raise TypeError(f"input {i}: expected a torch.Tensor, got {type(t).__name__}")
             capsules.append(dlpack.to_dlpack(t.detach().contiguous()))  # no copy if contiguous
-        outputs = [dlpack.from_dlpack(c) for c in self._model.run(capsules)]
+        if self.device.type == "cuda":
+            stream = torch.cuda.current_stream(self.device).cuda_stream
+            shapes = self._model.output_shapes(capsules, stream)
+            outputs = [torch.empty(s, dtype=d, device=self.device)
+                       for s, d in zip(shapes, self._out_dtypes)]
+            self._model.run_into(capsules, [dlpack.to_dlpack(o) for o in outputs], stream)
+        else:
+            outputs = [dlpack.from_dlpack(c) for c in self._model.run(capsules)]
         for k, o in self._writebacks:
             with torch.no_grad():
                 tensors[k].copy_(outputs[o])
@@ -82,6 +102,8 @@ class LoadedModel:
         return f"dynoc.LoadedModel({self.path!r})"
 
 
-def load(path):
-    """Loads a model .so (and its weights) for calling from Python."""
-    return LoadedModel(path)
+def load(path, cuda_graphs=True):
+    """Loads a model .so (and its weights) for calling from Python. A CUDA model
+    loads onto the current CUDA device; `cuda_graphs=False` runs every call
+    directly instead of replaying captured CUDA graphs."""
+    return LoadedModel(path, cuda_graphs)
