@@ -268,20 +268,13 @@ PARAMS = [(name, opt) for name in sorted(CASES)
           for opt in (["-O2"] if "reduced" in CASES[name] else ["-O0", "-O2"])]
 
 
-@pytest.fixture(scope="module")
-def load():
-    import dynoc
-    return dynoc.load
-
-
-@pytest.mark.parametrize("name,opt", PARAMS)
-def test_op_matches_aten(name, opt, tmp_path, load):
+def make_inputs(name):
+    """The inputs of case `name`: they depend on the case alone, not on which
+    tests ran before in this worker, so a failure reproduces."""
     c = CASES[name]
     positive = set(c.get("positive", []))
     if c["op"] in ("aten.sqrt", "aten.rsqrt"):
         positive.add(0)
-    # Inputs depend on the case alone, not on which tests ran before in this
-    # worker: a failure reproduces.
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     ints = c.get("ints", {})
     dtypes = c.get("dtypes", ["f32"] * len(c["inputs"]))
@@ -296,6 +289,19 @@ def test_op_matches_aten(name, opt, tmp_path, load):
             t = rand(rng, s, i in positive)
             inputs.append(t.double() if dtypes[i] == "f64" else
                           t.to(REDUCED[dtypes[i]]) if dtypes[i] in REDUCED else t)
+    return inputs
+
+
+@pytest.fixture(scope="module")
+def load():
+    import dynoc
+    return dynoc.load
+
+
+@pytest.mark.parametrize("name,opt", PARAMS)
+def test_op_matches_aten(name, opt, tmp_path, load):
+    c = CASES[name]
+    inputs = make_inputs(name)
     ref = c["ref"](*inputs)
     graph = tmp_path / "g.mlir"
     write_graph(graph, c, list(ref.shape), MLIR_DTYPE[ref.dtype])

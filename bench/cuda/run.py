@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""GPU benchmark (run on the GPU machine, over build/gpu from
+tools/build_gpu_artifacts.py): torch eager, torch.compile (inductor default),
+torch.compile(mode="reduce-overhead") and dynoc (from Python through
+dynoc.load, and from C++ through test/gpu/threads_cuda --bench) on the model
+suite at batch 1 and 32, float32, in one process with interleaved rounds.
+Reports median latency, ratios, compile/build time and peak GPU memory, and
+writes perf-cuda.md and perf-cuda.png into --out.
+
+usage: bench/cuda/run.py [--out DIR] [--rounds N] [--models a,b]
+"""
+import argparse
+import gc
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
+import cuda_cases  # noqa: E402
+import torch  # noqa: E402
+import models  # noqa: E402  (bench/cpu, on the path through cuda_cases)
+
+ART = pathlib.Path(cuda_cases.ARTIFACTS)
+ENGINES = ["eager", "inductor", "reduce-overhead", "dynoc", "dynoc-cpp"]
+
+
+def timed(fn, x, iters):
+    """Median ms of `iters` calls, each synchronized (latency, as a server sees it)."""
+    times = []
+    for _ in range(iters):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn(x)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def bench_model(name, batch, rounds, iters):
+    d = ART / "models" / f"{name}_b{batch}"
+    m, _ = models.make(name, batch)
+    m.load_state_dict(torch.load(d / "eager.pt"))
+    m = m.cuda().eval()
+    torch.manual_seed(1)
+    x = models.example_input(name, batch).cuda()
+    row = {"model": name, "batch": batch}
+    fns, mem = {}, {}
+
+    def measure_mem(key, make):
+        gc.collect()
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        free0 = torch.cuda.mem_get_info()[0]
+        base = torch.cuda.memory_allocated()
+        fn = make()
+        with torch.no_grad():
+            for _ in range(3):
+                fn(x)
+        torch.cuda.synchronize()
+        torch_peak = torch.cuda.max_memory_allocated() - base
+        outside = free0 - torch.cuda.mem_get_info()[0]  # memory torch did not allocate
+        mem[key] = max(torch_peak, outside) / 2**20
+        return fn
+
+    with torch.no_grad():
+        fns["eager"] = measure_mem("eager", lambda: m)
+        t0 = time.perf_counter()
+        comp = torch.compile(m)
+        fns["inductor"] = measure_mem("inductor", lambda: comp)
+        row["inductor_compile_s"] = time.perf_counter() - t0
+        torch._dynamo.reset()
+        ro = torch.compile(m, mode="reduce-overhead")
+        fns["reduce-overhead"] = measure_mem("reduce-overhead", lambda: ro)
+        import dynoc
+        built = dynoc.load(d / "model.so")
+        fns["dynoc"] = measure_mem("dynoc", lambda: built)
+        ref = models.main_output(m(x))
+        err = ((models.main_output(built(x)) - ref).norm() / ref.norm()).item()
+    row["dynoc_rel_err"] = err
+    row["dynoc_build_s"] = json.loads((d / "build.json").read_text())["build_s"]
+    times = {k: [] for k in fns}
+    with torch.no_grad():
+        for _ in range(rounds):  # interleaved: drift hits every engine alike
+            for k, fn in fns.items():
+                times[k].append(timed(fn, x, iters))
+    for k in fns:
+        row[f"{k}_ms"] = statistics.median(times[k])
+        row[f"{k}_mib"] = mem[k]
+    shape = [str(s) for s in x.shape]
+    cmd = [str(ART / "bin" / "threads_cuda"), str(d / "model.so"), *shape, "--bench",
+           "--iters", str(iters * rounds)]
+    if x.dtype == torch.int64:
+        cmd += ["--int64", "1000"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    row["dynoc-cpp_ms"] = (float(p.stdout.split()[-1]) if p.returncode == 0
+                           else float("nan"))
+    if p.returncode != 0:
+        print(p.stderr, file=sys.stderr)
+    return row
+
+
+def geomean(xs):
+    xs = [x for x in xs if x == x and x > 0]
+    return float("nan") if not xs else statistics.geometric_mean(xs)
+
+
+def report(rows, out):
+    gpu = torch.cuda.get_device_name()
+    lines = [
+        "# GPU performance (float32)", "",
+        f"Machine: {gpu}, torch {torch.__version__}, CUDA {torch.version.cuda}. "
+        "Written by `bench/cuda/run.py` on the GPU machine (device tool) over models "
+        "captured and built on a machine without a GPU (`tools/build_gpu_artifacts.py`). "
+        "Median latency of a synchronized call (ms), engines interleaved in one process; "
+        "ratios are engine time / dynoc time (> 1: dynoc faster). dynoc runs CUDA graphs "
+        "(captured on a context's second call), as reduce-overhead does. Peak memory: "
+        "torch's allocator peak, or the device memory taken outside it (dynoc), during "
+        "three calls after load (weights included).", "",
+        "| model | batch | eager ms | inductor ms | reduce-overhead ms | dynoc ms (Python) "
+        "| dynoc ms (C++) | vs eager | vs inductor | vs reduce-overhead | inductor compile s "
+        "| dynoc build s | peak MiB eager / inductor / r-o / dynoc | dynoc rel. error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['model']} | {r['batch']} | {r['error']} |")
+            continue
+        dy = r["dynoc_ms"]
+        lines.append(
+            f"| {r['model']} | {r['batch']} | {r['eager_ms']:.3f} | {r['inductor_ms']:.3f} | "
+            f"{r['reduce-overhead_ms']:.3f} | {dy:.3f} | {r['dynoc-cpp_ms']:.3f} | "
+            f"{r['eager_ms'] / dy:.2f}x | {r['inductor_ms'] / dy:.2f}x | "
+            f"{r['reduce-overhead_ms'] / dy:.2f}x | {r['inductor_compile_s']:.1f} | "
+            f"{r['dynoc_build_s']:.1f} | {r['eager_mib']:.0f} / {r['inductor_mib']:.0f} / "
+            f"{r['reduce-overhead_mib']:.0f} / {r['dynoc_mib']:.0f} | {r['dynoc_rel_err']:.1e} |")
+    ok = [r for r in rows if "error" not in r]
+    for b in cuda_cases.BATCHES:
+        rb = [r for r in ok if r["batch"] == b]
+        lines.append("")
+        lines.append(
+            f"Batch {b} geomean: {geomean([r['eager_ms'] / r['dynoc_ms'] for r in rb]):.2f}x "
+            f"eager, {geomean([r['inductor_ms'] / r['dynoc_ms'] for r in rb]):.2f}x inductor, "
+            f"{geomean([r['reduce-overhead_ms'] / r['dynoc_ms'] for r in rb]):.2f}x "
+            "reduce-overhead.")
+    (out / "perf-cuda.md").write_text("\n".join(lines) + "\n")
+    (out / "perf-cuda.json").write_text(json.dumps(rows, indent=1))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(10, 4))
+        labels = [f"{r['model']}\nb{r['batch']}" for r in ok]
+        w = 0.2
+        for i, k in enumerate(["eager", "inductor", "reduce-overhead", "dynoc"]):
+            ax.bar([j + (i - 1.5) * w for j in range(len(ok))],
+                   [r[f"{k}_ms"] for r in ok], w, label=k)
+        ax.set_xticks(range(len(ok)))
+        ax.set_xticklabels(labels)
+        ax.set_ylabel("median latency, ms (lower is better)")
+        ax.set_title(f"float32 on {gpu}")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "perf-cuda.png", dpi=110)
+    except Exception as e:  # noqa: BLE001 - the table is the result
+        print(f"no chart: {e}", file=sys.stderr)
+    print("\n".join(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--models", default=",".join(cuda_cases.MODELS))
+    args = ap.parse_args()
+    out = pathlib.Path(args.out)
+    rows = []
+    for name in args.models.split(","):
+        for b in cuda_cases.BATCHES:
+            try:
+                rows.append(bench_model(name, b, args.rounds, args.iters))
+            except Exception as e:  # noqa: BLE001 - one row says what failed
+                rows.append({"model": name, "batch": b, "error": f"failed: {e}"[:200]})
+            print(json.dumps(rows[-1]), flush=True)
+            torch._dynamo.reset()
+    report(rows, out)
+
+
+if __name__ == "__main__":
+    main()

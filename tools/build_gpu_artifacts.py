@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Builds what tools/test_gpu.sh and bench/cuda/run.py run on the GPU machine,
+here, on a machine without a GPU: `dynoc capture` of each model of the suite at
+batch 1 and 32 and `dynoc build --target=cuda` of it, the model's eager weights
+(state_dict) to compare against, and the CUDA build of each op case
+(test/gpu/cuda_cases.py). Writes build/gpu/ (carry it to the GPU machine).
+
+usage: tools/build_gpu_artifacts.py [--models-only | --ops-only] [-j N]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
+import cuda_cases  # noqa: E402
+
+DYNOC = ROOT / "bazel-bin" / "tools" / "dynoc" / "dynoc"
+OUT = pathlib.Path(cuda_cases.ARTIFACTS)
+
+CAPTURE_SCRIPT = """\
+import sys
+sys.path.insert(0, {bench!r})
+import torch, models
+m, x = models.make({name!r}, {batch})
+torch.save(m.state_dict(), {weights!r})
+with torch.no_grad():
+    torch.compile(m)(x)
+"""
+
+
+def run(args, what):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{p.stderr[-3000:]}")
+    return p
+
+
+def build_model(name, batch):
+    d = OUT / "models" / f"{name}_b{batch}"
+    d.mkdir(parents=True, exist_ok=True)
+    script = d / "capture.py"
+    script.write_text(CAPTURE_SCRIPT.format(bench=str(ROOT / "bench" / "cpu"), name=name,
+                                            batch=batch, weights=str(d / "eager.pt")))
+    start = time.perf_counter()
+    run([DYNOC, "capture", script, "-o", d / "capture"], f"capture of {name} b{batch}")
+    manifest = json.loads((d / "capture" / "manifest.json").read_text())
+    if len(manifest["graphs"]) != 1:
+        raise RuntimeError(f"{name}: {len(manifest['graphs'])} graphs")
+    graph = d / "capture" / manifest["graphs"][0]["mlir"]
+    start = time.perf_counter()
+    run([DYNOC, "build", "--target=cuda", graph, "-o", d / "model.so"], f"CUDA build of {name}")
+    build_s = time.perf_counter() - start
+    (d / "build.json").write_text(json.dumps({"build_s": build_s}))
+    return f"{name} b{batch}: built in {build_s:.1f} s"
+
+
+def build_op(name):
+    import torch
+    import test_cpu_ops as t
+    d = OUT / "ops"
+    d.mkdir(parents=True, exist_ok=True)
+    c = t.CASES[name]
+    ref = c["ref"](*t.make_inputs(name))
+    safe = "".join(ch if ch.isalnum() else "_" for ch in name)
+    graph = d / f"{safe}.mlir"
+    t.write_graph(graph, c, list(ref.shape), t.MLIR_DTYPE[ref.dtype])
+    run([DYNOC, "build", "--target=cuda", graph, "-o", d / f"{safe}.so"], f"CUDA build of {name}")
+    return f"op {name}: built"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models-only", action="store_true")
+    ap.add_argument("--ops-only", action="store_true")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+    jobs = []
+    if not args.ops_only:
+        jobs += [(build_model, (n, b)) for n in cuda_cases.MODELS for b in cuda_cases.BATCHES]
+    if not args.models_only:
+        jobs += [(build_op, (n,)) for n in cuda_cases.OP_CASES]
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
+        futures = [pool.submit(f, *a) for f, a in jobs]
+        for i, f in enumerate(concurrent.futures.as_completed(futures)):
+            try:
+                print(f"[{i + 1}/{len(jobs)}] {f.result()}", flush=True)
+            except Exception as e:  # noqa: BLE001 - reported, counted
+                failed += 1
+                print(f"[{i + 1}/{len(jobs)}] FAILED: {e}", flush=True)
+    # What runs there beside the artifacts: the Python binding (stable ABI:
+    # the GPU machine's Python 3.12 imports it) and the 8-thread test.
+    binaries = OUT / "bin"
+    binaries.mkdir(parents=True, exist_ok=True)
+    for src in ("lib/runtime/python/_dynrt.abi3.so", "test/gpu/threads_cuda"):
+        target = binaries / pathlib.Path(src).name
+        target.unlink(missing_ok=True)
+        target.write_bytes((ROOT / "bazel-bin" / src).read_bytes())
+        target.chmod(0o755)
+    print(f"wrote {OUT} ({len(jobs) - failed}/{len(jobs)} built)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

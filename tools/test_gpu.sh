@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The GPU tests, on the GPU machine (the device tool), over artifacts built on
+# a machine without a GPU:
+#
+#   here:  bazel build //... && tools/build_gpu_artifacts.py
+#   there: tools/test_gpu.sh            (carry build/gpu)
+#
+# Runs the op cases and the model suite against torch eager on the GPU
+# (test/gpu/test_cuda_run.py), the 8-thread test (one model, a stream and a
+# context per thread, CUDA graphs on) and compute-sanitizer's memcheck on one
+# model. Prints a summary last (docs/status.md keeps the latest).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+art="$root/build/gpu"
+py="${PYTHON:-python3}"
+if ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+  echo "test_gpu.sh: no CUDA GPU here; run it on the GPU machine" >&2
+  exit 1
+fi
+[ -d "$art/models" ] || { echo "test_gpu.sh: $art is missing: run tools/build_gpu_artifacts.py on the build machine and carry build/gpu" >&2; exit 1; }
+# The CUDA libraries the models link (cuBLASLt, the CUDA runtime): torch's.
+nvlib="$("$py" -c 'import os, nvidia; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))')"
+export LD_LIBRARY_PATH="$nvlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export PYTHONPATH="$art/bin:$root/lib/capture/python:$root/test/gpu:$root/test/e2e:$root/bench/cpu:${PYTHONPATH:-}"
+"$py" -c 'import torch; print("GPU:", torch.cuda.get_device_name(), "| torch", torch.__version__)'
+
+status=0
+summary=()
+out="${OUT:-/tmp}"
+"$py" -m pytest -q -p no:cacheprovider "$root/test/gpu/test_cuda_run.py" 2>&1 | tee "$out/pytest_gpu.log"
+rc=${PIPESTATUS[0]}; [ $rc = 0 ] || status=1
+summary+=("pytest test/gpu/test_cuda_run.py: $(tail -1 "$out/pytest_gpu.log")")
+
+line="$("$art/bin/threads_cuda" "$art/models/bert_b1/model.so" 1 32 --int64 1000 --iters 50 2>&1)"
+rc=$?; echo "$line"; [ $rc = 0 ] || status=1
+summary+=("8 threads: ${line##*: }")
+
+san=compute-sanitizer
+command -v $san >/dev/null || san=/usr/local/cuda/bin/compute-sanitizer
+line="$($san --tool memcheck --error-exitcode 9 "$art/bin/threads_cuda" "$art/models/encoder_block_b1/model.so" 1 32 128 --iters 2 2>&1 | tail -3 | tr '\n' ' ')"
+rc=$?; echo "$line"; [ $rc = 0 ] || status=1
+summary+=("compute-sanitizer memcheck (encoder_block, 8 threads x 2 runs): ${line}")
+
+echo
+echo "== test_gpu.sh summary =="
+for s in "${summary[@]}"; do echo "  $s"; done
+echo "  result: $([ $status = 0 ] && echo PASS || echo FAIL)"
+exit $status
