@@ -31,14 +31,20 @@ out="${OUT:-/tmp}"
 rc=${PIPESTATUS[0]}; [ $rc = 0 ] || status=1
 summary+=("pytest test/gpu/test_cuda_run.py: $(tail -1 "$out/pytest_gpu.log")")
 
-line="$("$art/bin/threads_cuda" "$art/models/bert_b1/model.so" 1 32 --int64 1000 --iters 50 2>&1)"
-rc=$?; echo "$line"; [ $rc = 0 ] || status=1
-summary+=("8 threads: ${line##*: }")
+for args in "bert_b1/model.so 1 32 --int64 1000" "encoder_block_b32/model.so 32 32 128"; do
+  set -- $args
+  line="$("$art/bin/threads_cuda" "$art/models/$1" "${@:2}" --iters 50 2>&1)"
+  rc=$?; echo "$line"; [ $rc = 0 ] || status=1
+  summary+=("8 threads, ${1%%/*}: ${line##*: }")
+done
 
 san=compute-sanitizer
 command -v $san >/dev/null || san=/usr/local/cuda/bin/compute-sanitizer
-line="$($san --tool memcheck --error-exitcode 9 "$art/bin/threads_cuda" "$art/models/encoder_block_b1/model.so" 1 32 128 --iters 2 2>&1 | tail -3 | tr '\n' ' ')"
-rc=$?; echo "$line"; [ $rc = 0 ] || status=1
+$san --tool memcheck --error-exitcode 9 "$art/bin/threads_cuda" "$art/models/encoder_block_b1/model.so" 1 32 128 --iters 2 > "$out/sanitizer.log" 2>&1
+rc=$?
+head -60 "$out/sanitizer.log"
+line="$(grep -E "ERROR SUMMARY|threads_cuda:" "$out/sanitizer.log" | tr '\n' ' ')"
+[ $rc = 0 ] || status=1
 summary+=("compute-sanitizer memcheck (encoder_block, 8 threads x 2 runs): ${line}")
 
 echo

@@ -489,7 +489,13 @@ dynrt_status_t *checkOutputBuffer(const dynrt::Device &device,
                                   const DLTensor *t) {
   const dynrt::TensorSpec &spec = call.variant->spec->outputs[i];
   std::string where = "output " + std::to_string(i) + " ('" + spec.name + "')";
-  if (!t || !t->data)
+  if (!t)
+    return makeStatus(DYNRT_INVALID_ARGUMENT, where + ": buffer is null");
+  int64_t numel = 1;
+  for (int d = 0; d < t->ndim; ++d)
+    numel *= t->shape[d];
+  // An empty tensor's data may be NULL (torch's are).
+  if (!t->data && numel != 0)
     return makeStatus(DYNRT_INVALID_ARGUMENT, where + ": buffer is null");
   if (t->device.device_type != device.dl().device_type ||
       (!device.isHost() && t->device.device_id != device.dl().device_id))
