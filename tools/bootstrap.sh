@@ -43,3 +43,24 @@ fi
 site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 printf '%s\n' "$root/lib/capture/python" "$root/bazel-bin/lib/capture" \
   "$root/bazel-bin/lib/runtime/python" > "$site/dynoc.pth"
+
+# The CUDA target's libraries (dynoc build --target=cuda; no GPU needed):
+# nvcc and the CUDA runtime come with the machine (/usr/local/cuda); cuBLASLt's
+# headers and library from the PyPI wheel, at the cuBLAS release the GPU
+# machine's CUDA 13.0 stack has. Installed once per machine under the cache,
+# outside the checkout (about 570 MB), where dynoc looks for it.
+cublas_version=13.1.2.11
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/dynoc"
+cublas="$cache/nvidia-cublas-$cublas_version"
+if [ ! -f "$cublas/nvidia/cu13/include/cublasLt.h" ]; then
+  say "installing cuBLAS $cublas_version (PyPI nvidia-cublas) into $cublas"
+  rm -rf "$cublas.tmp"
+  "$venv/bin/python" -m pip install -q --no-deps --target "$cublas.tmp" \
+    "nvidia-cublas==$cublas_version" >&2
+  mv "$cublas.tmp" "$cublas"
+else
+  say "cuBLAS $cublas_version: present"
+fi
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  say "note: no nvcc (CUDA_HOME/bin/nvcc): dynoc build --target=cuda will say so"
+fi

@@ -40,8 +40,8 @@ bazel build //...
 bazel test //...
 echo "[test] lit: IR, passes and build diagnostics" >&2
 .venv/bin/lit -sv test/ir
-echo "[test] end to end, and the capture corpus (each program against PyTorch's Dynamo)" >&2
-.venv/bin/python -m pytest -q -n 2 test/e2e test/capture
+echo "[test] end to end, the CUDA build (no GPU here: the GPU runs skip), and the capture corpus (each program against PyTorch's Dynamo)" >&2
+.venv/bin/python -m pytest -q -rs -n 2 test/e2e test/gpu test/capture
 echo "[test] real programs: the fast subset (tools/test.sh --realworld runs all)" >&2
 .venv/bin/python test/realworld/run_suite.py --ci
 echo "[test] all tests passed" >&2

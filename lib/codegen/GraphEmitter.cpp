@@ -418,15 +418,23 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
   // any code is printed (a user fixes them all at once; tools/op_coverage.py
   // lists them across many graphs).
   bool unsupported = false;
-  for (Operation &op : body.without_terminator()) {
-    if (!table().count(op.getName().getStringRef()) ||
-        !target.supportsOp(op.getName().getStringRef())) {
-      fail(op) << "op '" << op.getName() << "' is not supported by the "
+  auto check = [&](Operation *op, bool checkDTypes) {
+    StringRef n = op->getName().getStringRef();
+    if (!table().count(n) || !target.supportsOp(n)) {
+      fail(op) << "op '" << op->getName() << "' is not supported by the "
                << target.displayName() << " backend yet";
       unsupported = true;
-    } else if (failed(checkTypes(&op))) {
+    } else if (checkDTypes && failed(checkTypes(op))) {
       unsupported = true;
     }
+  };
+  for (Operation &op : body.without_terminator()) {
+    check(&op, true);
+    // A fusion group's own ops (an epilogue's convolution or GEMM, its
+    // elementwise chain) too.
+    if (auto group = dyn_cast<dynoc::FusionGroupOp>(op))
+      for (Operation &inner : group.getBody().front().without_terminator())
+        check(&inner, false);
   }
   if (unsupported)
     return failure();

@@ -1,6 +1,8 @@
 //===- cuda_graphs.cpp - a context's CUDA graphs --------------------------===//
 #include "cuda_graphs.h"
 
+#include <cstdio>
+
 namespace dynrt {
 
 dynrt_status_t *runDirect(const GraphRun &r) {
@@ -8,6 +10,12 @@ dynrt_status_t *runDirect(const GraphRun &r) {
                      r.stream))
     return r.device->failed("graph '" + r.name + "'", rc);
   return nullptr;
+}
+
+GraphCache::~GraphCache() {
+  clear();
+  if (captureStream_)
+    device_->api()->stream_release(captureStream_);
 }
 
 void GraphCache::clear() {
@@ -42,12 +50,21 @@ dynrt_status_t *GraphCache::capture(Entry &e, const GraphRun &r,
       return s;
   }
   const dynoc_device_api *api = dev.api();
-  if (int rc = api->graph_begin(r.stream))
+  if (!captureStream_) {
+    if (int rc = api->stream_create(&captureStream_))
+      return dev.failed("creating a stream to capture on", rc);
+    device_ = &dev;
+  }
+  // What the caller's stream queued before (the last call's output copies)
+  // must be done before the capture's kernels could be replayed: replays are
+  // launched on the caller's stream, which orders them; the capture itself
+  // runs nothing.
+  if (int rc = api->graph_begin(captureStream_))
     return dev.failed("starting a CUDA graph capture", rc);
-  int runRc =
-      r.run(r.inShapes.data(), args.data(), outs.data(), r.workspace, r.stream);
+  int runRc = r.run(r.inShapes.data(), args.data(), outs.data(), r.workspace,
+                    captureStream_);
   void *exec = nullptr;
-  int endRc = api->graph_end(r.stream, &exec);
+  int endRc = api->graph_end(captureStream_, &exec);
   if (runRc) {
     if (exec)
       api->graph_release(exec);
@@ -106,7 +123,9 @@ dynrt_status_t *GraphCache::run(const GraphRun &r,
   if (!entry->exec) {
     if (dynrt_status_t *s = capture(*entry, r, inputs)) {
       // Not capturable (a call inside that a capture refuses): this context
-      // runs directly from now on.
+      // runs directly from now on, and says so once.
+      std::fprintf(stderr, "dynrt: CUDA graphs off for this context: %s\n",
+                   dynrt_status_message(s));
       setEnabled(false);
       dynrt_status_free(s);
       return runDirect(r);

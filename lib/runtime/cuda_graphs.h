@@ -3,10 +3,11 @@
 // A device model's run is a few hundred kernel launches at small batch: the
 // launches, not the kernels, decide its latency. A context therefore runs
 // the first call of each (variant, input shapes) directly, captures the
-// second into a CUDA graph over buffers of its own (the inputs are copied in,
-// the outputs copied out, all on the caller's stream), and replays that graph
-// from then on. DYNRT_CUDA_GRAPHS=0 or dynrt_context_set_cuda_graphs turns it
-// off.
+// second into a CUDA graph over buffers of its own (captured on a private
+// non-blocking stream, since the caller's may be the legacy default stream,
+// on which nothing can be captured), and from then on replays that graph on
+// the caller's stream: inputs copied in, the graph, outputs copied out.
+// DYNRT_CUDA_GRAPHS=0 or dynrt_context_set_cuda_graphs turns it off.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DYNRT_CUDA_GRAPHS_H
@@ -44,7 +45,7 @@ public:
   GraphCache() = default;
   GraphCache(const GraphCache &) = delete;
   GraphCache &operator=(const GraphCache &) = delete;
-  ~GraphCache() { clear(); }
+  ~GraphCache();
   void setEnabled(bool enabled) {
     if (!enabled)
       clear();
@@ -75,6 +76,8 @@ private:
   static constexpr size_t kMaxGraphs = 16;
   std::vector<Entry> entries_;
   bool enabled_ = true;
+  const Device *device_ = nullptr;
+  void *captureStream_ = nullptr;
 };
 
 } // namespace dynrt

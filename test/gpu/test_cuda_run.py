@@ -35,7 +35,7 @@ def artifact(*parts):
 @pytest.mark.parametrize("graphs", [True, False], ids=["graphs", "direct"])
 @pytest.mark.parametrize("batch", cuda_cases.BATCHES)
 @pytest.mark.parametrize("name", cuda_cases.MODELS)
-def test_model_matches_eager(name, batch, graphs):
+def test_model_matches_eager(name, batch, graphs, capfd):
     import dynoc
     import models
     d = artifact("models", f"{name}_b{batch}")
@@ -56,6 +56,8 @@ def test_model_matches_eager(name, batch, graphs):
         assert torch.isfinite(got).all()
         err = rel_err(got, ref)
         assert err <= 1e-4, f"{name} b{batch} call {step}: relative error {err:.2e}"
+    # The runtime says when a capture failed and it fell back to direct runs.
+    assert "CUDA graphs off" not in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("name", cuda_cases.OP_CASES)

@@ -30,7 +30,8 @@ namespace {
 struct Cuda {
   int (*malloc)(void **, size_t);
   int (*memcpy)(void *, const void *, size_t, int);
-  int (*streamCreate)(void **);
+  int (*streamCreate)(void **, unsigned);
+  int (*memcpyAsync)(void *, const void *, size_t, int, void *);
   int (*streamSync)(void *);
   bool load() {
     void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
@@ -38,11 +39,15 @@ struct Cuda {
       return false;
     malloc = reinterpret_cast<decltype(malloc)>(dlsym(h, "cudaMalloc"));
     memcpy = reinterpret_cast<decltype(memcpy)>(dlsym(h, "cudaMemcpy"));
-    streamCreate =
-        reinterpret_cast<decltype(streamCreate)>(dlsym(h, "cudaStreamCreate"));
+    // Non-blocking streams: a serving thread's stream, which the legacy
+    // default stream (another thread's plain cudaMemcpy) does not wait on.
+    streamCreate = reinterpret_cast<decltype(streamCreate)>(
+        dlsym(h, "cudaStreamCreateWithFlags"));
+    memcpyAsync =
+        reinterpret_cast<decltype(memcpyAsync)>(dlsym(h, "cudaMemcpyAsync"));
     streamSync = reinterpret_cast<decltype(streamSync)>(
         dlsym(h, "cudaStreamSynchronize"));
-    return malloc && memcpy && streamCreate && streamSync;
+    return malloc && memcpy && streamCreate && memcpyAsync && streamSync;
   }
 } cuda;
 
@@ -73,7 +78,8 @@ std::vector<char> runOnce(dynrt_model_t *model, dynrt_context_t *ctx,
       bytes *= out->dl_tensor.shape[d];
     size_t at = host.size();
     host.resize(at + bytes);
-    cuda.memcpy(host.data() + at, out->dl_tensor.data, bytes, 2);
+    cuda.memcpyAsync(host.data() + at, out->dl_tensor.data, bytes, 2, stream);
+    cuda.streamSync(stream);
     out->deleter(out);
   }
   return host;
@@ -133,7 +139,7 @@ int main(int argc, char **argv) {
               0};
 
   void *stream0 = nullptr;
-  cuda.streamCreate(&stream0);
+  cuda.streamCreate(&stream0, 1);
   dynrt_context_t *ctx0 = nullptr;
   check(dynrt_context_create(model, dev, stream0, &ctx0));
   std::vector<char> ref = runOnce(model, ctx0, stream0, in);
@@ -164,7 +170,7 @@ int main(int argc, char **argv) {
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       void *stream = nullptr;
-      cuda.streamCreate(&stream);
+      cuda.streamCreate(&stream, 1);
       dynrt_context_t *ctx = nullptr;
       check(dynrt_context_create(model, dev, stream, &ctx));
       for (int i = 0; i < iters; ++i)

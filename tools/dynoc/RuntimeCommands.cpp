@@ -8,9 +8,28 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
 namespace dynoc::cli {
 namespace {
+
+/// The manifest embedded in a device model, read from the file's bytes: such
+/// a model loads only where its device libraries are (a CUDA model needs
+/// libcudart and libcublasLt), and its manifest is plain text in .rodata.
+std::optional<nlohmann::json> manifestFromBytes(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)),
+                    std::istreambuf_iterator<char>());
+  for (size_t at = bytes.find("{\n \"device\": \""); at != std::string::npos;
+       at = bytes.find("{\n \"device\": \"", at + 1)) {
+    size_t end = bytes.find('\0', at);
+    auto j = nlohmann::json::parse(bytes.substr(at, end - at), nullptr, false);
+    if (!j.is_discarded() && j.value("format", "") == "dynoc-model")
+      return j;
+  }
+  return std::nullopt;
+}
 
 int inspect(const std::string &path) {
   try {
@@ -19,7 +38,15 @@ int inspect(const std::string &path) {
     fmt::print("{}\n", manifest.dump(2));
     return 0;
   } catch (const dynrt::Error &e) {
-    return fail("inspect", e.what());
+    auto manifest = manifestFromBytes(path);
+    if (!manifest || manifest->value("device", "cpu") == "cpu")
+      return fail("inspect", e.what());
+    fmt::print(stderr,
+               "dynoc inspect: note: a {} model that does not load here ({}); "
+               "its manifest, read from the file:\n",
+               manifest->value("device", "?"), e.what());
+    fmt::print("{}\n", manifest->dump(2));
+    return 0;
   }
 }
 

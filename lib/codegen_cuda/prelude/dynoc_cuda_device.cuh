@@ -57,6 +57,17 @@ inline int apiSync(void *stream) {
   return apiResult(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
                    "cudaStreamSynchronize");
 }
+inline int apiStreamCreate(void **stream) {
+  cudaStream_t s = nullptr;
+  int rc = apiResult(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+                     "cudaStreamCreateWithFlags");
+  *stream = s;
+  return rc;
+}
+inline int apiStreamRelease(void *stream) {
+  return apiResult(cudaStreamDestroy(static_cast<cudaStream_t>(stream)),
+                   "cudaStreamDestroy");
+}
 inline int apiGraphBegin(void *stream) {
   // Thread-local mode: other threads' CUDA calls do not break this capture.
   return apiResult(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream),
@@ -109,6 +120,7 @@ dynoc_model_device(void) {
       dynoc_k::apiInit,         dynoc_k::apiCurrentDevice,
       dynoc_k::apiAlloc,        dynoc_k::apiRelease,
       dynoc_k::apiCopy,         dynoc_k::apiSync,
+      dynoc_k::apiStreamCreate, dynoc_k::apiStreamRelease,
       dynoc_k::apiGraphBegin,   dynoc_k::apiGraphEnd,
       dynoc_k::apiGraphLaunch,  dynoc_k::apiGraphRelease,
       dynoc_k::apiPointerDevice, [] {

@@ -72,6 +72,10 @@ typedef struct dynoc_device_api {
   int (*copy)(void *dst, const void *src, uint64_t bytes, int kind,
               void *stream);
   int (*sync)(void *stream);
+  // A stream that does not synchronize with the legacy default stream (CUDA
+  // graphs are captured on one: the caller's may be the default stream).
+  int (*stream_create)(void **stream);
+  int (*stream_release)(void *stream);
   // CUDA graphs: what `stream` queues between begin and end is captured
   // into an executable graph, launched later as one unit.
   int (*graph_begin)(void *stream);

@@ -1,0 +1,95 @@
+"""The CUDA target on a machine without a GPU (CI): `dynoc build --target=cuda`
+compiles a captured model and op graphs through nvcc into a .so whose manifest
+names the device, and refuses what it cannot build with a located message.
+Running them is test_cuda_run.py's (on the GPU machine)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from conftest import DYNOC  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+
+def dynoc(*args):
+    return subprocess.run([DYNOC, *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def encoder_graph(tmp_path_factory):
+    """The suite's transformer encoder block, captured at batch 2."""
+    d = tmp_path_factory.mktemp("encoder")
+    script = d / "capture.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {os.path.join(ROOT, 'bench', 'cpu')!r})\n"
+        "import torch, models\n"
+        "m, x = models.make('encoder_block', 2)\n"
+        "with torch.no_grad():\n"
+        "    torch.compile(m)(x)\n")
+    p = dynoc("capture", script, "-o", d / "out")
+    assert p.returncode == 0, p.stderr
+    return d / "out" / "graph_0.mlir"
+
+
+def test_model_builds_for_cuda(encoder_graph, tmp_path):
+    so = tmp_path / "encoder.so"
+    p = dynoc("build", "--target=cuda", encoder_graph, "-o", so)
+    assert p.returncode == 0, p.stderr
+    assert "nvcc" in p.stderr and "-gencode=arch=compute_90,code=sm_90" in p.stderr
+    manifest = json.loads(dynoc("inspect", so).stdout)
+    assert manifest["device"] == "cuda"
+    assert manifest["graphs"][0]["workspace_bytes"] > 8 << 20  # intermediates + cuBLASLt's
+    assert (tmp_path / "encoder.weights.safetensors").exists()
+    # The .so carries SASS for sm_90 and PTX (cuobjdump, where the toolkit has it).
+    cuobjdump = "/usr/local/cuda/bin/cuobjdump"
+    if os.path.exists(cuobjdump):
+        listing = subprocess.run([cuobjdump, "--list-elf", "--list-ptx", so],
+                                 capture_output=True, text=True).stdout
+        assert "sm_90" in listing and ".ptx" in listing
+
+
+def test_cuda_source_is_a_located_unit(encoder_graph, tmp_path):
+    out = tmp_path / "model.cu"
+    p = dynoc("build", "--target=cuda", "--emit=cu", encoder_graph, "-o", out)
+    assert p.returncode == 0, p.stderr
+    src = out.read_text()
+    assert "dynoc_k::gemm(" in src and "dynoc_k::layer_norm(" in src
+    assert "dynoc_k::softmax(" in src and "[] DYNOC_FN (" in src  # a device lambda
+    assert "void *workspace, void *stream)" in src
+
+
+def test_bad_arch_and_flags_are_refused(encoder_graph, tmp_path):
+    p = dynoc("build", "--target=cuda", "--arch=hopper", encoder_graph, "-o", tmp_path / "m.so")
+    assert p.returncode == 1
+    assert "--arch 'hopper' is not of the form sm_90" in p.stderr
+    assert not (tmp_path / "m.so").exists()
+    p = dynoc("build", "--allow-tf32", encoder_graph, "-o", tmp_path / "m.so")
+    assert p.returncode == 1 and "--arch and --allow-tf32 need --target=cuda" in p.stderr
+    p = dynoc("build", "--emit=cpp", "--target=cuda", encoder_graph, "-o", tmp_path / "m.cpp")
+    assert p.returncode == 1 and "--emit=cu" in p.stderr
+
+
+def test_cnn_is_refused_at_its_convolution(tmp_path):
+    """Convolutions need cuDNN, which the CUDA target does not use yet: the
+    build names the op and its place, and writes nothing."""
+    script = tmp_path / "cnn.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {os.path.join(ROOT, 'bench', 'cpu')!r})\n"
+        "import torch, models\n"
+        "m, x = models.make('cnn', 1)\n"
+        "with torch.no_grad():\n"
+        "    torch.compile(m)(x)\n")
+    assert dynoc("capture", script, "-o", tmp_path / "out").returncode == 0
+    p = dynoc("build", "--target=cuda", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "cnn.so")
+    assert p.returncode == 1
+    assert "graph_0.mlir:" in p.stderr
+    assert "error: dynoc build (cuda): op 'aten.convolution' is not supported by the CUDA " \
+           "backend yet" in p.stderr
+    assert not (tmp_path / "cnn.so").exists()
