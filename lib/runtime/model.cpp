@@ -98,13 +98,14 @@ size_t byteSize(const dynrt::TensorSpec &t) {
   return bytes;
 }
 
-/// The model's own copy of weight `w` (named `name`), made on first use:
-/// the graphs that change a weight in place read and write this copy, never
-/// the weights file.
-dynrt_status_t *stateCopy(dynrt_model_t &m, const std::string &name,
-                          const dynrt::TensorView &w, size_t bytes,
-                          void **out) {
-  auto &slot = m.state[name];
+/// The copy of weight `w` in `copies` (by `name`), made in the model's
+/// memory on first use.
+dynrt_status_t *
+copyOnce(dynrt_model_t &m,
+         std::map<std::string, std::unique_ptr<dynrt::DeviceBuffer>> &copies,
+         const std::string &name, const dynrt::TensorView &w, size_t bytes,
+         void **out) {
+  auto &slot = copies[name];
   if (!slot) {
     auto buffer = std::make_unique<dynrt::DeviceBuffer>(&m.device);
     void *data;
@@ -118,6 +119,14 @@ dynrt_status_t *stateCopy(dynrt_model_t &m, const std::string &name,
   return nullptr;
 }
 
+/// The model's own copy of weight `w`, made on first use: the graphs that
+/// change a weight in place read and write this copy, never the weights file.
+dynrt_status_t *stateCopy(dynrt_model_t &m, const std::string &name,
+                          const dynrt::TensorView &w, size_t bytes,
+                          void **out) {
+  return copyOnce(m, m.state, name, w, bytes, out);
+}
+
 /// Where the graphs read weight `w` (named `name`): the weights file's bytes
 /// on the CPU, a copy uploaded once for a device model.
 dynrt_status_t *weightData(dynrt_model_t &m, const std::string &name,
@@ -127,18 +136,7 @@ dynrt_status_t *weightData(dynrt_model_t &m, const std::string &name,
     *out = const_cast<uint8_t *>(w.data);
     return nullptr;
   }
-  auto &slot = m.uploaded[name];
-  if (!slot) {
-    auto buffer = std::make_unique<dynrt::DeviceBuffer>(&m.device);
-    void *data;
-    if (dynrt_status_t *s = buffer->reserve(bytes, &data))
-      return s;
-    if (dynrt_status_t *s = m.device.upload(data, w.data, bytes, nullptr))
-      return s;
-    slot = std::move(buffer);
-  }
-  *out = slot->data();
-  return nullptr;
+  return copyOnce(m, m.uploaded, name, w, bytes, out);
 }
 
 /// Points `ptrs` at the data of each non-user input of `g`, in order: a

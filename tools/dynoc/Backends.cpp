@@ -2,6 +2,8 @@
 #include "Backends.h"
 #include "Commands.h"
 
+#include "dynoc/CodegenCUDA/CudaCodegen.h"
+
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -41,6 +43,17 @@ void addListBackendsCommand(CLI::App &app, int &exitCode) {
           b.tags.empty() ? "" : fmt::format("[{}]", fmt::join(b.tags, ", "));
       fmt::print("{:<10} {:<16} {}\n", b.name, tags, b.description);
     }
+    // What `dynoc build --target` compiles for (docs/cuda.md for the GPU).
+    fmt::print("\nbuild targets (dynoc build --target):\n");
+    fmt::print("  {:<6} C++ with OpenMP, oneDNN and Sleef: every op of "
+               "docs/status.md; f32, f64, integers, bool; bf16/f16 computed "
+               "in f32\n",
+               "cpu");
+    fmt::print("  {:<6} CUDA C++ through nvcc for --arch (default sm_90) plus "
+               "PTX; cuBLASLt GEMMs (f32; TF32 with --allow-tf32); CUDA graphs "
+               "at run time; {} ops; no convolution, pooling, batch norm or "
+               "index ops yet (a located build error)\n",
+               "cuda", cudaSupportedOps().size());
     exitCode = 0;
   });
 }
