@@ -114,6 +114,17 @@ struct Model {
     std::lock_guard<std::mutex> lock(mu);
     pool.emplace_back(stream, std::move(c));
   }
+  /// Calls `f(context)` with a pooled context for `stream`, the GIL released
+  /// (the caller holds it on entry and on return).
+  template <class F> dynrt_status_t *withContext(uintptr_t stream, F f) {
+    ContextPtr c;
+    dynrt_status_t *s;
+    Py_BEGIN_ALLOW_THREADS s = acquire(stream, c);
+    if (!s)
+      s = f(c.get());
+    Py_END_ALLOW_THREADS if (c) release(stream, std::move(c));
+    return s;
+  }
 };
 
 struct ModelObject {
@@ -165,14 +176,10 @@ PyObject *modelRun(PyObject *self, PyObject *args) {
     return nullptr;
   size_t numOutputs = dynrt_model_num_outputs(m->model);
   std::vector<DLManagedTensor *> out(numOutputs, nullptr);
-  ContextPtr c;
-  dynrt_status_t *s;
-  Py_BEGIN_ALLOW_THREADS s = m->acquire(stream, c);
-  if (!s)
-    s = dynrt_context_run(c.get(), in.data(), in.size(), out.data(),
-                          out.size());
-  Py_END_ALLOW_THREADS if (c) m->release(stream, std::move(c));
-  if (s)
+  if (dynrt_status_t *s = m->withContext(stream, [&](dynrt_context_t *c) {
+        return dynrt_context_run(c, in.data(), in.size(), out.data(),
+                                 out.size());
+      }))
     return raise(s);
   PyObject *result = PyList_New(0);
   for (size_t i = 0; i < out.size(); ++i) {
@@ -206,14 +213,10 @@ PyObject *modelOutputShapes(PyObject *self, PyObject *args) {
     shapes[i].resize(std::max(dynrt_model_output_ndim(m->model, i), 1));
     ptrs.push_back(shapes[i].data());
   }
-  ContextPtr c;
-  dynrt_status_t *s = m->acquire(stream, c);
-  if (!s)
-    s = dynrt_context_output_shapes(c.get(), in.data(), in.size(), ptrs.data(),
-                                    numOutputs);
-  if (c)
-    m->release(stream, std::move(c));
-  if (s)
+  if (dynrt_status_t *s = m->withContext(stream, [&](dynrt_context_t *c) {
+        return dynrt_context_output_shapes(c, in.data(), in.size(), ptrs.data(),
+                                           numOutputs);
+      }))
     return raise(s);
   PyObject *result = PyList_New(0);
   for (size_t i = 0; i < numOutputs; ++i) {
@@ -237,14 +240,10 @@ PyObject *modelRunInto(PyObject *self, PyObject *args) {
   std::vector<const DLTensor *> in, out;
   if (!tensorsOf(inputs, "input", in) || !tensorsOf(outputs, "output", out))
     return nullptr;
-  ContextPtr c;
-  dynrt_status_t *s;
-  Py_BEGIN_ALLOW_THREADS s = m->acquire(stream, c);
-  if (!s)
-    s = dynrt_context_run_into(c.get(), in.data(), in.size(), out.data(),
-                               out.size());
-  Py_END_ALLOW_THREADS if (c) m->release(stream, std::move(c));
-  if (s)
+  if (dynrt_status_t *s = m->withContext(stream, [&](dynrt_context_t *c) {
+        return dynrt_context_run_into(c, in.data(), in.size(), out.data(),
+                                      out.size());
+      }))
     return raise(s);
   Py_RETURN_NONE;
 }
