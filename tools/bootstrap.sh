@@ -61,6 +61,30 @@ if [ ! -f "$cublas/nvidia/cu13/include/cublasLt.h" ]; then
 else
   say "cuBLAS $cublas_version: present"
 fi
+# cuDNN (convolutions): the release torch's CUDA 13 wheels carry on the GPU
+# machine. Only its headers and libcudnn.so.9 (the API's front library, which
+# loads the rest at run time) are kept: enough to compile and link.
+cudnn_version=9.19.0.56
+cudnn="$cache/nvidia-cudnn-$cudnn_version"
+if [ ! -f "$cudnn/nvidia/cudnn/include/cudnn.h" ]; then
+  say "installing cuDNN $cudnn_version headers (PyPI nvidia-cudnn-cu13) into $cudnn"
+  rm -rf "$cudnn.tmp" && mkdir -p "$cudnn.tmp"
+  "$venv/bin/python" -m pip download -q --no-deps -d "$cudnn.tmp" \
+    "nvidia-cudnn-cu13==$cudnn_version" >&2
+  "$venv/bin/python" - "$cudnn.tmp" <<'PY'
+import pathlib, sys, zipfile
+tmp = pathlib.Path(sys.argv[1])
+wheel = next(tmp.glob("nvidia_cudnn_cu13-*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    for n in z.namelist():
+        if n.startswith("nvidia/cudnn/include/") or n == "nvidia/cudnn/lib/libcudnn.so.9":
+            z.extract(n, tmp)
+wheel.unlink()
+PY
+  mv "$cudnn.tmp" "$cudnn"
+else
+  say "cuDNN $cudnn_version: present"
+fi
 if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
   say "note: no nvcc (CUDA_HOME/bin/nvcc): dynoc build --target=cuda will say so"
 fi

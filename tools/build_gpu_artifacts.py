@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds what tools/test_gpu.sh and bench/cuda/run.py run on the GPU machine,
 here, on a machine without a GPU: `dynoc capture` of each model of the suite at
-batch 1 and 32 and `dynoc build --target=cuda` of it, the model's eager weights
+batch 1 and 32, in float32 and bfloat16, and `dynoc build --target=cuda` of it, the model's eager weights
 (state_dict) to compare against, and the CUDA build of each op case
 (test/gpu/cuda_cases.py). Writes build/gpu/ (carry it to the GPU machine).
 
@@ -28,6 +28,9 @@ import sys
 sys.path.insert(0, {bench!r})
 import torch, models
 m, x = models.make({name!r}, {batch})
+m = m.to({dtype})
+if x.is_floating_point():
+    x = x.to({dtype})
 torch.save(m.state_dict(), {weights!r})
 with torch.no_grad():
     torch.compile(m)(x)
@@ -41,23 +44,25 @@ def run(args, what):
     return p
 
 
-def build_model(name, batch):
-    d = OUT / "models" / f"{name}_b{batch}"
+def build_model(name, batch, dtype):
+    d = OUT / "models" / cuda_cases.model_dir(name, batch, dtype)
     d.mkdir(parents=True, exist_ok=True)
     script = d / "capture.py"
     script.write_text(CAPTURE_SCRIPT.format(bench=str(ROOT / "bench" / "cpu"), name=name,
-                                            batch=batch, weights=str(d / "eager.pt")))
+                                            batch=batch, weights=str(d / "eager.pt"),
+                                            dtype=str(cuda_cases.torch_dtype(dtype))))
     start = time.perf_counter()
-    run([DYNOC, "capture", script, "-o", d / "capture"], f"capture of {name} b{batch}")
+    what = f"{name} b{batch} {dtype}"
+    run([DYNOC, "capture", script, "-o", d / "capture"], f"capture of {what}")
     manifest = json.loads((d / "capture" / "manifest.json").read_text())
     if len(manifest["graphs"]) != 1:
-        raise RuntimeError(f"{name}: {len(manifest['graphs'])} graphs")
+        raise RuntimeError(f"{what}: {len(manifest['graphs'])} graphs")
     graph = d / "capture" / manifest["graphs"][0]["mlir"]
     start = time.perf_counter()
-    run([DYNOC, "build", "--target=cuda", graph, "-o", d / "model.so"], f"CUDA build of {name}")
+    run([DYNOC, "build", "--target=cuda", graph, "-o", d / "model.so"], f"CUDA build of {what}")
     build_s = time.perf_counter() - start
     (d / "build.json").write_text(json.dumps({"build_s": build_s}))
-    return f"{name} b{batch}: built in {build_s:.1f} s"
+    return f"{what}: built in {build_s:.1f} s"
 
 
 def build_op(name):
@@ -82,9 +87,10 @@ def main():
     args = ap.parse_args()
     jobs = []
     if not args.ops_only:
-        jobs += [(build_model, (n, b)) for n in cuda_cases.MODELS for b in cuda_cases.BATCHES]
+        jobs += [(build_model, (n, b, dt)) for n in cuda_cases.MODELS
+                 for b in cuda_cases.BATCHES for dt in cuda_cases.DTYPES]
     if not args.models_only:
-        jobs += [(build_op, (n,)) for n in cuda_cases.OP_CASES]
+        jobs += [(build_op, (n,)) for n in cuda_cases.op_cases()]
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
         futures = [pool.submit(f, *a) for f, a in jobs]

@@ -3,11 +3,12 @@
 tools/build_gpu_artifacts.py): torch eager, torch.compile (inductor default),
 torch.compile(mode="reduce-overhead") and dynoc (from Python through
 dynoc.load, and from C++ through test/gpu/threads_cuda --bench) on the model
-suite at batch 1 and 32, float32, in one process with interleaved rounds.
+suite at batch 1 and 32, float32 and bfloat16, in one process with
+interleaved rounds.
 Reports median latency, ratios, compile/build time and peak GPU memory, and
 writes perf-cuda.md and perf-cuda.png into --out.
 
-usage: bench/cuda/run.py [--out DIR] [--rounds N] [--models a,b]
+usage: bench/cuda/run.py [--out DIR] [--rounds N] [--models a,b] [--dtypes f32,bf16]
 """
 import argparse
 import gc
@@ -26,6 +27,10 @@ import torch  # noqa: E402
 import models  # noqa: E402  (bench/cpu, on the path through cuda_cases)
 
 ART = pathlib.Path(cuda_cases.ARTIFACTS)
+# Every engine in full f32 (dynoc's f32 builds use TF32 only with
+# --allow-tf32; torch's cuDNN convolutions would otherwise use it).
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
 ENGINES = ["eager", "inductor", "reduce-overhead", "dynoc", "dynoc-cpp"]
 
 
@@ -41,14 +46,18 @@ def timed(fn, x, iters):
     return statistics.median(times)
 
 
-def bench_model(name, batch, rounds, iters):
-    d = ART / "models" / f"{name}_b{batch}"
+def bench_model(name, batch, dtype, rounds, iters):
+    d = ART / "models" / cuda_cases.model_dir(name, batch, dtype)
+    dt = cuda_cases.torch_dtype(dtype)
     m, _ = models.make(name, batch)
+    m = m.to(dt)
     m.load_state_dict(torch.load(d / "eager.pt"))
     m = m.cuda().eval()
     torch.manual_seed(1)
     x = models.example_input(name, batch).cuda()
-    row = {"model": name, "batch": batch}
+    if x.is_floating_point():
+        x = x.to(dt)
+    row = {"model": name, "batch": batch, "dtype": dtype}
     fns, mem = {}, {}
 
     def measure_mem(key, make):
@@ -80,7 +89,8 @@ def bench_model(name, batch, rounds, iters):
         built = dynoc.load(d / "model.so")
         fns["dynoc"] = measure_mem("dynoc", lambda: built)
         ref = models.main_output(m(x))
-        err = ((models.main_output(built(x)) - ref).norm() / ref.norm()).item()
+        got = models.main_output(built(x)).double()
+        err = ((got - ref.double()).norm() / ref.double().norm()).item()
     row["dynoc_rel_err"] = err
     row["dynoc_build_s"] = json.loads((d / "build.json").read_text())["build_s"]
     times = {k: [] for k in fns}
@@ -96,6 +106,8 @@ def bench_model(name, batch, rounds, iters):
            "--iters", str(iters * rounds)]
     if x.dtype == torch.int64:
         cmd += ["--int64", "1000"]
+    elif x.dtype == torch.bfloat16:
+        cmd += ["--bf16"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     row["dynoc-cpp_ms"] = (float(p.stdout.split()[-1]) if p.returncode == 0
                            else float("nan"))
@@ -112,7 +124,7 @@ def geomean(xs):
 def report(rows, out):
     gpu = torch.cuda.get_device_name()
     lines = [
-        "# GPU performance (float32)", "",
+        "# GPU performance (float32 and bfloat16)", "",
         f"Machine: {gpu}, torch {torch.__version__}, CUDA {torch.version.cuda}. "
         "Written by `bench/cuda/run.py` on the GPU machine (device tool) over models "
         "captured and built on a machine without a GPU (`tools/build_gpu_artifacts.py`). "
@@ -121,28 +133,30 @@ def report(rows, out):
         "(captured on a context's second call), as reduce-overhead does. Peak memory: "
         "torch's allocator peak, or the device memory taken outside it (dynoc), during "
         "three calls after load (weights included).", "",
-        "| model | batch | eager ms | inductor ms | reduce-overhead ms | dynoc ms (Python) "
+        "| model | batch | dtype | eager ms | inductor ms | reduce-overhead ms | dynoc ms (Python) "
         "| dynoc ms (C++) | vs eager | vs inductor | vs reduce-overhead | inductor compile s "
         "| dynoc build s | peak MiB eager / inductor / r-o / dynoc | dynoc rel. error |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | {r['batch']} | {r['error']} |")
+            lines.append(f"| {r['model']} | {r['batch']} | {r['dtype']} | {r['error']} |")
             continue
         dy = r["dynoc_ms"]
         lines.append(
-            f"| {r['model']} | {r['batch']} | {r['eager_ms']:.3f} | {r['inductor_ms']:.3f} | "
+            f"| {r['model']} | {r['batch']} | {r['dtype']} | {r['eager_ms']:.3f} | {r['inductor_ms']:.3f} | "
             f"{r['reduce-overhead_ms']:.3f} | {dy:.3f} | {r['dynoc-cpp_ms']:.3f} | "
             f"{r['eager_ms'] / dy:.2f}x | {r['inductor_ms'] / dy:.2f}x | "
             f"{r['reduce-overhead_ms'] / dy:.2f}x | {r['inductor_compile_s']:.1f} | "
             f"{r['dynoc_build_s']:.1f} | {r['eager_mib']:.0f} / {r['inductor_mib']:.0f} / "
             f"{r['reduce-overhead_mib']:.0f} / {r['dynoc_mib']:.0f} | {r['dynoc_rel_err']:.1e} |")
     ok = [r for r in rows if "error" not in r]
-    for b in cuda_cases.BATCHES:
-        rb = [r for r in ok if r["batch"] == b]
+    for dtype, b in [(dt, b) for dt in cuda_cases.DTYPES for b in cuda_cases.BATCHES]:
+        rb = [r for r in ok if r["batch"] == b and r["dtype"] == dtype]
+        if not rb:
+            continue
         lines.append("")
         lines.append(
-            f"Batch {b} geomean: {geomean([r['eager_ms'] / r['dynoc_ms'] for r in rb]):.2f}x "
+            f"{dtype} batch {b} geomean: {geomean([r['eager_ms'] / r['dynoc_ms'] for r in rb]):.2f}x "
             f"eager, {geomean([r['inductor_ms'] / r['dynoc_ms'] for r in rb]):.2f}x inductor, "
             f"{geomean([r['reduce-overhead_ms'] / r['dynoc_ms'] for r in rb]):.2f}x "
             "reduce-overhead.")
@@ -152,8 +166,8 @@ def report(rows, out):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(10, 4))
-        labels = [f"{r['model']}\nb{r['batch']}" for r in ok]
+        fig, ax = plt.subplots(figsize=(14, 4))
+        labels = [f"{r['model']}\nb{r['batch']} {r['dtype']}" for r in ok]
         w = 0.2
         for i, k in enumerate(["eager", "inductor", "reduce-overhead", "dynoc"]):
             ax.bar([j + (i - 1.5) * w for j in range(len(ok))],
@@ -161,7 +175,8 @@ def report(rows, out):
         ax.set_xticks(range(len(ok)))
         ax.set_xticklabels(labels)
         ax.set_ylabel("median latency, ms (lower is better)")
-        ax.set_title(f"float32 on {gpu}")
+        ax.set_yscale("log")
+        ax.set_title(f"float32 and bfloat16 on {gpu}")
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / "perf-cuda.png", dpi=110)
@@ -176,17 +191,20 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--models", default=",".join(cuda_cases.MODELS))
+    ap.add_argument("--dtypes", default=",".join(cuda_cases.DTYPES))
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     rows = []
-    for name in args.models.split(","):
-        for b in cuda_cases.BATCHES:
-            try:
-                rows.append(bench_model(name, b, args.rounds, args.iters))
-            except Exception as e:  # noqa: BLE001 - one row says what failed
-                rows.append({"model": name, "batch": b, "error": f"failed: {e}"[:200]})
-            print(json.dumps(rows[-1]), flush=True)
-            torch._dynamo.reset()
+    for dtype in args.dtypes.split(","):
+        for name in args.models.split(","):
+            for b in cuda_cases.BATCHES:
+                try:
+                    rows.append(bench_model(name, b, dtype, args.rounds, args.iters))
+                except Exception as e:  # noqa: BLE001 - one row says what failed
+                    rows.append({"model": name, "batch": b, "dtype": dtype,
+                                 "error": f"failed: {e}"[:200]})
+                print(json.dumps(rows[-1]), flush=True)
+                torch._dynamo.reset()
     report(rows, out)
 
 

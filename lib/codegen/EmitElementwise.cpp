@@ -219,10 +219,12 @@ LogicalResult GraphEmitter::emitFusionGroup(Operation *op) {
     setDims(out, op, dimsOf(current));
     chain.erase(chain.begin());
   } else {
-    // The group's shape is that of an input of its result type, or static.
+    // The group's shape is that of an input of its result's shape (a
+    // conversion changes the element type only), or static.
     Value like;
     for (Value in : group.getInputs())
-      if (in.getType() == out.getType())
+      if (auto t = in.getType().dyn_cast<RankedTensorType>();
+          t && t.getShape() == typeShape(out))
         like = in;
     if (like)
       setDims(out, op, dimsOf(like));

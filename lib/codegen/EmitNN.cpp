@@ -17,8 +17,12 @@ namespace codegen {
 
 LogicalResult GraphEmitter::emitConvolution(Operation *op) {
   auto conv = cast<aten::AtenConvolutionOp>(op);
-  if (conv.getTransposed())
+  if (conv.getTransposed()) {
+    if (!target.transposedConvolution())
+      return fail(op) << "transposed convolution is not supported by the "
+                      << target.displayName() << " backend yet";
     return emitConvTranspose(op);
+  }
   const DimList &in = dimsOf(conv.getInput()), &w = dimsOf(conv.getWeight());
   if (in.size() != 4 || w.size() != 4)
     return fail(op) << "only 2-D convolution (NCHW) "
@@ -45,6 +49,22 @@ LogicalResult GraphEmitter::emitConvolution(Operation *op) {
           "input channels do not match the weight");
   Value out = op->getResult(0);
   setDims(out, op, {in[0], w[0], OH, OW});
+  Value bias = conv.getBias();
+  // The kernel library's convolution primitive (oneDNN's, cached per call
+  // site; cuDNN's); where it may refuse a shape (the CPU's), im2col + GEMM.
+  std::string site = base + "_conv_site_" + std::to_string(next++);
+  globals += "static dynoc_k::ConvSite " + site + ";\n";
+  std::string args = llvm::formatv(
+      "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, "
+      "{13}, {14}, {15}",
+      name(out), name(conv.getInput()), name(conv.getWeight()),
+      bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
+      dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph);
+  code += llvm::formatv("  if (int rc = dynoc_k::conv2d_primitive({0}, {1}, "
+                        "{2}, {3}, {4}, {5}); rc > 0) return rc;\n",
+                        site, args, pw, groups, dh, dw);
+  if (!target.convolutionFallback())
+    return success();
   // Scratch for the columns (and, with one group, the GEMM's result).
   std::string col =
       groups == 1
@@ -55,31 +75,10 @@ LogicalResult GraphEmitter::emitConvolution(Operation *op) {
                                        " + " + w[0] + ")",
                              in[0], OH, OW, "4"}))
           : scratch(product({w[1], std::to_string(R * S), OH, OW, "4"}));
-  Value bias = conv.getBias();
-  // Convolutions go to oneDNN's primitive (cached per call site; grouped and
-  // depthwise ones to its grouped kernels); any shape oneDNN refuses falls
-  // back to im2col + GEMM.
-  {
-    // Named after the graph: a bundle prints several graphs into one file.
-    std::string site = base + "_conv_site_" + std::to_string(next++);
-    globals += "static dynoc_k::ConvSite " + site + ";\n";
-    code += llvm::formatv(
-        "  if (int rc = dynoc_k::conv2d_dnnl({0}, {1}, {2}, "
-        "{3}, {4}, {5}, {6}, "
-        "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
-        "{16}, {17}, {18}, {19}, {20}); rc > 0) "
-        "return rc;\n  else if (rc < 0)\n",
-        site, name(out), name(conv.getInput()), name(conv.getWeight()),
-        bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
-        dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw, groups, dh, dw);
-  }
-  code += llvm::formatv(
-      "  if (int rc = dynoc_k::conv2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
-      "{8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, "
-      "{20})) return rc;\n",
-      name(out), name(conv.getInput()), name(conv.getWeight()),
-      bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
-      dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph, pw, dh, dw, groups, col);
+  code += llvm::formatv("  else if (rc < 0)\n    if (int rc = "
+                        "dynoc_k::conv2d({0}, {1}, {2}, {3}, {4}, {5})) "
+                        "return rc;\n",
+                        args, pw, dh, dw, groups, col);
   return success();
 }
 
@@ -306,7 +305,10 @@ LogicalResult GraphEmitter::emitEmbedding(Operation *op) {
 LogicalResult GraphEmitter::emitAttention(Operation *op) {
   auto sdpa = cast<aten::ScaledDotProductFlashAttentionForCpuOp>(op);
   Value mask = sdpa.getAttnMask();
-  if (mask && (dimsOf(mask).size() != 4 || !elementTypeOf(mask).isF32()))
+  // f32, or the graph's bf16/f16 where the target computes attention in it.
+  Type maskType = mask ? elementTypeOf(mask) : Type();
+  if (mask && (dimsOf(mask).size() != 4 ||
+               !(maskType.isF32() || maskType.isBF16() || maskType.isF16())))
     return fail(op) << "attention's attn_mask must "
                        "be a 4-D f32 (additive) mask";
   if (sdpa.getDropoutP() && *sdpa.getDropoutP() != APFloat(0.0))

@@ -212,6 +212,15 @@ LogicalResult GraphEmitter::emitMatmul(Operation *op) {
   const DimList &outDims = dimsOf(out);
   double alpha = scalarAttr(op, "alpha", 1.0),
          beta = scalarAttr(op, "beta", 1.0);
+  // A vector bias along the output's columns is the GEMM's bias epilogue.
+  if (bias && beta == 1.0 && dimsOf(bias).size() == 1 && dimsOf(bias)[0] == N &&
+      elemCType(bias) == elemCType(out)) {
+    code += llvm::formatv("  if (int rc = dynoc_k::gemm_bias({0}, {1}, {2}, "
+                          "{3}, {4}, {5}, {6}, {7}, {8})) return rc;\n",
+                          transB ? "true" : "false", M, N, K, fmtFloat(alpha),
+                          name(a), name(b), name(bias), name(out));
+    return success();
+  }
   if (bias && beta != 0.0)
     code +=
         llvm::formatv("  {{ const int64_t s[] = {0}, shape[] = {1};\n"

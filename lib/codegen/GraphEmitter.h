@@ -128,16 +128,16 @@ inline unsigned dtypeBit(Type t) {
 inline unsigned supportedDTypes(Operation *op) {
   static const llvm::StringMap<unsigned> table = [] {
     llvm::StringMap<unsigned> m;
-    for (const char *n :
-         {"aten.eq.Tensor", "aten.ne.Tensor", "aten.lt.Tensor",
-          "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor",
-          "aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar",
-          "aten.le.Scalar", "aten.gt.Scalar", "aten.ge.Scalar",
-          "aten.where.self", "aten.masked_fill.Scalar", "aten.logical_not",
-          "aten.argmax", "aten.argmin",
-          // its body's ops are checked one by one (emitFusionGroup)
-          "dynoc.fusion_group"})
+    for (const char *n : {"aten.eq.Tensor", "aten.ne.Tensor", "aten.lt.Tensor",
+                          "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor",
+                          "aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar",
+                          "aten.le.Scalar", "aten.gt.Scalar", "aten.ge.Scalar",
+                          "aten.where.self", "aten.masked_fill.Scalar",
+                          "aten.logical_not", "aten.argmax", "aten.argmin"})
       m[n] = kAnyDType;
+    // Its body's ops are checked one by one (emitFusionGroup); conversions
+    // let it read and write bf16/f16.
+    m["dynoc.fusion_group"] = kMovable;
     for (const char *n :
          {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
           "aten.div.Tensor", "aten.maximum", "aten.minimum", "aten.add.Scalar",

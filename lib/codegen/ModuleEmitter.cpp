@@ -178,7 +178,8 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
   return success();
 }
 
-LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
+LogicalResult runBuildPasses(ModuleOp module, int optLevel,
+                             const Target &target) {
   PassManager pm(module.getContext());
   {
     auto &graph = pm.nest<func::FuncOp>();
@@ -187,10 +188,11 @@ LogicalResult runBuildPasses(ModuleOp module, int optLevel) {
     // static before anything reads them.
     graph.addPass(createInferShapesPass());
     // A legalization, not an optimization: the code generator computes in f32
-    // only, so bf16/f16 graphs need it at every level. It runs before the
-    // decompositions so that a composite op (add with alpha, silu) still
-    // rounds its result once.
-    graph.addPass(createWidenReducedPrecisionPass());
+    // (bar the target's reducedPrecisionOps), so bf16/f16 graphs need it at
+    // every level. It runs before the decompositions so that a composite op
+    // (add with alpha, silu) still rounds its result once.
+    graph.addPass(
+        createWidenReducedPrecisionPass(target.reducedPrecisionOps()));
     if (optLevel >= 1) {
       graph.addPass(createDecomposePass());
       graph.addPass(createCanonicalizePass());

@@ -2,6 +2,7 @@
 #include "dynoc/Codegen/ScalarExpr.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -93,6 +94,17 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
     return x + " / (1.f + std::exp(-" + x + "))";
   if (n == "aten.logical_not")
     return "!" + x;
+  if (n == "aten._to_copy" && f32) {
+    // A conversion inside a fused float loop: to bf16/f16 it rounds there,
+    // as the separate op would.
+    Type to = op->getResult(0).getType().cast<ShapedType>().getElementType();
+    if (to.isF32())
+      return x;
+    if (to.isBF16() || to.isF16())
+      return std::string("float(dynoc_k::") + (to.isBF16() ? "bf16" : "f16") +
+             "(" + x + "))";
+    return std::string();
+  }
   if (n == "aten.leaky_relu")
     return x + " > 0 ? " + x + " : " + x + " * " +
            fmtLiteral(scalarAttr(op, "negative_slope", 0.01), ct);

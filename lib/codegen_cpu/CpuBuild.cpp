@@ -30,7 +30,6 @@ bool writeFile(const std::string &path, const std::string &text) {
   return bool(f);
 }
 
-
 const char kPrelude[] =
 #include "lib/codegen_cpu/prelude.inc"
     ;

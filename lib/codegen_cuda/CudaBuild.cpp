@@ -3,7 +3,7 @@
 // nvcc compiles the generated source with the kernel library beside it into a
 // .so that carries SASS for the named architecture plus its PTX (which newer
 // GPUs compile at load). The build machine needs nvcc and cuBLASLt's headers
-// and library, no GPU.
+// and library (cuDNN's too for a graph with a convolution), no GPU.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/CodegenCUDA/CudaCodegen.h"
@@ -28,6 +28,8 @@ const char kPrelude[] =
 // The cuBLAS release bootstrap installs (tools/bootstrap.sh): the CUDA 13.0
 // stack of the GPU machine runs it.
 constexpr const char *kCublasVersion = "13.1.2.11";
+// The cuDNN release of the GPU machine's torch (its CUDA 13 wheels).
+constexpr const char *kCudnnVersion = "9.19.0.56";
 
 std::string findNvcc() {
   if (const char *env = getenv("NVCC"))
@@ -40,15 +42,34 @@ std::string findNvcc() {
   return llvm::sys::fs::can_execute(nvcc) ? nvcc : "";
 }
 
+/// Where tools/bootstrap.sh installs the CUDA libraries.
+std::string dynocCache() {
+  const char *base = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  return (base ? base : (home ? std::string(home) + "/.cache" : "")) +
+         std::string("/dynoc");
+}
+
 /// The folder holding include/cublasLt.h and lib/libcublasLt.so.13.
 std::string findCublas() {
   if (const char *env = getenv("DYNOC_CUBLAS_HOME"))
     return env;
-  const char *base = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  std::string cache =
-      base ? base : (home ? std::string(home) + "/.cache" : std::string());
-  return cache + "/dynoc/nvidia-cublas-" + kCublasVersion + "/nvidia/cu13";
+  return dynocCache() + "/nvidia-cublas-" + kCublasVersion + "/nvidia/cu13";
+}
+
+/// The folder holding include/cudnn.h and lib/libcudnn.so.9.
+std::string findCudnn() {
+  if (const char *env = getenv("DYNOC_CUDNN_HOME"))
+    return env;
+  return dynocCache() + "/nvidia-cudnn-" + kCudnnVersion + "/nvidia/cudnn";
+}
+
+bool hasConvolution(ModuleOp module) {
+  bool found = false;
+  module.walk([&](Operation *op) {
+    found |= op->getName().getStringRef() == "aten.convolution";
+  });
+  return found;
 }
 
 class CudaToolchain final : public codegen::Toolchain {
@@ -69,6 +90,16 @@ public:
              << "dynoc build (cuda): cuBLASLt headers not found in '" << cublas
              << "/include' (run tools/bootstrap.sh, or set DYNOC_CUBLAS_HOME "
                 "to the folder holding include/ and lib/ of cuBLAS 13)";
+    // cuDNN is a dependency of a model only where it has a convolution.
+    const bool cudnn = hasConvolution(module);
+    std::string cudnnHome = findCudnn();
+    if (cudnn && !llvm::sys::fs::exists(cudnnHome + "/include/cudnn.h"))
+      return module.emitError()
+             << "dynoc build (cuda): the graph has convolutions and cuDNN's "
+                "headers are not in '"
+             << cudnnHome
+             << "/include' (run tools/bootstrap.sh, or set DYNOC_CUDNN_HOME to "
+                "the folder holding include/ and lib/ of cuDNN 9)";
     static const std::regex archPattern("sm_[0-9]+a?");
     if (!std::regex_match(opts.arch, archPattern))
       return module.emitError() << "dynoc build (cuda): --arch '" << opts.arch
@@ -92,6 +123,10 @@ public:
         // The GPU machine's libraries are found through the process (torch
         // loads them) or the library path; $ORIGIN for a copy beside the .so.
         "-Xlinker", "-rpath,$ORIGIN"};
+    if (cudnn)
+      argv.insert(argv.end(),
+                  {"-DDYNOC_USE_CUDNN=1", "-I" + cudnnHome + "/include",
+                   "-L" + cudnnHome + "/lib", "-l:libcudnn.so.9"});
     return codegen::runCompiler(module, argv, dir + "/compile.log", source,
                                 "CUDA compiler (nvcc)");
   }

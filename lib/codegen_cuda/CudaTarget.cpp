@@ -2,10 +2,10 @@
 //
 // CUDA C++ that nvcc builds; its kernel library is prelude/*.cuh, the CPU
 // prelude's interface with each function launching kernels on the run's
-// stream (GEMMs through cuBLASLt). A pointwise loop is printed as a device
-// lambda over the flat output index, launched by dynoc_k::pointwise as a
-// grid-stride kernel; dense operands are read at the output's index, others
-// at their broadcast strides.
+// stream (GEMMs through cuBLASLt, convolutions through cuDNN). A pointwise loop
+// is printed as a device lambda over the flat output index, launched by
+// dynoc_k::pointwise as a grid-stride kernel; dense operands are read at the
+// output's index, others at their broadcast strides.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/Codegen/Dims.h"
@@ -55,7 +55,34 @@ const char *const kSupportedOps[] = {
     // normalizations, reductions, attention (prelude/dynoc_cuda_nn.cuh)
     "aten.native_layer_norm", "aten._softmax", "aten._log_softmax", "aten.sum",
     "aten.sum.dim_IntList", "aten.mean", "aten.mean.dim", "aten.amax",
-    "aten.amin", "aten._scaled_dot_product_flash_attention_for_cpu"};
+    "aten.amin", "aten._scaled_dot_product_flash_attention_for_cpu",
+    // convolutional networks (prelude/dynoc_cuda_conv.cuh; cuDNN)
+    "aten.convolution", "aten.max_pool2d_with_indices",
+    "aten.native_batch_norm", "aten._native_batch_norm_legit_no_training"};
+
+const llvm::StringRef kGemmOps[] = {"aten.mm", "aten.addmm", "aten.linear",
+                                    "aten.bmm"};
+// Ops whose kernels read and write bf16/f16 and compute in f32 themselves:
+// the GEMMs (cuBLASLt, f32 accumulation) and the block/warp kernels of
+// prelude/dynoc_cuda_nn.cuh. The rest compute bf16/f16 through
+// dynoc-widen-reduced-precision's conversions, which fuse into their loops.
+const llvm::StringRef kReducedPrecisionOps[] = {
+    "aten.mm",
+    "aten.addmm",
+    "aten.linear",
+    "aten.bmm",
+    "aten.native_layer_norm",
+    "aten._softmax",
+    "aten._log_softmax",
+    "aten.sum",
+    "aten.sum.dim_IntList",
+    "aten.mean",
+    "aten.mean.dim",
+    "aten.amax",
+    "aten.amin",
+    "aten._scaled_dot_product_flash_attention_for_cpu",
+    "aten.convolution",
+    "aten.max_pool2d_with_indices"};
 
 /// The contiguous strides of `shape`, as broadcastStrideList spells an
 /// operand of the output's own dims: such an operand is read at the output's
@@ -111,13 +138,16 @@ public:
     return ops.contains(opName);
   }
   unsigned dtypes(mlir::Operation *op, unsigned shared) const override {
+    // cuBLASLt runs the GEMMs on f32, bf16 and f16 (not f64).
     llvm::StringRef n = op->getName().getStringRef();
-    // cuBLASLt runs f32 GEMMs here; bf16/f16 graphs compute them in f32
-    // after dynoc-widen-reduced-precision.
-    if (n == "aten.mm" || n == "aten.addmm" || n == "aten.linear" ||
-        n == "aten.bmm")
-      return shared & codegen::kF32;
+    if (llvm::is_contained(kGemmOps, n) || n == "aten.convolution")
+      return codegen::kF32 | codegen::kBF16 | codegen::kF16;
+    if (llvm::is_contained(kReducedPrecisionOps, n))
+      return shared | codegen::kBF16 | codegen::kF16;
     return shared;
+  }
+  std::vector<std::string> reducedPrecisionOps() const override {
+    return {std::begin(kReducedPrecisionOps), std::end(kReducedPrecisionOps)};
   }
   std::string
   printPointwise(const codegen::PointwiseLoop &loop) const override {

@@ -2,10 +2,14 @@
 //
 // Walks each graph in order and grows a chain from every unfused GEMM,
 // convolution or elementwise op through its single-use elementwise consumers
-// of the same result type. A chain of two or more ops becomes one
+// of the same shape. A chain of two or more ops becomes one
 // dynoc.fusion_group, placed where the chain's last op was: every value the
 // chain reads from outside is defined before that point, and the chain's
-// inner values have no other users.
+// inner values have no other users. Elementwise ops compute in f32; the
+// conversions between f32 and bf16/f16 that dynoc-widen-reduced-precision
+// puts around them fuse too, so a bf16 graph's pointwise work reads and
+// writes bf16 in one loop. A GEMM's chain ends at a value of the GEMM's own
+// type, which the GEMM writes in place.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -32,6 +36,12 @@ bool isAnchor(Operation *op) {
   return names.contains(op->getName().getStringRef());
 }
 
+bool isFloat(Type t) {
+  auto rt = t.dyn_cast<RankedTensorType>();
+  return rt && (rt.getElementType().isF32() || rt.getElementType().isBF16() ||
+                rt.getElementType().isF16());
+}
+
 bool isElementwise(Operation *op) {
   static const llvm::StringSet<> names = {
       "aten.relu",       "aten.neg",        "aten.abs",
@@ -43,6 +53,9 @@ bool isElementwise(Operation *op) {
   // Fused loops compute in float: an int64 result stays alone.
   if (op->getNumResults() == 0)
     return false;
+  if (op->getName().getStringRef() == "aten._to_copy")
+    return op->getNumOperands() == 1 && isFloat(op->getOperand(0).getType()) &&
+           isFloat(op->getResult(0).getType());
   auto rt = op->getResult(0).getType().dyn_cast<RankedTensorType>();
   if (!rt || !rt.getElementType().isF32())
     return false;
@@ -56,15 +69,22 @@ bool isElementwise(Operation *op) {
   return bn && op->getResult(1).use_empty() && op->getResult(2).use_empty();
 }
 
-/// The next op of a chain ending in `op`: its value's only user, if that is an
-/// elementwise op with the same result type in the same block.
+bool sameShape(Type a, Type b) {
+  return a.cast<ShapedType>().getShape() == b.cast<ShapedType>().getShape();
+}
+
+/// The next op of a chain ending in `op`: its value's only user (x * x uses
+/// it twice), if that is an elementwise op with a result of the same shape in
+/// the same block.
 Operation *nextInChain(Operation *op) {
   Value v = op->getResult(0);
-  if (!v.hasOneUse())
+  if (v.use_empty())
     return nullptr;
   Operation *user = *v.getUsers().begin();
+  if (llvm::any_of(v.getUsers(), [&](Operation *u) { return u != user; }))
+    return nullptr;
   if (user->getBlock() != op->getBlock() || !isElementwise(user) ||
-      user->getResult(0).getType() != v.getType())
+      !sameShape(user->getResult(0).getType(), v.getType()))
     return nullptr;
   // Only batch norm's data operand may be the chained value.
   if (user->getNumResults() > 1 && user->getOperand(0) != v)
@@ -111,6 +131,12 @@ struct FusionPass : dynoc::impl::FusionBase<FusionPass> {
           break;
         chain.push_back(next);
       }
+      // The GEMM writes the group's result in place: its chain ends at a
+      // value of its type.
+      if (isAnchor(op))
+        while (chain.size() > 1 && chain.back()->getResult(0).getType() !=
+                                       op->getResult(0).getType())
+          chain.pop_back();
       if (chain.size() < 2)
         return;
       taken.insert(chain.begin(), chain.end());

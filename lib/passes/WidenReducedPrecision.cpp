@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace dynoc {
 #define GEN_PASS_DEF_WIDENREDUCEDPRECISION
@@ -44,11 +45,16 @@ Value convert(OpBuilder &b, Location loc, Value v, Type element) {
 
 struct WidenReducedPrecisionPass
     : dynoc::impl::WidenReducedPrecisionBase<WidenReducedPrecisionPass> {
+  using Base::Base;
   void runOnOperation() override {
+    llvm::StringSet<> keep;
+    for (const std::string &n : keepOps)
+      keep.insert(n);
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (op->getName().getDialectNamespace() == "aten" &&
           !dynoc::isDataMovementOp(op) &&
+          !keep.contains(op->getName().getStringRef()) &&
           (llvm::any_of(op->getOperandTypes(), isReduced) ||
            llvm::any_of(op->getResultTypes(), isReduced)))
         ops.push_back(op);
@@ -75,4 +81,11 @@ struct WidenReducedPrecisionPass
 
 std::unique_ptr<Pass> dynoc::createWidenReducedPrecisionPass() {
   return std::make_unique<WidenReducedPrecisionPass>();
+}
+
+std::unique_ptr<Pass>
+dynoc::createWidenReducedPrecisionPass(ArrayRef<std::string> keepOps) {
+  dynoc::WidenReducedPrecisionOptions options;
+  options.keepOps = keepOps; // copied into the pass's option
+  return std::make_unique<WidenReducedPrecisionPass>(options);
 }

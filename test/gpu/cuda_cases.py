@@ -1,7 +1,9 @@
 """What the GPU tests run: the model suite (bench/cpu/models.py) at batch 1 and
-32, and the randomized op cases of test/e2e/test_cpu_ops.py whose op the CUDA
-target compiles, in float32. Shared by the artifact build (tools/build_gpu_artifacts.py,
-on a machine without a GPU) and the run (test_cuda_run.py, on the GPU)."""
+32 in float32 and bfloat16, and the randomized op cases of
+test/e2e/test_cpu_ops.py whose op the CUDA target compiles, in float32,
+bfloat16 and float16. Shared by the artifact build (tools/build_gpu_artifacts.py,
+on a machine without a GPU), the run (test_cuda_run.py, on the GPU) and the
+benchmark (bench/cuda/run.py)."""
 import os
 import sys
 
@@ -10,8 +12,12 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "cpu"))
 sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
 
-MODELS = ["mlp", "encoder_block", "bert", "gpt2"]
+MODELS = ["mlp", "cnn", "resnext_block", "mobilenet_block", "encoder_block", "bert", "gpt2"]
 BATCHES = [1, 32]
+DTYPES = ["f32", "bf16"]
+# Relative error (norm of the difference over the norm of eager's output) the
+# model suite must stay within, against eager in the same dtype on the GPU.
+MODEL_TOLERANCE = {"f32": 1e-4, "bf16": 2e-2}
 
 # Op cases by name (test_cpu_ops.CASES): every op family the CUDA kernel
 # library has, with broadcasting, zero-size and negative-dim cases.
@@ -22,7 +28,26 @@ OP_CASES = [
     "log_softmax", "layer_norm", "expand", "embedding", "gather", "cat", "slice",
     "select", "pow3", "sum_all", "sum_last", "sum_mid_keepdim", "sum_zero",
     "mean_dim", "amax", "amin_keepdim", "stack_mid", "full", "view", "arange",
-    "where", "masked_fill", "log",
+    "where", "masked_fill", "log", "conv_stride_pad_dil", "conv_groups", "max_pool",
+    "max_pool_2x2", "batch_norm",
 ]
 
 ARTIFACTS = os.path.join(ROOT, "build", "gpu")
+
+
+def model_dir(name, batch, dtype):
+    """The artifact folder of a model variant, under ARTIFACTS/models."""
+    return f"{name}_b{batch}" + ("" if dtype == "f32" else f"_{dtype}")
+
+
+def torch_dtype(dtype):
+    import torch
+    return {"f32": torch.float32, "bf16": torch.bfloat16}[dtype]
+
+
+def op_cases():
+    """OP_CASES and their bf16/f16 variants (test_cpu_ops.CASES has those for
+    each case with float32 inputs)."""
+    import test_cpu_ops
+    return OP_CASES + [f"{n}_{rd}" for n in OP_CASES for rd in ("bf16", "f16")
+                       if f"{n}_{rd}" in test_cpu_ops.CASES]

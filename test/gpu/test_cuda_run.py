@@ -1,5 +1,6 @@
 """CUDA models against torch eager on the GPU: the model suite at batch 1 and
-32 (float32: max relative error <= 1e-4) and the op cases, each built on a
+32 (relative error against eager in the same dtype: float32 <= 1e-4, bfloat16
+<= 2e-2) and the op cases (float32, bfloat16, float16), each built on a
 machine without a GPU (tools/build_gpu_artifacts.py) and run here through
 dynoc.load, with and without CUDA graphs. Skips, with one line, where no GPU
 is present (CI)."""
@@ -18,6 +19,10 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                        "machine through tools/test_gpu.sh")
 
 ART = pathlib.Path(cuda_cases.ARTIFACTS)
+# The references in full f32: cuDNN's convolutions default to TF32 in torch;
+# dynoc's f32 builds use TF32 only with --allow-tf32.
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def rel_err(got, ref):
@@ -33,13 +38,16 @@ def artifact(*parts):
 
 
 @pytest.mark.parametrize("graphs", [True, False], ids=["graphs", "direct"])
+@pytest.mark.parametrize("dtype", cuda_cases.DTYPES)
 @pytest.mark.parametrize("batch", cuda_cases.BATCHES)
 @pytest.mark.parametrize("name", cuda_cases.MODELS)
-def test_model_matches_eager(name, batch, graphs, capfd):
+def test_model_matches_eager(name, batch, dtype, graphs, capfd):
     import dynoc
     import models
-    d = artifact("models", f"{name}_b{batch}")
+    d = artifact("models", cuda_cases.model_dir(name, batch, dtype))
+    dt = cuda_cases.torch_dtype(dtype)
     m, _ = models.make(name, batch)
+    m = m.to(dt)
     m.load_state_dict(torch.load(d / "eager.pt"))
     m = m.cuda().eval()
     built = dynoc.load(d / "model.so", cuda_graphs=graphs)
@@ -49,18 +57,22 @@ def test_model_matches_eager(name, batch, graphs, capfd):
     for step in range(3):
         torch.manual_seed(100 + step)
         x = models.example_input(name, batch).cuda()
+        if x.is_floating_point():
+            x = x.to(dt)
         with torch.no_grad():
             ref = models.main_output(m(x))
         got = models.main_output(built(x))
         assert got.device.type == "cuda" and got.shape == ref.shape
+        assert got.dtype == ref.dtype
         assert torch.isfinite(got).all()
         err = rel_err(got, ref)
-        assert err <= 1e-4, f"{name} b{batch} call {step}: relative error {err:.2e}"
+        tol = cuda_cases.MODEL_TOLERANCE[dtype]
+        assert err <= tol, f"{name} b{batch} {dtype} call {step}: relative error {err:.2e}"
     # The runtime says when a capture failed and it fell back to direct runs.
     assert "CUDA graphs off" not in capfd.readouterr().err
 
 
-@pytest.mark.parametrize("name", cuda_cases.OP_CASES)
+@pytest.mark.parametrize("name", cuda_cases.op_cases())
 def test_op_matches_aten_on_gpu(name):
     import dynoc
     import test_cpu_ops as t
@@ -71,4 +83,9 @@ def test_op_matches_aten_on_gpu(name):
     ref = c["ref"](*inputs).cuda()  # a case without inputs makes it on the CPU
     got = built(*inputs)
     assert got.device.type == "cuda" and got.shape == ref.shape
-    torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)
+    if "reduced" in c:  # as test_cpu_ops: an ulp or two of the dtype
+        rtol = {"bf16": 1.6e-2, "f16": 2e-3}[c["reduced"]]
+        atol = 1e-2 if "attention" in name else 1e-3
+        torch.testing.assert_close(got, ref, rtol=rtol, atol=atol)
+    else:
+        torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)

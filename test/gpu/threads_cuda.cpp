@@ -1,7 +1,7 @@
 //===- threads_cuda.cpp - one CUDA model, 8 threads, one stream each ------===//
 //
-// usage: threads_cuda MODEL.so INPUT_SHAPE... [--int64 HIGH] [--iters N]
-//                     [--bench]
+// usage: threads_cuda MODEL.so INPUT_SHAPE... [--int64 HIGH | --bf16]
+//                     [--iters N] [--bench]
 //
 // Loads a model built with --target=cuda, makes a random input of the given
 // shape on the GPU, runs it once alone for the reference, then from 8 threads
@@ -88,12 +88,12 @@ std::vector<char> runOnce(dynrt_model_t *model, dynrt_context_t *ctx,
 
 int main(int argc, char **argv) {
   if (argc < 3)
-    die("usage: threads_cuda MODEL.so INPUT_SHAPE... [--int64 HIGH] "
+    die("usage: threads_cuda MODEL.so INPUT_SHAPE... [--int64 HIGH | --bf16] "
         "[--iters N] [--bench]");
   std::vector<int64_t> shape;
   int64_t intHigh = -1;
   int iters = 50;
-  bool bench = false;
+  bool bench = false, bf16 = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--int64" && i + 1 < argc)
@@ -102,6 +102,8 @@ int main(int argc, char **argv) {
       iters = std::atoi(argv[++i]);
     else if (a == "--bench")
       bench = true;
+    else if (a == "--bf16")
+      bf16 = true;
     else
       shape.push_back(std::atoll(a.c_str()));
   }
@@ -112,7 +114,7 @@ int main(int argc, char **argv) {
   int64_t numel = 1;
   for (int64_t d : shape)
     numel *= d;
-  size_t elem = intHigh > 0 ? 8 : 4;
+  size_t elem = intHigh > 0 ? 8 : bf16 ? 2 : 4;
   std::vector<char> host(numel * elem);
   std::mt19937 rng(7);
   for (int64_t i = 0; i < numel; ++i) {
@@ -121,7 +123,13 @@ int main(int argc, char **argv) {
       std::memcpy(host.data() + i * 8, &v, 8);
     } else {
       float v = std::normal_distribution<float>()(rng);
-      std::memcpy(host.data() + i * 4, &v, 4);
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      if (bf16) // the upper half: a bf16 (rounded toward zero)
+        std::memcpy(host.data() + i * 2, reinterpret_cast<char *>(&bits) + 2,
+                    2);
+      else
+        std::memcpy(host.data() + i * 4, &v, 4);
     }
   }
   void *data = nullptr;
@@ -133,6 +141,7 @@ int main(int argc, char **argv) {
               dev,
               int32_t(shape.size()),
               intHigh > 0 ? DLDataType{kDLInt, 64, 1}
+              : bf16      ? DLDataType{kDLBfloat, 16, 1}
                           : DLDataType{kDLFloat, 32, 1},
               shape.data(),
               nullptr,

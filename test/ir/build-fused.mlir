@@ -8,7 +8,7 @@
 // MLIR: dynoc.fusion_group "elementwise"
 func.func @graph_0(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>, %y: tensor<2x4x3x3xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> (tensor<4x8xf32>, tensor<2x4x3x3xf32>) attributes {dynoc.inputs = [{kind = "user", name = "x"}, {kind = "parameter", name = "w"}, {kind = "parameter", name = "b"}, {kind = "user", name = "y"}, {kind = "buffer", name = "m"}, {kind = "buffer", name = "v"}]} {
   // CHECK: // dynoc.fusion_group
-  // CHECK: dynoc_k::gemm(false, true, 4, 8, 16, {{.*}}, a0, a1, 1.f, v1)
+  // CHECK: dynoc_k::gemm_bias(true, 4, 8, 16, {{.*}}, a0, a1, a2, v1)
   // CHECK: const int64_t st0[] = {8, 1};
   // CHECK: #pragma omp simd
   // CHECK-NEXT: for (int64_t i = 0; i < inner; ++i) {

@@ -187,14 +187,15 @@ inline char *threadScratch(size_t bytes) {
   return buf.get();
 }
 
-// Returns 0 on success, -1 if oneDNN cannot take this convolution (the caller
-// falls back to im2col).
-inline int conv2d_dnnl(ConvSite &site, float *out, const float *in,
-                       const float *w, const float *bias, int64_t N, int64_t C,
-                       int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
-                       int64_t OH, int64_t OW, int64_t sh, int64_t sw,
-                       int64_t ph, int64_t pw, int64_t groups, int64_t dh,
-                       int64_t dw) {
+// The library's convolution primitive (oneDNN here). Returns 0 on success,
+// -1 if oneDNN cannot take this convolution (the caller falls back to
+// conv2d's im2col + GEMM).
+inline int conv2d_primitive(ConvSite &site, float *out, const float *in,
+                            const float *w, const float *bias, int64_t N,
+                            int64_t C, int64_t H, int64_t W, int64_t K,
+                            int64_t R, int64_t S, int64_t OH, int64_t OW,
+                            int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                            int64_t groups, int64_t dh, int64_t dw) {
   if (!dnnlEngine() || N * C * H * W == 0 || N * K * OH * OW == 0)
     return -1;
   const int64_t key[17] = {N,      C,  H,  W,  K,  R,  S,

@@ -253,4 +253,15 @@ inline void conv_transpose2d(float *out, const float *in, const float *w,
     }
 }
 
+// Row-major C[M, N] = alpha * A @ op(B) + bias[N] (a linear layer): the
+// bias broadcast into C, then a GEMM accumulating onto it.
+template <class T>
+inline int gemm_bias(bool transB, int64_t M, int64_t N, int64_t K,
+                     double alpha, const T *A, const T *B, const T *bias,
+                     T *C) {
+  const int64_t s[] = {0, 1}, shape[] = {M, N};
+  expand(C, bias, s, shape, 2, T(1));
+  return gemm(false, transB, M, N, K, T(alpha), A, B, T(1), C);
+}
+
 } // namespace dynoc_k

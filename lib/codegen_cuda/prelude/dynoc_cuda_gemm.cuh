@@ -2,6 +2,8 @@
 // C = A @ B is computed as column-major C^T = B^T @ A^T. Each thread keeps
 // its own cache of matmul descriptors and the heuristic's algorithm per
 // problem, so a run takes no lock; a replayed CUDA graph skips all of it.
+// f32, bf16 and f16 operands; bf16/f16 accumulate in f32 (scale type f32).
+// A linear's bias is cuBLASLt's bias epilogue, not a pass over the output.
 #pragma once
 
 namespace dynoc_k {
@@ -14,6 +16,21 @@ inline cublasLtHandle_t &ltHandle() {
 #ifndef DYNOC_ALLOW_TF32
 #define DYNOC_ALLOW_TF32 0
 #endif
+
+template <class T> struct GemmType;
+template <> struct GemmType<float> {
+  static constexpr cudaDataType_t kData = CUDA_R_32F;
+  static constexpr cublasComputeType_t kCompute =
+      DYNOC_ALLOW_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+};
+template <> struct GemmType<bf16> {
+  static constexpr cudaDataType_t kData = CUDA_R_16BF;
+  static constexpr cublasComputeType_t kCompute = CUBLAS_COMPUTE_32F;
+};
+template <> struct GemmType<f16> {
+  static constexpr cudaDataType_t kData = CUDA_R_16F;
+  static constexpr cublasComputeType_t kCompute = CUBLAS_COMPUTE_32F;
+};
 
 struct GemmPlan {
   cublasLtMatmulDesc_t desc = nullptr;
@@ -29,13 +46,15 @@ inline bool ltCheck(cublasStatus_t s, const char *what) {
   return false;
 }
 
-// A plan for column-major D[m, n] = op(X)[m, k] @ op(Y)[k, n] (+ beta D),
-// batched `batch` times at strides sx, sy, sd.
-inline GemmPlan *gemmPlan(bool transX, bool transY, int64_t m, int64_t n,
+// A plan for column-major D[m, n] = op(X)[m, k] @ op(Y)[k, n] (+ beta D, or
+// + bias[m] broadcast along n), batched `batch` times at strides sx, sy, sd,
+// on `data` elements.
+inline GemmPlan *gemmPlan(cudaDataType_t data, cublasComputeType_t compute,
+                          bool transX, bool transY, int64_t m, int64_t n,
                           int64_t k, int64_t batch, int64_t sx, int64_t sy,
-                          int64_t sd, bool accumulate) {
+                          int64_t sd, bool accumulate, const void *bias) {
   struct Key {
-    int64_t v[10];
+    int64_t v[13];
     bool operator==(const Key &o) const {
       return std::memcmp(v, o.v, sizeof v) == 0;
     }
@@ -49,16 +68,32 @@ inline GemmPlan *gemmPlan(bool transX, bool transY, int64_t m, int64_t n,
     }
   };
   static thread_local std::unordered_map<Key, GemmPlan, KeyHash> plans;
-  Key key{{transX, transY, m, n, k, batch, sx, sy, sd, accumulate}};
+  // The bias pointer's alignment (not its address) can change the algorithm.
+  const int64_t biasAlign =
+      bias ? int64_t(reinterpret_cast<uintptr_t>(bias) & 15) + 1 : 0;
+  Key key{{int64_t(data), int64_t(compute), transX, transY, m, n, k, batch,
+           sx, sy, sd, accumulate, biasAlign}};
   auto it = plans.find(key);
-  if (it != plans.end())
-    return it->second.ok ? &it->second : nullptr;
+  if (it != plans.end()) {
+    if (!it->second.ok)
+      return nullptr;
+    if (bias)
+      cublasLtMatmulDescSetAttribute(it->second.desc,
+                                     CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                     sizeof bias);
+    return &it->second;
+  }
   GemmPlan &p = plans[key];
-  cublasComputeType_t compute =
-      DYNOC_ALLOW_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   if (!ltCheck(cublasLtMatmulDescCreate(&p.desc, compute, CUDA_R_32F),
                "cublasLtMatmulDescCreate"))
     return nullptr;
+  if (bias) {
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                   &epilogue, sizeof epilogue);
+    cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                   &bias, sizeof bias);
+  }
   cublasOperation_t opX = transX ? CUBLAS_OP_T : CUBLAS_OP_N,
                     opY = transY ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opX,
@@ -68,11 +103,11 @@ inline GemmPlan *gemmPlan(bool transX, bool transY, int64_t m, int64_t n,
   // Stored (column-major) shapes: X is m x k (k x m transposed), Y k x n.
   uint64_t xr = transX ? k : m, xc = transX ? m : k;
   uint64_t yr = transY ? n : k, yc = transY ? k : n;
-  if (!ltCheck(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, xr, xc, xr),
+  if (!ltCheck(cublasLtMatrixLayoutCreate(&p.a, data, xr, xc, xr),
                "cublasLtMatrixLayoutCreate") ||
-      !ltCheck(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, yr, yc, yr),
+      !ltCheck(cublasLtMatrixLayoutCreate(&p.b, data, yr, yc, yr),
                "cublasLtMatrixLayoutCreate") ||
-      !ltCheck(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, m, n, m),
+      !ltCheck(cublasLtMatrixLayoutCreate(&p.c, data, m, n, m),
                "cublasLtMatrixLayoutCreate"))
     return nullptr;
   if (batch > 1) {
@@ -112,19 +147,26 @@ inline GemmPlan *gemmPlan(bool transX, bool transY, int64_t m, int64_t n,
   return &p;
 }
 
+template <class T>
 inline int runGemm(bool transX, bool transY, int64_t m, int64_t n, int64_t k,
-                   int64_t batch, float alpha, const float *X, int64_t sx,
-                   const float *Y, int64_t sy, float beta, float *D,
-                   int64_t sd) {
+                   int64_t batch, float alpha, const T *X, int64_t sx,
+                   const T *Y, int64_t sy, float beta, T *D, int64_t sd,
+                   const T *bias = nullptr) {
   if (m == 0 || n == 0 || batch == 0)
     return 0;
-  if (k == 0) { // an empty sum: D = beta * D
-    const int64_t one = 1, total = m * n * batch;
-    expand(D, D, &one, &total, 1, beta);
+  if (k == 0) { // an empty sum: D = beta * D (+ bias)
+    const int64_t total = m * n * batch;
+    if (bias) {
+      const int64_t s[] = {0, 1}, shape[] = {total / m, m};
+      expand(D, bias, s, shape, 2, 1.f);
+    } else {
+      const int64_t one = 1;
+      expand(D, D, &one, &total, 1, beta);
+    }
     return 0;
   }
-  GemmPlan *p = gemmPlan(transX, transY, m, n, k, batch, sx, sy, sd,
-                         beta != 0.f);
+  GemmPlan *p = gemmPlan(GemmType<T>::kData, GemmType<T>::kCompute, transX,
+                         transY, m, n, k, batch, sx, sy, sd, beta != 0.f, bias);
   if (!p)
     return state().error ? state().error : 300;
   RunState &s = state();
@@ -136,16 +178,25 @@ inline int runGemm(bool transX, bool transY, int64_t m, int64_t n, int64_t k,
 }
 
 // Row-major C[M, N] = alpha * op(A) @ op(B) + beta * C.
+template <class T>
 inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
-                float alpha, const float *A, const float *B, float beta,
-                float *C) {
+                float alpha, const T *A, const T *B, float beta, T *C) {
   return runGemm(transB, transA, N, M, K, 1, alpha, B, 0, A, 0, beta, C, 0);
+}
+
+// Row-major C[M, N] = alpha * A @ op(B) + bias[N] (a linear layer).
+template <class T>
+inline int gemm_bias(bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                     const T *A, const T *B, const T *bias, T *C) {
+  return runGemm(transB, false, N, M, K, 1, alpha, B, 0, A, 0, 0.f, C, 0,
+                 bias);
 }
 
 // Batched row-major C[b] = A[b] @ B[b]; sa/sb element strides between batch
 // entries (0 broadcasts one operand).
-inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
-               int64_t sa, const float *B, int64_t sb, float *C) {
+template <class T>
+inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const T *A,
+               int64_t sa, const T *B, int64_t sb, T *C) {
   return runGemm(false, false, N, M, K, batch, 1.f, B, sb, A, sa, 0.f, C,
                  M * N);
 }

@@ -7,6 +7,13 @@
 #pragma once
 
 #include <cublasLt.h>
+// cuDNN only for graphs with a convolution (CudaBuild.cpp defines this).
+#ifndef DYNOC_USE_CUDNN
+#define DYNOC_USE_CUDNN 0
+#endif
+#if DYNOC_USE_CUDNN
+#include <cudnn.h>
+#endif
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -185,14 +192,15 @@ inline void binary(TO *out, const TA *a, const int64_t *as, const TB *b,
   });
 }
 
-inline void expand(float *out, const float *in, const int64_t *s,
-                   const int64_t *shape, int rank, float scale) {
+template <class T>
+inline void expand(T *out, const T *in, const int64_t *s, const int64_t *shape,
+                   int rank, float scale) {
   int64_t n = 1;
   for (int d = 0; d < rank; ++d)
     n *= shape[d];
   Arr8 sh(shape, rank), st(s, rank);
   pointwise(n, [=] __device__(int64_t i) {
-    out[i] = in[offsetOf(i, sh, st, rank)] * scale;
+    out[i] = T(float(in[offsetOf(i, sh, st, rank)]) * scale);
   });
 }
 

@@ -1,5 +1,7 @@
 // dynoc_cuda_nn.cuh - layer norm, softmax, reductions and attention as
-// one-pass block/warp kernels.
+// one-pass block/warp kernels. Each reads and writes its tensors' own types
+// (f32, bf16, f16) and computes in f32, so a bf16 graph rounds each result
+// once, as ATen's CUDA kernels do.
 #pragma once
 
 namespace dynoc_k {
@@ -29,29 +31,32 @@ template <bool kMax> __device__ inline float blockReduce(float v, float *shared)
 
 // One block per row: mean and variance in one pass over registers-or-cache,
 // then the normalized row.
-__global__ void layerNormKernel(float *out, const float *in, const float *w,
-                                const float *b, int64_t n, float eps) {
+template <class T, class TW>
+__global__ void layerNormKernel(T *out, const T *in, const TW *w, const TW *b,
+                                int64_t n, float eps) {
   __shared__ float shared[32];
-  const float *x = in + blockIdx.x * n;
-  float *y = out + blockIdx.x * n;
+  const T *x = in + blockIdx.x * n;
+  T *y = out + blockIdx.x * n;
   float sum = 0.f;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    sum += x[i];
+    sum += float(x[i]);
   float mean = blockReduce<false>(sum, shared) / float(n);
   float sq = 0.f;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    float d = x[i] - mean;
+    float d = float(x[i]) - mean;
     sq += d * d;
   }
   float rstd = rsqrtf(blockReduce<false>(sq, shared) / float(n) + eps);
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    y[i] = (x[i] - mean) * rstd * (w ? w[i] : 1.f) + (b ? b[i] : 0.f);
+    y[i] = T((float(x[i]) - mean) * rstd * (w ? float(w[i]) : 1.f) +
+             (b ? float(b[i]) : 0.f));
 }
 inline int rowThreads(int64_t n) {
   return n >= 1024 ? 512 : n >= 256 ? 256 : n >= 128 ? 128 : 64;
 }
-inline void layer_norm(float *out, const float *in, const float *weight,
-                       const float *bias, int64_t rows, int64_t n, double eps) {
+template <class T, class TW>
+inline void layer_norm(T *out, const T *in, const TW *weight, const TW *bias,
+                       int64_t rows, int64_t n, double eps) {
   if (rows == 0)
     return;
   layerNormKernel<<<unsigned(rows), rowThreads(n), 0, stream()>>>(
@@ -61,30 +66,31 @@ inline void layer_norm(float *out, const float *in, const float *weight,
 
 // Softmax over the middle dim of (outer, n, inner): a block per row when
 // inner is 1, else a thread per (outer, inner) column.
-template <bool kLog>
-__global__ void softmaxRowKernel(float *out, const float *in, int64_t n) {
+template <bool kLog, class T>
+__global__ void softmaxRowKernel(T *out, const T *in, int64_t n) {
   __shared__ float shared[32];
-  const float *x = in + blockIdx.x * n;
-  float *y = out + blockIdx.x * n;
+  const T *x = in + blockIdx.x * n;
+  T *y = out + blockIdx.x * n;
   float m = -INFINITY;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    m = fmaxf(m, x[i]);
+    m = fmaxf(m, float(x[i]));
   m = blockReduce<true>(m, shared);
   float sum = 0.f;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    sum += __expf(x[i] - m);
+    sum += __expf(float(x[i]) - m);
   sum = blockReduce<false>(sum, shared);
   if (kLog) {
     float lse = m + logf(sum);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-      y[i] = x[i] - lse;
+      y[i] = T(float(x[i]) - lse);
   } else {
     float inv = 1.f / sum;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-      y[i] = __expf(x[i] - m) * inv;
+      y[i] = T(__expf(float(x[i]) - m) * inv);
   }
 }
-inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
+template <class T>
+inline void softmax(T *out, const T *in, int64_t outer, int64_t n,
                     int64_t inner, bool log) {
   if (outer * inner == 0)
     return;
@@ -99,16 +105,16 @@ inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
     return;
   }
   pointwise(outer * inner, [=] __device__(int64_t c) {
-    const float *x = in + (c / inner) * n * inner + c % inner;
-    float *y = out + (c / inner) * n * inner + c % inner;
+    const T *x = in + (c / inner) * n * inner + c % inner;
+    T *y = out + (c / inner) * n * inner + c % inner;
     float m = -INFINITY, sum = 0.f;
     for (int64_t k = 0; k < n; ++k)
-      m = fmaxf(m, x[k * inner]);
+      m = fmaxf(m, float(x[k * inner]));
     for (int64_t k = 0; k < n; ++k)
-      sum += expf(x[k * inner] - m);
+      sum += expf(float(x[k * inner]) - m);
     for (int64_t k = 0; k < n; ++k)
-      y[k * inner] = log ? x[k * inner] - m - logf(sum)
-                         : expf(x[k * inner] - m) / sum;
+      y[k * inner] = T(log ? float(x[k * inner]) - m - logf(sum)
+                           : expf(float(x[k * inner]) - m) / sum);
   });
 }
 
@@ -121,14 +127,14 @@ __device__ inline float reducePick(int kind, float a, float x) {
     return x != x ? x : a;
   return kind == 2 ? fmaxf(a, x) : fminf(a, x);
 }
-__global__ void reduceRowKernel(float *out, const float *in, int64_t n,
-                                int kind) {
+template <class T>
+__global__ void reduceRowKernel(T *out, const T *in, int64_t n, int kind) {
   __shared__ float shared[32];
-  const float *x = in + blockIdx.x * n;
+  const T *x = in + blockIdx.x * n;
   float init = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.f;
   float a = init;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    a = reducePick(kind, a, x[i]);
+    a = reducePick(kind, a, float(x[i]));
   if (kind < 2) {
     a = blockReduce<false>(a, shared);
   } else {
@@ -140,9 +146,10 @@ __global__ void reduceRowKernel(float *out, const float *in, int64_t n,
       a = NAN;
   }
   if (threadIdx.x == 0)
-    out[blockIdx.x] = kind == 1 ? a / float(n) : a;
+    out[blockIdx.x] = T(kind == 1 ? a / float(n) : a);
 }
-inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
+template <class T>
+inline void reduce(T *out, const T *in, int64_t outer, int64_t n,
                    int64_t inner, int kind) {
   if (outer * inner == 0)
     return;
@@ -153,11 +160,11 @@ inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
     return;
   }
   pointwise(outer * inner, [=] __device__(int64_t c) {
-    const float *x = in + (c / inner) * n * inner + c % inner;
+    const T *x = in + (c / inner) * n * inner + c % inner;
     float a = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.f;
     for (int64_t k = 0; k < n; ++k)
-      a = reducePick(kind, a, x[k * inner]);
-    out[c] = kind == 1 ? a / float(n) : a;
+      a = reducePick(kind, a, float(x[k * inner]));
+    out[c] = T(kind == 1 ? a / float(n) : a);
   });
 }
 
@@ -166,18 +173,18 @@ inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
 // accumulates its share of the value dims) with an online softmax; nothing
 // of size L x S is written. Value dims up to 256.
 constexpr int kAttnMaxDims = 256;
-__global__ void attentionKernel(float *out, const float *q, const float *k,
-                                const float *v, int64_t batchHeads, int64_t L,
-                                int64_t S, int64_t E, int64_t Ev, float scale,
-                                bool causal, const float *mask, Arr8 ms,
-                                int64_t heads) {
+template <class T, class TM>
+__global__ void attentionKernel(T *out, const T *q, const T *k, const T *v,
+                                int64_t batchHeads, int64_t L, int64_t S,
+                                int64_t E, int64_t Ev, float scale, bool causal,
+                                const TM *mask, Arr8 ms, int64_t heads) {
   int lane = threadIdx.x & 31;
   int64_t row = blockIdx.x * int64_t(blockDim.x >> 5) + (threadIdx.x >> 5);
   if (row >= batchHeads * L)
     return;
   int64_t b = row / L, i = row % L;
-  const float *qi = q + row * E;
-  const float *kb = k + b * S * E, *vb = v + b * S * Ev;
+  const T *qi = q + row * E;
+  const T *kb = k + b * S * E, *vb = v + b * S * Ev;
   constexpr int kPer = kAttnMaxDims / 32;
   float acc[kPer];
 #pragma unroll
@@ -185,18 +192,18 @@ __global__ void attentionKernel(float *out, const float *q, const float *k,
     acc[t] = 0.f;
   float m = -INFINITY, sum = 0.f;
   int64_t visible = causal ? (i + 1 < S ? i + 1 : S) : S;
-  const float *mr =
+  const TM *mr =
       mask ? mask + (b / heads) * ms[0] + (b % heads) * ms[1] + i * ms[2]
            : nullptr;
   for (int64_t j0 = 0; j0 < visible; j0 += 32) {
     int64_t j = j0 + lane;
     float s = -INFINITY;
     if (j < visible) {
-      const float *kj = kb + j * E;
+      const T *kj = kb + j * E;
       float dot = 0.f;
       for (int64_t e = 0; e < E; ++e)
-        dot += qi[e] * kj[e];
-      s = dot * scale + (mr ? mr[j * ms[3]] : 0.f);
+        dot += float(qi[e]) * float(kj[e]);
+      s = dot * scale + (mr ? float(mr[j * ms[3]]) : 0.f);
     }
     float mNew = fmaxf(m, warpMax(s));
     if (mNew == -INFINITY)
@@ -210,29 +217,30 @@ __global__ void attentionKernel(float *out, const float *q, const float *k,
     int64_t count = visible - j0 < 32 ? visible - j0 : 32;
     for (int64_t jj = 0; jj < count; ++jj) {
       float pj = __shfl_sync(0xffffffffu, p, int(jj));
-      const float *vj = vb + (j0 + jj) * Ev;
+      const T *vj = vb + (j0 + jj) * Ev;
 #pragma unroll
       for (int t = 0; t < kPer; ++t) {
         int64_t d = lane + 32 * t;
         if (d < Ev)
-          acc[t] += pj * vj[d];
+          acc[t] += pj * float(vj[d]);
       }
     }
     m = mNew;
   }
   float inv = sum > 0.f ? 1.f / sum : 0.f; // every key masked: zeros
-  float *o = out + row * Ev;
+  T *o = out + row * Ev;
 #pragma unroll
   for (int t = 0; t < kPer; ++t) {
     int64_t d = lane + 32 * t;
     if (d < Ev)
-      o[d] = acc[t] * inv;
+      o[d] = T(acc[t] * inv);
   }
 }
-inline int attention(float *out, const float *q, const float *k, const float *v,
+template <class T, class TM = T>
+inline int attention(T *out, const T *q, const T *k, const T *v,
                      int64_t batchHeads, int64_t L, int64_t S, int64_t E,
-                     int64_t Ev, double scale, bool causal, float *scores,
-                     const float *mask = nullptr, const int64_t *ms = nullptr,
+                     int64_t Ev, double scale, bool causal, void *scores,
+                     const TM *mask = nullptr, const int64_t *ms = nullptr,
                      int64_t heads = 1) {
   (void)scores; // the CPU kernel's L x S scratch; not needed here
   if (Ev > kAttnMaxDims) {

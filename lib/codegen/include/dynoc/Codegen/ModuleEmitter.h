@@ -42,8 +42,9 @@ mlir::LogicalResult emitModule(mlir::ModuleOp module, const Target &target,
 
 /// Runs the graph passes `dynoc build` applies at `optLevel` (shape inference
 /// and reduced-precision widening always; decomposition and fusion from -O1)
-/// on `module`.
-mlir::LogicalResult runBuildPasses(mlir::ModuleOp module, int optLevel);
+/// on `module`. The ops `target` computes in bf16/f16 itself are not widened.
+mlir::LogicalResult runBuildPasses(mlir::ModuleOp module, int optLevel,
+                                   const Target &target);
 
 } // namespace codegen
 } // namespace dynoc

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
+#include <vector>
 
 namespace dynoc {
 namespace codegen {
@@ -53,6 +54,16 @@ public:
     (void)op;
     return shared;
   }
+  /// Ops whose kernels compute in bf16/f16 themselves (accumulating in f32),
+  /// which dynoc-widen-reduced-precision leaves alone; dtypes() lists bf16/f16
+  /// for them.
+  virtual std::vector<std::string> reducedPrecisionOps() const { return {}; }
+  /// Whether the kernel library's convolution primitive may refuse a shape
+  /// (returning < 0), the generated code then running conv2d's im2col + GEMM
+  /// with column scratch from the memory plan.
+  virtual bool convolutionFallback() const { return false; }
+  /// Whether its library has transposed 2-D convolutions (conv_transpose2d).
+  virtual bool transposedConvolution() const { return false; }
   /// The statements that compute `loop`.
   virtual std::string printPointwise(const PointwiseLoop &loop) const = 0;
   /// Whether the generated host code may read a tensor's elements (a 0-d

@@ -14,6 +14,10 @@ std::unique_ptr<mlir::Pass> createFusionPass();
 std::unique_ptr<mlir::Pass> createInferShapesPass();
 std::unique_ptr<mlir::Pass> createPrecomputeWeightsPass();
 std::unique_ptr<mlir::Pass> createWidenReducedPrecisionPass();
+/// The widening that leaves `keepOps` (ops a target computes in bf16/f16
+/// itself) alone.
+std::unique_ptr<mlir::Pass>
+createWidenReducedPrecisionPass(llvm::ArrayRef<std::string> keepOps);
 
 #define GEN_PASS_DECL
 #include "dynoc/Passes/Passes.h.inc"

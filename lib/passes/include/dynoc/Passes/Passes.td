@@ -32,7 +32,14 @@ def WidenReducedPrecision
     is how ATen's CPU kernels treat these types, so results match eager mode
     to the rounding of each op's result. `dynoc build` runs it at every -O
     level: the CPU code generator stores bf16/f16 but computes in f32 only.
+    A target whose kernels compute some ops in bf16/f16 themselves (the CUDA
+    target's cuBLASLt GEMMs, accumulating in f32) names them in `keep`; those
+    ops are left alone.
   }];
+  let options = [
+    ListOption<"keepOps", "keep", "std::string",
+               "ops that compute in bf16/f16 themselves (aten.mm, ...)">
+  ];
   let constructor = "dynoc::createWidenReducedPrecisionPass()";
 }
 

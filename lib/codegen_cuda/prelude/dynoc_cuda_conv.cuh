@@ -1,0 +1,238 @@
+// dynoc_cuda_conv.cuh - 2-D convolutions (NCHW) through cuDNN, and the
+// pooling and eval-mode batch norm kernels of convolutional networks.
+// cuDNN is included and linked only where a graph has a convolution: the
+// build defines DYNOC_USE_CUDNN then (lib/codegen_cuda/CudaBuild.cpp), so a
+// transformer's .so does not need libcudnn at load.
+#pragma once
+
+namespace dynoc_k {
+
+// Max pooling, a thread per output; NaN propagates (as torch's kernel does).
+template <class T>
+inline void max_pool2d(T *out, const T *in, int64_t planes, int64_t H,
+                       int64_t W, int64_t OH, int64_t OW, int64_t kh,
+                       int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                       int64_t pw, int64_t dh, int64_t dw) {
+  pointwise(planes * OH * OW, [=] __device__(int64_t i) {
+    int64_t ow = i % OW, oh = (i / OW) % OH, p = i / (OW * OH);
+    const T *plane = in + p * H * W;
+    float m = -INFINITY;
+    for (int64_t r = 0; r < kh; ++r) {
+      int64_t h = oh * sh - ph + r * dh;
+      if (h < 0 || h >= H)
+        continue;
+      for (int64_t s = 0; s < kw; ++s) {
+        int64_t w = ow * sw - pw + s * dw;
+        if (w < 0 || w >= W)
+          continue;
+        float v = float(plane[h * W + w]);
+        if (v > m || v != v)
+          m = v;
+      }
+    }
+    out[i] = T(m);
+  });
+}
+
+// An eval-mode batch norm's per-channel scale and shift (for a fused loop).
+template <class TS>
+inline void bn_scale_shift(float *scale, float *shift, const TS *mean,
+                           const TS *var, const TS *weight, const TS *bias,
+                           int64_t C, double eps) {
+  pointwise(C, [=] __device__(int64_t c) {
+    double s = (weight ? double(float(weight[c])) : 1.0) /
+               sqrt(double(float(var[c])) + eps);
+    scale[c] = float(s);
+    shift[c] = (bias ? float(bias[c]) : 0.f) - float(mean[c]) * float(s);
+  });
+}
+
+template <class T, class TS>
+inline void batch_norm(T *out, const T *in, const TS *mean, const TS *var,
+                       const TS *weight, const TS *bias, int64_t N, int64_t C,
+                       int64_t inner, double eps) {
+  pointwise(N * C * inner, [=] __device__(int64_t i) {
+    int64_t c = (i / inner) % C;
+    double s = (weight ? double(float(weight[c])) : 1.0) /
+               sqrt(double(float(var[c])) + eps);
+    float scale = float(s);
+    float shift = (bias ? float(bias[c]) : 0.f) - float(mean[c]) * scale;
+    out[i] = T(float(in[i]) * scale + shift);
+  });
+}
+
+#if DYNOC_USE_CUDNN
+
+template <class T> struct CudnnType;
+template <> struct CudnnType<float> {
+  static constexpr cudnnDataType_t kData = CUDNN_DATA_FLOAT;
+  // TF32 tensor cores only where the build allowed them (--allow-tf32).
+  static constexpr cudnnMathType_t kMath =
+      DYNOC_ALLOW_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+};
+template <> struct CudnnType<bf16> {
+  static constexpr cudnnDataType_t kData = CUDNN_DATA_BFLOAT16;
+  static constexpr cudnnMathType_t kMath = CUDNN_TENSOR_OP_MATH;
+};
+template <> struct CudnnType<f16> {
+  static constexpr cudnnDataType_t kData = CUDNN_DATA_HALF;
+  static constexpr cudnnMathType_t kMath = CUDNN_TENSOR_OP_MATH;
+};
+
+// Code 500 + the cuDNN status, with cuDNN's text.
+inline bool dnnCheck(cudnnStatus_t s, const char *what) {
+  if (s == CUDNN_STATUS_SUCCESS)
+    return true;
+  fail(500, what, cudnnGetErrorString(s));
+  return false;
+}
+
+inline cudnnHandle_t cudnnForThread() {
+  static thread_local struct Handle {
+    cudnnHandle_t h = nullptr;
+    Handle() {
+      if (cudnnCreate(&h) != CUDNN_STATUS_SUCCESS)
+        h = nullptr;
+    }
+    ~Handle() {
+      if (h)
+        cudnnDestroy(h);
+    }
+  } handle;
+  return handle.h;
+}
+
+// One convolution shape's descriptors and the algorithm cuDNN's heuristic
+// ranks first among those whose workspace fits the run's GEMM workspace
+// (cuBLASLt and cuDNN calls are ordered on the stream, so they share it).
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t workspace = 0;
+  bool ok = false;
+};
+
+// The CPU library caches oneDNN primitives per call site; cuDNN's plans are
+// per thread here (no lock on the run path), so a site holds nothing.
+struct ConvSite {};
+
+template <class T>
+inline ConvPlan *convPlan(const int64_t (&key)[16]) {
+  struct Key {
+    int64_t v[16];
+    bool operator==(const Key &o) const {
+      return std::memcmp(v, o.v, sizeof v) == 0;
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key &k) const {
+      size_t h = 1469598103934665603ull;
+      for (int64_t x : k.v)
+        h = (h ^ size_t(x)) * 1099511628211ull;
+      return h;
+    }
+  };
+  static thread_local std::unordered_map<Key, ConvPlan, KeyHash> plans;
+  Key k;
+  std::memcpy(k.v, key, sizeof k.v);
+  auto it = plans.find(k);
+  if (it != plans.end())
+    return it->second.ok ? &it->second : nullptr;
+  ConvPlan &p = plans[k];
+  const int64_t N = key[0], C = key[1], H = key[2], W = key[3], K = key[4],
+                R = key[5], S = key[6], OH = key[7], OW = key[8], sh = key[9],
+                sw = key[10], ph = key[11], pw = key[12], groups = key[13],
+                dh = key[14], dw = key[15];
+  cudnnHandle_t h = cudnnForThread();
+  if (!h) {
+    fail(500, "cudnnCreate", "cannot create a cuDNN handle");
+    return nullptr;
+  }
+  const cudnnDataType_t dt = CudnnType<T>::kData;
+  if (!dnnCheck(cudnnCreateTensorDescriptor(&p.x), "cuDNN descriptor") ||
+      !dnnCheck(cudnnCreateTensorDescriptor(&p.y), "cuDNN descriptor") ||
+      !dnnCheck(cudnnCreateTensorDescriptor(&p.bias), "cuDNN descriptor") ||
+      !dnnCheck(cudnnCreateFilterDescriptor(&p.w), "cuDNN descriptor") ||
+      !dnnCheck(cudnnCreateConvolutionDescriptor(&p.conv), "cuDNN descriptor"))
+    return nullptr;
+  if (!dnnCheck(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, dt, int(N),
+                                           int(C), int(H), int(W)),
+                "convolution input") ||
+      !dnnCheck(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, dt, int(N),
+                                           int(K), int(OH), int(OW)),
+                "convolution output") ||
+      !dnnCheck(cudnnSetTensor4dDescriptor(p.bias, CUDNN_TENSOR_NCHW, dt, 1,
+                                           int(K), 1, 1),
+                "convolution bias") ||
+      !dnnCheck(cudnnSetFilter4dDescriptor(p.w, dt, CUDNN_TENSOR_NCHW, int(K),
+                                           int(C / groups), int(R), int(S)),
+                "convolution weight") ||
+      !dnnCheck(cudnnSetConvolution2dDescriptor(
+                    p.conv, int(ph), int(pw), int(sh), int(sw), int(dh),
+                    int(dw), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                "convolution descriptor") ||
+      !dnnCheck(cudnnSetConvolutionGroupCount(p.conv, int(groups)),
+                "convolution groups") ||
+      !dnnCheck(cudnnSetConvolutionMathType(p.conv, CudnnType<T>::kMath),
+                "convolution math type"))
+    return nullptr;
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  if (!dnnCheck(cudnnGetConvolutionForwardAlgorithm_v7(
+                    h, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                    &found, perf),
+                "cudnnGetConvolutionForwardAlgorithm_v7"))
+    return nullptr;
+  for (int i = 0; i < found; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+        perf[i].memory <= size_t(kGemmWorkspaceBytes)) {
+      p.algo = perf[i].algo;
+      p.workspace = perf[i].memory;
+      p.ok = true;
+      return &p;
+    }
+  fail(500, "cuDNN", "no convolution algorithm fits the 8 MiB workspace");
+  return nullptr;
+}
+
+// Returns 0, or the run's error code (never refuses a shape: the CPU
+// library's fallback to im2col is not printed for this target).
+template <class T>
+inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
+                            const T *bias, int64_t N, int64_t C, int64_t H,
+                            int64_t W, int64_t K, int64_t R, int64_t S,
+                            int64_t OH, int64_t OW, int64_t sh, int64_t sw,
+                            int64_t ph, int64_t pw, int64_t groups, int64_t dh,
+                            int64_t dw) {
+  if (N * K * OH * OW == 0)
+    return 0;
+  if (C == 0 || R * S == 0) { // an empty sum: the bias alone
+    fail(500, "convolution", "a convolution over no input channels");
+    return finish();
+  }
+  const int64_t key[16] = {N,  C,  H,  W,  K,      R,  S,  OH,
+                           OW, sh, sw, ph, pw, groups, dh, dw};
+  ConvPlan *p = convPlan<T>(key);
+  if (!p)
+    return finish();
+  cudnnHandle_t h = cudnnForThread();
+  if (!dnnCheck(cudnnSetStream(h, stream()), "cudnnSetStream"))
+    return finish();
+  RunState &s = state();
+  const float one = 1.f, zero = 0.f;
+  if (!dnnCheck(cudnnConvolutionForward(h, &one, p->x, in, p->w, w, p->conv,
+                                        p->algo, s.gemmWorkspace, p->workspace,
+                                        &zero, p->y, out),
+                "cudnnConvolutionForward"))
+    return finish();
+  if (bias)
+    dnnCheck(cudnnAddTensor(h, &one, p->bias, bias, &one, p->y, out),
+             "cudnnAddTensor (convolution bias)");
+  return finish();
+}
+
+#endif // DYNOC_USE_CUDNN
+
+} // namespace dynoc_k
