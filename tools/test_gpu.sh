@@ -7,8 +7,8 @@
 #
 # Runs the op cases and the model suite against torch eager on the GPU
 # (test/gpu/test_cuda_run.py), the 8-thread test (one model, a stream and a
-# context per thread, CUDA graphs on) and compute-sanitizer's memcheck on one
-# model. Prints a summary last (docs/status.md keeps the latest).
+# context per thread, CUDA graphs on) and compute-sanitizer's memcheck on a
+# transformer block and a CNN. Prints a summary last (docs/status.md keeps the latest).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 art="$root/build/gpu"
@@ -18,8 +18,9 @@ if ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
   exit 1
 fi
 [ -d "$art/models" ] || { echo "test_gpu.sh: $art is missing: run tools/build_gpu_artifacts.py on the build machine and carry build/gpu" >&2; exit 1; }
-# The CUDA libraries the models link (cuBLASLt, the CUDA runtime): torch's.
-nvlib="$("$py" -c 'import os, nvidia; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))')"
+# The CUDA libraries the models link (cuBLASLt, the CUDA runtime, cuDNN):
+# torch's.
+nvlib="$("$py" -c 'import os, nvidia; d = list(nvidia.__path__)[0]; print(os.path.join(d, "cu13", "lib") + ":" + os.path.join(d, "cudnn", "lib"))')"
 export LD_LIBRARY_PATH="$nvlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export PYTHONPATH="$art/bin:$root/lib/capture/python:$root/test/gpu:$root/test/e2e:$root/bench/cpu:${PYTHONPATH:-}"
 "$py" -c 'import torch; print("GPU:", torch.cuda.get_device_name(), "| torch", torch.__version__)'
@@ -31,7 +32,8 @@ out="${OUT:-/tmp}"
 rc=${PIPESTATUS[0]}; [ $rc = 0 ] || status=1
 summary+=("pytest test/gpu/test_cuda_run.py: $(tail -1 "$out/pytest_gpu.log")")
 
-for args in "bert_b1/model.so 1 32 --int64 1000" "encoder_block_b32/model.so 32 32 128"; do
+for args in "bert_b1/model.so 1 32 --int64 1000" "encoder_block_b32/model.so 32 32 128" \
+            "resnext_block_b1_bf16/model.so 1 256 28 28 --bf16"; do
   set -- $args
   line="$("$art/bin/threads_cuda" "$art/models/$1" "${@:2}" --iters 50 2>&1)"
   rc=$?; echo "$line"; [ $rc = 0 ] || status=1
@@ -40,12 +42,16 @@ done
 
 san=compute-sanitizer
 command -v $san >/dev/null || san=/usr/local/cuda/bin/compute-sanitizer
-$san --tool memcheck --error-exitcode 9 "$art/bin/threads_cuda" "$art/models/encoder_block_b1/model.so" 1 32 128 --iters 2 > "$out/sanitizer.log" 2>&1
-rc=$?
-head -60 "$out/sanitizer.log"
-line="$(grep -E "ERROR SUMMARY|threads_cuda:" "$out/sanitizer.log" | tr '\n' ' ')"
-[ $rc = 0 ] || status=1
-summary+=("compute-sanitizer memcheck (encoder_block, 8 threads x 2 runs): ${line}")
+for args in "encoder_block_b1/model.so 1 32 128" "cnn_b1/model.so 1 3 32 32"; do
+  set -- $args
+  log="$out/sanitizer_${1%%/*}.log"
+  $san --tool memcheck --error-exitcode 9 "$art/bin/threads_cuda" "$art/models/$1" "${@:2}" --iters 2 > "$log" 2>&1
+  rc=$?
+  head -40 "$log"
+  line="$(grep -E "ERROR SUMMARY|threads_cuda:" "$log" | tr '\n' ' ')"
+  [ $rc = 0 ] || status=1
+  summary+=("compute-sanitizer memcheck (${1%%/*}, 8 threads x 2 runs): ${line}")
+done
 
 echo
 echo "== test_gpu.sh summary =="

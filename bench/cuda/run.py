@@ -9,6 +9,8 @@ Reports median latency, ratios, compile/build time and peak GPU memory, and
 writes perf-cuda.md and perf-cuda.png into --out.
 
 usage: bench/cuda/run.py [--out DIR] [--rounds N] [--models a,b] [--dtypes f32,bf16]
+       bench/cuda/run.py --from-json A.json B.json ... --out DIR
+         (one table from the rows of several runs, e.g. one device call each)
 """
 import argparse
 import gc
@@ -46,6 +48,17 @@ def timed(fn, x, iters):
     return statistics.median(times)
 
 
+def cuda_library_env():
+    """The environment for the C++ runner: torch's CUDA libraries (cuBLASLt,
+    cuDNN, the runtime) on the library path, as a C++ server would set it."""
+    import nvidia
+    base = list(nvidia.__path__)[0]
+    dirs = [os.path.join(base, "cu13", "lib"), os.path.join(base, "cudnn", "lib")]
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = ":".join(dirs + [env.get("LD_LIBRARY_PATH", "")])
+    return env
+
+
 def bench_model(name, batch, dtype, rounds, iters):
     d = ART / "models" / cuda_cases.model_dir(name, batch, dtype)
     dt = cuda_cases.torch_dtype(dtype)
@@ -57,7 +70,9 @@ def bench_model(name, batch, dtype, rounds, iters):
     x = models.example_input(name, batch).cuda()
     if x.is_floating_point():
         x = x.to(dt)
-    row = {"model": name, "batch": batch, "dtype": dtype}
+    row = {"model": name, "batch": batch, "dtype": dtype,
+           "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+           "cuda": torch.version.cuda}
     fns, mem = {}, {}
 
     def measure_mem(key, make):
@@ -108,7 +123,7 @@ def bench_model(name, batch, dtype, rounds, iters):
         cmd += ["--int64", "1000"]
     elif x.dtype == torch.bfloat16:
         cmd += ["--bf16"]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=cuda_library_env())
     row["dynoc-cpp_ms"] = (float(p.stdout.split()[-1]) if p.returncode == 0
                            else float("nan"))
     if p.returncode != 0:
@@ -122,17 +137,19 @@ def geomean(xs):
 
 
 def report(rows, out):
-    gpu = torch.cuda.get_device_name()
+    first = next((r for r in rows if "gpu" in r), {})
+    gpu = first.get("gpu", "?")
     lines = [
         "# GPU performance (float32 and bfloat16)", "",
-        f"Machine: {gpu}, torch {torch.__version__}, CUDA {torch.version.cuda}. "
+        f"Machine: {gpu}, torch {first.get('torch', '?')}, CUDA {first.get('cuda', '?')}. "
         "Written by `bench/cuda/run.py` on the GPU machine (device tool) over models "
         "captured and built on a machine without a GPU (`tools/build_gpu_artifacts.py`). "
         "Median latency of a synchronized call (ms), engines interleaved in one process; "
         "ratios are engine time / dynoc time (> 1: dynoc faster). dynoc runs CUDA graphs "
         "(captured on a context's second call), as reduce-overhead does. Peak memory: "
         "torch's allocator peak, or the device memory taken outside it (dynoc), during "
-        "three calls after load (weights included).", "",
+        "three calls after load (weights included). TF32 is off everywhere (torch's "
+        "cuDNN default turned off; dynoc builds without --allow-tf32).", "",
         "| model | batch | dtype | eager ms | inductor ms | reduce-overhead ms | dynoc ms (Python) "
         "| dynoc ms (C++) | vs eager | vs inductor | vs reduce-overhead | inductor compile s "
         "| dynoc build s | peak MiB eager / inductor / r-o / dynoc | dynoc rel. error |",
@@ -192,9 +209,16 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--models", default=",".join(cuda_cases.MODELS))
     ap.add_argument("--dtypes", default=",".join(cuda_cases.DTYPES))
+    ap.add_argument("--from-json", nargs="+", metavar="JSON",
+                    help="report the rows of earlier runs' perf-cuda.json instead of running")
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     rows = []
+    if args.from_json:
+        for f in args.from_json:
+            rows += json.loads(pathlib.Path(f).read_text())
+        report(rows, out)
+        return
     for dtype in args.dtypes.split(","):
         for name in args.models.split(","):
             for b in cuda_cases.BATCHES:
@@ -204,6 +228,8 @@ def main():
                     rows.append({"model": name, "batch": b, "dtype": dtype,
                                  "error": f"failed: {e}"[:200]})
                 print(json.dumps(rows[-1]), flush=True)
+                # Kept as it grows: a run stopped by a time limit keeps its rows.
+                (out / "perf-cuda.json").write_text(json.dumps(rows, indent=1))
                 torch._dynamo.reset()
     report(rows, out)
 

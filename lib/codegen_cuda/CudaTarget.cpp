@@ -160,7 +160,8 @@ public:
            "#define DYNOC_EXPORT __attribute__((visibility(\"default\")))\n\n";
   }
   std::string runExtraParams() const override { return ", void *stream"; }
-  int64_t extraWorkspaceBytes() const override { return 8 << 20; }
+  // cuBLASLt/cuDNN's workspace and the slack that aligns it (RunScope).
+  int64_t extraWorkspaceBytes() const override { return (8 << 20) + 256; }
   std::string runPrologue(const std::string &extra) const override {
     return "  dynoc_k::RunScope scope(stream, " + extra +
            ", dynoc_k::kGemmWorkspaceBytes);\n";

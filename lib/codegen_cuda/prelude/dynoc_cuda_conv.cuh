@@ -102,15 +102,21 @@ inline cudnnHandle_t cudnnForThread() {
   return handle.h;
 }
 
-// One convolution shape's descriptors and the algorithm cuDNN's heuristic
-// ranks first among those whose workspace fits the run's GEMM workspace
-// (cuBLASLt and cuDNN calls are ordered on the stream, so they share it).
+// One convolution shape's descriptors and the algorithms cuDNN's heuristic
+// ranks, best first, among those whose workspace fits the run's GEMM
+// workspace (cuBLASLt and cuDNN calls are ordered on the stream, so they
+// share it). A run uses the first; one that cuDNN then refuses for these
+// tensors is dropped, on the thread's first (direct, not captured) call.
 struct ConvPlan {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  cudnnConvolutionFwdAlgo_t algo;
-  size_t workspace = 0;
+  struct Candidate {
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t math;
+  };
+  std::vector<Candidate> candidates;
+  size_t next = 0;
   bool ok = false;
 };
 
@@ -118,24 +124,10 @@ struct ConvPlan {
 // per thread here (no lock on the run path), so a site holds nothing.
 struct ConvSite {};
 
-template <class T>
-inline ConvPlan *convPlan(const int64_t (&key)[16]) {
-  struct Key {
-    int64_t v[16];
-    bool operator==(const Key &o) const {
-      return std::memcmp(v, o.v, sizeof v) == 0;
-    }
-  };
-  struct KeyHash {
-    size_t operator()(const Key &k) const {
-      size_t h = 1469598103934665603ull;
-      for (int64_t x : k.v)
-        h = (h ^ size_t(x)) * 1099511628211ull;
-      return h;
-    }
-  };
-  static thread_local std::unordered_map<Key, ConvPlan, KeyHash> plans;
-  Key k;
+template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
+  static thread_local std::unordered_map<PlanKey<16>, ConvPlan, PlanKeyHash<16>>
+      plans;
+  PlanKey<16> k;
   std::memcpy(k.v, key, sizeof k.v);
   auto it = plans.find(k);
   if (it != plans.end())
@@ -185,23 +177,40 @@ inline ConvPlan *convPlan(const int64_t (&key)[16]) {
                     &found, perf),
                 "cudnnGetConvolutionForwardAlgorithm_v7"))
     return nullptr;
-  for (int i = 0; i < found; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-        perf[i].memory <= size_t(kGemmWorkspaceBytes)) {
-      p.algo = perf[i].algo;
-      p.workspace = perf[i].memory;
-      p.ok = true;
-      return &p;
-    }
-  fail(500, "cuDNN", "no convolution algorithm fits the 8 MiB workspace");
-  return nullptr;
+  for (int i = 0; i < found; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS)
+      continue;
+    // f32 stays off tensor cores (TF32) unless the build allowed them.
+    if (dt == CUDNN_DATA_FLOAT && !DYNOC_ALLOW_TF32 &&
+        (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+         perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+      continue;
+    // The heuristic's memory is an estimate; the algorithm's own query is
+    // what the call checks.
+    size_t bytes = 0;
+    if (cudnnSetConvolutionMathType(p.conv, perf[i].mathType) !=
+            CUDNN_STATUS_SUCCESS ||
+        cudnnGetConvolutionForwardWorkspaceSize(h, p.x, p.w, p.conv, p.y,
+                                                perf[i].algo, &bytes) !=
+            CUDNN_STATUS_SUCCESS ||
+        bytes > size_t(kGemmWorkspaceBytes))
+      continue;
+    p.candidates.push_back({perf[i].algo, perf[i].mathType});
+  }
+  if (p.candidates.empty()) {
+    fail(500, "cuDNN", "no convolution algorithm fits the 8 MiB workspace");
+    return nullptr;
+  }
+  p.ok = true;
+  return &p;
 }
 
 // Returns 0, or the run's error code (never refuses a shape: the CPU
-// library's fallback to im2col is not printed for this target).
+// library's fallback to im2col is not printed for this target). `bias` is a
+// T vector of K, or null.
 template <class T>
 inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
-                            const T *bias, int64_t N, int64_t C, int64_t H,
+                            const void *bias, int64_t N, int64_t C, int64_t H,
                             int64_t W, int64_t K, int64_t R, int64_t S,
                             int64_t OH, int64_t OW, int64_t sh, int64_t sw,
                             int64_t ph, int64_t pw, int64_t groups, int64_t dh,
@@ -212,7 +221,7 @@ inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
     fail(500, "convolution", "a convolution over no input channels");
     return finish();
   }
-  const int64_t key[16] = {N,  C,  H,  W,  K,      R,  S,  OH,
+  const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
                            OW, sh, sw, ph, pw, groups, dh, dw};
   ConvPlan *p = convPlan<T>(key);
   if (!p)
@@ -222,10 +231,22 @@ inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
     return finish();
   RunState &s = state();
   const float one = 1.f, zero = 0.f;
-  if (!dnnCheck(cudnnConvolutionForward(h, &one, p->x, in, p->w, w, p->conv,
-                                        p->algo, s.gemmWorkspace, p->workspace,
-                                        &zero, p->y, out),
-                "cudnnConvolutionForward"))
+  cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
+  for (; p->next < p->candidates.size(); ++p->next) {
+    const ConvPlan::Candidate &c = p->candidates[p->next];
+    cudnnSetConvolutionMathType(p->conv, c.math);
+    st = cudnnConvolutionForward(h, &one, p->x, in, p->w, w, p->conv, c.algo,
+                                 s.gemmWorkspace, s.gemmWorkspaceBytes, &zero,
+                                 p->y, out);
+    if (st != CUDNN_STATUS_BAD_PARAM && st != CUDNN_STATUS_NOT_SUPPORTED)
+      break; // run, or failed for a reason another algorithm does not fix
+  }
+  if (p->next == p->candidates.size()) {
+    p->next = 0; // none ran: the next call tries them again
+    dnnCheck(st, "cudnnConvolutionForward (every algorithm refused)");
+    return finish();
+  }
+  if (!dnnCheck(st, "cudnnConvolutionForward"))
     return finish();
   if (bias)
     dnnCheck(cudnnAddTensor(h, &one, p->bias, bias, &one, p->y, out),

@@ -49,9 +49,9 @@ inline int apiCopy(void *dst, const void *src, uint64_t bytes, int kind,
                      : kind == DYNOC_COPY_DEVICE_TO_HOST
                          ? cudaMemcpyDeviceToHost
                          : cudaMemcpyDeviceToDevice;
-  return apiResult(cudaMemcpyAsync(dst, src, bytes, k,
-                                   static_cast<cudaStream_t>(stream)),
-                   "cudaMemcpyAsync");
+  return apiResult(
+      cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream)),
+      "cudaMemcpyAsync");
 }
 inline int apiSync(void *stream) {
   return apiResult(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
@@ -81,7 +81,8 @@ inline int apiGraphEnd(void *stream, void **exec) {
           "cudaStreamEndCapture"))
     return rc;
   cudaGraphExec_t e = nullptr;
-  int rc = apiResult(cudaGraphInstantiate(&e, graph, 0), "cudaGraphInstantiate");
+  int rc =
+      apiResult(cudaGraphInstantiate(&e, graph, 0), "cudaGraphInstantiate");
   cudaGraphDestroy(graph);
   *exec = e;
   return rc;
@@ -116,14 +117,22 @@ inline const char *apiLastError() { return apiMessage(); }
 extern "C" __attribute__((visibility("default"))) const dynoc_device_api *
 dynoc_model_device(void) {
   static const dynoc_device_api api = {
-      DYNOC_DEVICE_API_VERSION, "cuda",
-      dynoc_k::apiInit,         dynoc_k::apiCurrentDevice,
-      dynoc_k::apiAlloc,        dynoc_k::apiRelease,
-      dynoc_k::apiCopy,         dynoc_k::apiSync,
-      dynoc_k::apiStreamCreate, dynoc_k::apiStreamRelease,
-      dynoc_k::apiGraphBegin,   dynoc_k::apiGraphEnd,
-      dynoc_k::apiGraphLaunch,  dynoc_k::apiGraphRelease,
-      dynoc_k::apiPointerDevice, [] {
+      DYNOC_DEVICE_API_VERSION,
+      "cuda",
+      dynoc_k::apiInit,
+      dynoc_k::apiCurrentDevice,
+      dynoc_k::apiAlloc,
+      dynoc_k::apiRelease,
+      dynoc_k::apiCopy,
+      dynoc_k::apiSync,
+      dynoc_k::apiStreamCreate,
+      dynoc_k::apiStreamRelease,
+      dynoc_k::apiGraphBegin,
+      dynoc_k::apiGraphEnd,
+      dynoc_k::apiGraphLaunch,
+      dynoc_k::apiGraphRelease,
+      dynoc_k::apiPointerDevice,
+      [] {
         const dynoc_k::RunState &s = dynoc_k::state();
         return s.error ? static_cast<const char *>(s.message)
                        : dynoc_k::apiLastError();

@@ -49,30 +49,25 @@ inline bool ltCheck(cublasStatus_t s, const char *what) {
 // A plan for column-major D[m, n] = op(X)[m, k] @ op(Y)[k, n] (+ beta D, or
 // + bias[m] broadcast along n), batched `batch` times at strides sx, sy, sd,
 // on `data` elements.
+// The alignment of a pointer in bytes (a power of two), up to 256: what
+// cuBLASLt's heuristic may assume of an operand.
+inline uint32_t alignmentOf(const void *p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  return a == 0 ? 256u : uint32_t(std::min<uintptr_t>(a & (~a + 1), 256));
+}
+
 inline GemmPlan *gemmPlan(cudaDataType_t data, cublasComputeType_t compute,
                           bool transX, bool transY, int64_t m, int64_t n,
                           int64_t k, int64_t batch, int64_t sx, int64_t sy,
-                          int64_t sd, bool accumulate, const void *bias) {
-  struct Key {
-    int64_t v[13];
-    bool operator==(const Key &o) const {
-      return std::memcmp(v, o.v, sizeof v) == 0;
-    }
-  };
-  struct KeyHash {
-    size_t operator()(const Key &k) const {
-      size_t h = 1469598103934665603ull;
-      for (int64_t x : k.v)
-        h = (h ^ size_t(x)) * 1099511628211ull;
-      return h;
-    }
-  };
-  static thread_local std::unordered_map<Key, GemmPlan, KeyHash> plans;
-  // The bias pointer's alignment (not its address) can change the algorithm.
-  const int64_t biasAlign =
-      bias ? int64_t(reinterpret_cast<uintptr_t>(bias) & 15) + 1 : 0;
-  Key key{{int64_t(data), int64_t(compute), transX, transY, m, n, k, batch,
-           sx, sy, sd, accumulate, biasAlign}};
+                          int64_t sd, bool accumulate, const void *bias,
+                          const void *X, const void *Y, const void *D) {
+  using Key = PlanKey<16>;
+  static thread_local std::unordered_map<Key, GemmPlan, PlanKeyHash<16>> plans;
+  // Operand alignments (not addresses) can change the algorithm: the
+  // heuristic assumes 256-byte operands unless told otherwise.
+  const uint32_t ax = alignmentOf(X), ay = alignmentOf(Y), ad = alignmentOf(D);
+  Key key{{int64_t(data), int64_t(compute), transX, transY, m, n, k, batch, sx,
+           sy, sd, accumulate, bias != nullptr, ax, ay, ad}};
   auto it = plans.find(key);
   if (it != plans.end()) {
     if (!it->second.ok)
@@ -115,9 +110,8 @@ inline GemmPlan *gemmPlan(cudaDataType_t data, cublasComputeType_t compute,
     int64_t strides[3] = {sx, sy, sd};
     cublasLtMatrixLayout_t layouts[3] = {p.a, p.b, p.c};
     for (int i = 0; i < 3; ++i) {
-      cublasLtMatrixLayoutSetAttribute(layouts[i],
-                                       CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                       &count, sizeof count);
+      cublasLtMatrixLayoutSetAttribute(
+          layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
       cublasLtMatrixLayoutSetAttribute(
           layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[i],
           sizeof strides[i]);
@@ -130,6 +124,13 @@ inline GemmPlan *gemmPlan(cudaDataType_t data, cublasComputeType_t compute,
   uint64_t wsBytes = uint64_t(kGemmWorkspaceBytes);
   cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes, sizeof wsBytes);
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, ax},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, ay},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, ad},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, ad}};
+  for (const auto &[attr, bytes] : aligns)
+    cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof bytes);
   cublasLtMatmulHeuristicResult_t result;
   int found = 0;
   cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(
@@ -165,8 +166,17 @@ inline int runGemm(bool transX, bool transY, int64_t m, int64_t n, int64_t k,
     }
     return 0;
   }
-  GemmPlan *p = gemmPlan(GemmType<T>::kData, GemmType<T>::kCompute, transX,
-                         transY, m, n, k, batch, sx, sy, sd, beta != 0.f, bias);
+  // cuBLASLt's bias epilogue reads the vector in 16-byte units: a bias
+  // elsewhere is broadcast into D first.
+  if (bias && alignmentOf(bias) < 16) {
+    const int64_t s[] = {0, 1}, shape[] = {n * batch, m};
+    expand(D, bias, s, shape, 2, 1.f);
+    bias = nullptr;
+    beta = 1.f;
+  }
+  GemmPlan *p =
+      gemmPlan(GemmType<T>::kData, GemmType<T>::kCompute, transX, transY, m, n,
+               k, batch, sx, sy, sd, beta != 0.f, bias, X, Y, D);
   if (!p)
     return state().error ? state().error : 300;
   RunState &s = state();
@@ -188,8 +198,7 @@ inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
 template <class T>
 inline int gemm_bias(bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                      const T *A, const T *B, const T *bias, T *C) {
-  return runGemm(transB, false, N, M, K, 1, alpha, B, 0, A, 0, 0.f, C, 0,
-                 bias);
+  return runGemm(transB, false, N, M, K, 1, alpha, B, 0, A, 0, 0.f, C, 0, bias);
 }
 
 // Batched row-major C[b] = A[b] @ B[b]; sa/sb element strides between batch

@@ -27,6 +27,8 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 // Elementwise functions are lambdas the device runs (nvcc --extended-lambda).
 #define DYNOC_FN __host__ __device__
@@ -49,7 +51,7 @@ struct RunState {
   cudaStream_t stream = nullptr;
   void *gemmWorkspace = nullptr;
   size_t gemmWorkspaceBytes = 0;
-  int error = 0;       // 0, or the code the run function returns
+  int error = 0; // 0, or the code the run function returns
   char message[256] = {0};
 };
 inline RunState &state() {
@@ -70,11 +72,17 @@ inline void check(cudaError_t e, const char *what) {
     fail(200 + int(e), what, cudaGetErrorString(e));
 }
 // Binds a run to its stream and workspace; the run returns finish().
+// cuBLASLt and cuDNN take their workspace 256-byte aligned: the graph's
+// workspace has kWorkspaceAlignment bytes of slack past the intermediates
+// for aligning it up.
+constexpr uintptr_t kWorkspaceAlignment = 256;
 struct RunScope {
   RunScope(void *stream, char *gemmWorkspace, size_t bytes) {
     RunState &s = state();
     s.stream = static_cast<cudaStream_t>(stream);
-    s.gemmWorkspace = gemmWorkspace;
+    uintptr_t p = reinterpret_cast<uintptr_t>(gemmWorkspace);
+    p = (p + kWorkspaceAlignment - 1) & ~(kWorkspaceAlignment - 1);
+    s.gemmWorkspace = reinterpret_cast<char *>(p);
     s.gemmWorkspaceBytes = bytes;
     s.error = 0;
     s.message[0] = 0;
@@ -85,6 +93,23 @@ inline cudaStream_t stream() { return state().stream; }
 
 // cuBLASLt's workspace per run: a slice of the graph's workspace.
 constexpr int64_t kGemmWorkspaceBytes = 8 << 20;
+
+// The key of a per-thread plan cache (cuBLASLt's, cuDNN's): a problem's
+// shape and types as N integers.
+template <int N> struct PlanKey {
+  int64_t v[N];
+  bool operator==(const PlanKey &o) const {
+    return std::memcmp(v, o.v, sizeof v) == 0;
+  }
+};
+template <int N> struct PlanKeyHash {
+  size_t operator()(const PlanKey<N> &k) const {
+    size_t h = 1469598103934665603ull; // FNV-1a over the values
+    for (int64_t x : k.v)
+      h = (h ^ size_t(x)) * 1099511628211ull;
+    return h;
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // Launching.
@@ -144,7 +169,8 @@ __host__ __device__ inline float gelu(float x) {
   return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
 }
 __host__ __device__ inline float gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  return 0.5f * x *
+         (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
 
 inline void copy(void *dst, const void *src, int64_t bytes) {
@@ -156,10 +182,9 @@ inline void copy(void *dst, const void *src, int64_t bytes) {
 
 // A conversion between element types; the 2-byte floats go through float.
 template <class TO, class TI> __host__ __device__ inline TO cvt(TI x) {
-  constexpr bool half = std::is_same<TO, bf16>::value ||
-                        std::is_same<TO, f16>::value ||
-                        std::is_same<TI, bf16>::value ||
-                        std::is_same<TI, f16>::value;
+  constexpr bool half =
+      std::is_same<TO, bf16>::value || std::is_same<TO, f16>::value ||
+      std::is_same<TI, bf16>::value || std::is_same<TI, f16>::value;
   if constexpr (half)
     return TO(float(x));
   else
@@ -187,8 +212,8 @@ inline void binary(TO *out, const TA *a, const int64_t *as, const TB *b,
     n *= shape[d];
   Arr8 sh(shape, rank), sa(as, rank), sb(bs, rank);
   pointwise(n, [=] __device__(int64_t i) {
-    out[i] = TO(f(TC(a[offsetOf(i, sh, sa, rank)]),
-                  TC(b[offsetOf(i, sh, sb, rank)])));
+    out[i] = TO(
+        f(TC(a[offsetOf(i, sh, sa, rank)]), TC(b[offsetOf(i, sh, sb, rank)])));
   });
 }
 
@@ -222,8 +247,8 @@ inline void where(TO *out, const bool *c, const int64_t *cs, const TA *a,
   TO fill = aHost ? TO(a[0]) : TO();
   pointwise(n, [=] __device__(int64_t i) {
     TO av = aHost ? fill : TO(a[offsetOf(i, sh, sa, rank)]);
-    out[i] = c[offsetOf(i, sh, sc, rank)] ? av
-                                          : TO(b[offsetOf(i, sh, sb, rank)]);
+    out[i] =
+        c[offsetOf(i, sh, sc, rank)] ? av : TO(b[offsetOf(i, sh, sb, rank)]);
   });
 }
 
@@ -245,9 +270,8 @@ inline void permute(T *out, const T *in, const int64_t *inShape,
     n *= outShape[d];
   }
   Arr8 sh(outShape, rank), st(stride, rank);
-  pointwise(n, [=] __device__(int64_t i) {
-    out[i] = in[offsetOf(i, sh, st, rank)];
-  });
+  pointwise(
+      n, [=] __device__(int64_t i) { out[i] = in[offsetOf(i, sh, st, rank)]; });
 }
 
 template <class T>
@@ -257,9 +281,8 @@ inline void broadcast_copy(T *out, const T *in, const int64_t *s,
   for (int d = 0; d < rank; ++d)
     n *= shape[d];
   Arr8 sh(shape, rank), st(s, rank);
-  pointwise(n, [=] __device__(int64_t i) {
-    out[i] = in[offsetOf(i, sh, st, rank)];
-  });
+  pointwise(
+      n, [=] __device__(int64_t i) { out[i] = in[offsetOf(i, sh, st, rank)]; });
 }
 
 // Elements start, start + step, ... (len of them) of the middle dim of an
@@ -291,9 +314,8 @@ inline void place(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
 
 template <class T>
 inline void arange(T *out, int64_t n, double start, double step) {
-  pointwise(n, [=] __device__(int64_t i) {
-    out[i] = T(start + double(i) * step);
-  });
+  pointwise(
+      n, [=] __device__(int64_t i) { out[i] = T(start + double(i) * step); });
 }
 
 // Rows of `weight` picked by `indices`. An index out of range cannot fail

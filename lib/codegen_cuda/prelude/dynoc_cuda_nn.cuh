@@ -17,7 +17,8 @@ __device__ inline float warpMax(float v) {
   return v;
 }
 // A block-wide reduction; every thread gets the result. `shared` holds 32.
-template <bool kMax> __device__ inline float blockReduce(float v, float *shared) {
+template <bool kMax>
+__device__ inline float blockReduce(float v, float *shared) {
   v = kMax ? warpMax(v) : warpSum(v);
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   __syncthreads(); // `shared` may still be read by an earlier reduction
@@ -96,11 +97,11 @@ inline void softmax(T *out, const T *in, int64_t outer, int64_t n,
     return;
   if (inner == 1) {
     if (log)
-      softmaxRowKernel<true><<<unsigned(outer), rowThreads(n), 0, stream()>>>(
-          out, in, n);
+      softmaxRowKernel<true>
+          <<<unsigned(outer), rowThreads(n), 0, stream()>>>(out, in, n);
     else
-      softmaxRowKernel<false><<<unsigned(outer), rowThreads(n), 0, stream()>>>(
-          out, in, n);
+      softmaxRowKernel<false>
+          <<<unsigned(outer), rowThreads(n), 0, stream()>>>(out, in, n);
     check(cudaGetLastError(), "softmax kernel");
     return;
   }
@@ -149,13 +150,13 @@ __global__ void reduceRowKernel(T *out, const T *in, int64_t n, int kind) {
     out[blockIdx.x] = T(kind == 1 ? a / float(n) : a);
 }
 template <class T>
-inline void reduce(T *out, const T *in, int64_t outer, int64_t n,
-                   int64_t inner, int kind) {
+inline void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
+                   int kind) {
   if (outer * inner == 0)
     return;
   if (inner == 1) {
-    reduceRowKernel<<<unsigned(outer), rowThreads(n), 0, stream()>>>(out, in,
-                                                                      n, kind);
+    reduceRowKernel<<<unsigned(outer), rowThreads(n), 0, stream()>>>(out, in, n,
+                                                                     kind);
     check(cudaGetLastError(), "reduction kernel");
     return;
   }
@@ -253,8 +254,7 @@ inline int attention(T *out, const T *q, const T *k, const T *v,
   constexpr int kWarps = 4;
   attentionKernel<<<unsigned((rows + kWarps - 1) / kWarps), 32 * kWarps, 0,
                     stream()>>>(out, q, k, v, batchHeads, L, S, E, Ev,
-                                float(scale), causal, mask, Arr8(ms, 4),
-                                heads);
+                                float(scale), causal, mask, Arr8(ms, 4), heads);
   check(cudaGetLastError(), "attention kernel");
   return 0;
 }
