@@ -183,14 +183,14 @@ def report(rows, out):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(14, 4))
-        labels = [f"{r['model']}\nb{r['batch']} {r['dtype']}" for r in ok]
+        fig, ax = plt.subplots(figsize=(14, 5))
+        labels = [f"{r['model']} b{r['batch']} {r['dtype']}" for r in ok]
         w = 0.2
         for i, k in enumerate(["eager", "inductor", "reduce-overhead", "dynoc"]):
             ax.bar([j + (i - 1.5) * w for j in range(len(ok))],
                    [r[f"{k}_ms"] for r in ok], w, label=k)
         ax.set_xticks(range(len(ok)))
-        ax.set_xticklabels(labels)
+        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
         ax.set_ylabel("median latency, ms (lower is better)")
         ax.set_yscale("log")
         ax.set_title(f"float32 and bfloat16 on {gpu}")

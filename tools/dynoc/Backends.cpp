@@ -50,9 +50,10 @@ void addListBackendsCommand(CLI::App &app, int &exitCode) {
                "in f32\n",
                "cpu");
     fmt::print("  {:<6} CUDA C++ through nvcc for --arch (default sm_90) plus "
-               "PTX; cuBLASLt GEMMs (f32; TF32 with --allow-tf32); CUDA graphs "
-               "at run time; {} ops; no convolution, pooling, batch norm or "
-               "index ops yet (a located build error)\n",
+               "PTX; cuBLASLt GEMMs and cuDNN convolutions (f32, TF32 only "
+               "with --allow-tf32; bf16/f16 with f32 accumulation); CUDA "
+               "graphs at run time; {} ops; no transposed convolution, "
+               "average pooling or index ops yet (a located build error)\n",
                "cuda", cudaSupportedOps().size());
     exitCode = 0;
   });
