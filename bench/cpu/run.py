@@ -306,9 +306,13 @@ def main():
     slow = [f"{r['model']} at batch {r['batch']} ({r['speedup_inductor']:.2f}×)"
             for r in rows if r.get("speedup_inductor") and r["speedup_inductor"] < 1.0]
     if slow:
-        lines += ["Rows slower than Inductor: " + ", ".join(slow) + ". For the CNN: "
-                  "each oneDNN convolution reorders its activations into the blocked "
-                  "layout and back on every call (no layout propagation yet).", ""]
+        lines += ["Rows slower than Inductor: " + ", ".join(slow) + ". Where they "
+                  "convolve: 1x1 and depthwise convolutions run in NCHW (a GEMM per "
+                  "image, a stencil per channel), other convolutions reorder their "
+                  "activations into oneDNN's blocked layout and back on every call (no "
+                  "layout propagation), and the elementwise ops after a convolution "
+                  "(ReLU, ReLU6, the residual) are a second pass over its output, not "
+                  "fused into the convolution.", ""]
     png = pathlib.Path(args.out).with_suffix(".png")
     if chart(rows, png):
         lines += [f"![speedups]({png.name})", ""]

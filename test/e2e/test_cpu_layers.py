@@ -86,17 +86,22 @@ LAYERS = {
             f(torch.randn(4, 5, dtype=torch.float64))
     """,
     "grouped_depthwise_dilated_conv_relu6": """
-        # ResNeXt's grouped 3x3, MobileNet's depthwise 3x3 with ReLU6 (hardtanh),
-        # a dilated convolution: oneDNN's grouped and dilated primitives.
+        # ResNeXt's grouped 3x3, MobileNet's depthwise 3x3 (strided, and not)
+        # with ReLU6 (hardtanh), 1x1s, a dilated convolution: oneDNN's grouped
+        # and dilated primitives, dynoc's own 1x1 and depthwise kernels.
         class Block(nn.Module):
             def __init__(self):
                 super().__init__()
                 self.grouped = nn.Conv2d(64, 64, 3, padding=1, groups=32)
                 self.depthwise = nn.Conv2d(64, 64, 3, stride=2, padding=1, groups=64, bias=False)
                 self.dilated = nn.Conv2d(64, 16, 3, padding=2, dilation=2)
+                self.expand = nn.Conv2d(64, 96, 1)
+                self.dw = nn.Conv2d(96, 96, 3, padding=1, groups=96, bias=False)
+                self.project = nn.Conv2d(96, 64, 1, bias=False)
             def forward(self, x):
                 y = F.relu6(self.depthwise(torch.relu(self.grouped(x))))
-                return self.dilated(y), F.hardtanh(y, -0.5, 2.0)
+                z = y + self.project(F.relu6(self.dw(F.relu6(self.expand(y)))))
+                return self.dilated(y), F.hardtanh(y, -0.5, 2.0), z
         f = torch.compile(Block().eval())
         with torch.no_grad():
             f(torch.randn(2, 64, 15, 13))

@@ -123,6 +123,24 @@ CASES["conv_groups"] = case(
     {"stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "transposed": False,
      "output_padding": [0, 0], "groups": 2},
     lambda x, w: aten.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 2))
+# 1x1 and depthwise convolutions run as NCHW kernels of their own (a GEMM per
+# image, a stencil per channel): a bias, a channel multiplier, row strides,
+# uneven padding and dilation, a 5x5 kernel.
+CASES["conv_pointwise"] = case(
+    "aten.convolution", [[2, 5, 6, 7], [3, 5, 1, 1], [3]],
+    {"stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "transposed": False,
+     "output_padding": [0, 0], "groups": 1},
+    lambda x, w, b: aten.convolution(x, w, b, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))
+CASES["conv_depthwise"] = case(
+    "aten.convolution", [[2, 3, 10, 9], [6, 1, 3, 3], [6]],
+    {"stride": [2, 1], "padding": [1, 2], "dilation": [1, 2], "transposed": False,
+     "output_padding": [0, 0], "groups": 3},
+    lambda x, w, b: aten.convolution(x, w, b, [2, 1], [1, 2], [1, 2], False, [0, 0], 3))
+CASES["conv_depthwise_5x5"] = case(
+    "aten.convolution", [[1, 4, 7, 3], [4, 1, 5, 5]],
+    {"stride": [1, 1], "padding": [2, 2], "dilation": [1, 1], "transposed": False,
+     "output_padding": [0, 0], "groups": 4},
+    lambda x, w: aten.convolution(x, w, None, [1, 1], [2, 2], [1, 1], False, [0, 0], 4))
 CASES["max_pool"] = dict(case(
     "aten.max_pool2d_with_indices", [[2, 3, 9, 8]],
     {"kernel_size": [3, 2], "stride": [2, 2], "padding": [1, 1]},

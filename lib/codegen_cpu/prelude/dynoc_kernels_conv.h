@@ -1,7 +1,8 @@
-// dynoc_kernels_conv.h - 2-D convolution through oneDNN primitives (plain,
-// grouped, depthwise, dilated), cached per call site with their weights
-// reordered once. Appended to dynoc_kernels.h in the embedded prelude (see
-// lib/codegen_cpu/BUILD.bazel), so it uses that file's includes and helpers.
+// dynoc_kernels_conv.h - 2-D convolution: 1x1 and depthwise ones in NCHW,
+// the others through oneDNN primitives (plain, grouped, dilated), cached per
+// call site with their weights reordered once. Appended to dynoc_kernels.h in
+// the embedded prelude (see lib/codegen_cpu/BUILD.bazel), so it uses that
+// file's includes and helpers.
 
 namespace dynoc_k {
 
@@ -187,16 +188,129 @@ inline char *threadScratch(size_t bytes) {
   return buf.get();
 }
 
-// The library's convolution primitive (oneDNN here). Returns 0 on success,
-// -1 if oneDNN cannot take this convolution (the caller falls back to
-// conv2d's im2col + GEMM).
+// Convolutions that run in NCHW as they are, with no reorder into oneDNN's
+// blocked layout and back (which, for these, costs more than the arithmetic):
+// a 1x1 convolution with stride 1 and no padding is one GEMM per image, and a
+// depthwise convolution (one input channel per group) a small stencil per
+// channel, memory-bound, vectorized along the output row.
+inline bool conv2d_is_pointwise(int64_t R, int64_t S, int64_t sh, int64_t sw,
+                                int64_t ph, int64_t pw, int64_t groups) {
+  return R == 1 && S == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&
+         groups == 1;
+}
+
+inline bool conv2d_is_depthwise(int64_t C, int64_t K, int64_t groups) {
+  return groups > 1 && groups == C && K % C == 0;
+}
+
+// out[n] = w[K, C] @ in[n][C, H*W] (+ bias[k] on each row).
+inline int conv2d_pointwise(float *out, const float *in, const float *w,
+                            const float *bias, int64_t N, int64_t C, int64_t K,
+                            int64_t P) {
+  for (int64_t n = 0; n < N; ++n) {
+    float *dst = out + n * K * P;
+    if (bias) {
+#pragma omp parallel for if (K * P > kParallelGrain)
+      for (int64_t k = 0; k < K; ++k)
+        std::fill(dst + k * P, dst + (k + 1) * P, bias[k]);
+    }
+    if (int rc = gemm(false, false, K, P, C, 1.f, w, in + n * C * P,
+                      bias ? 1.f : 0.f, dst))
+      return rc;
+  }
+  return 0;
+}
+
+// One output plane of a depthwise convolution from a zero-padded input plane
+// (`pitch` floats per row): every tap is in bounds, so the loops along the
+// output row have no edge cases. Innermost loops run along the row so that
+// they vectorize at -O2 too; a kernel row of 3 taps is one pass.
+inline void depthwise_plane(float *dst, const float *padded, int64_t pitch,
+                            const float *wk, float b, int64_t R, int64_t S,
+                            int64_t OH, int64_t OW, int64_t sh, int64_t sw,
+                            int64_t dh, int64_t dw) {
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    float *o = dst + oh * OW;
+#pragma omp simd
+    for (int64_t ow = 0; ow < OW; ++ow)
+      o[ow] = b;
+    for (int64_t r = 0; r < R; ++r) {
+      const float *p = padded + (oh * sh + r * dh) * pitch;
+      const float *wr = wk + r * S;
+      if (S == 3 && sw == 1) {
+        const float w0 = wr[0], w1 = wr[1], w2 = wr[2];
+        const float *p1 = p + dw, *p2 = p + 2 * dw;
+#pragma omp simd
+        for (int64_t ow = 0; ow < OW; ++ow)
+          o[ow] += w0 * p[ow] + w1 * p1[ow] + w2 * p2[ow];
+        continue;
+      }
+      for (int64_t s = 0; s < S; ++s) {
+        const float ws = wr[s];
+        const float *ps = p + s * dw;
+#pragma omp simd
+        for (int64_t ow = 0; ow < OW; ++ow)
+          o[ow] += ws * ps[ow * sw];
+      }
+    }
+  }
+}
+
+// Output channel k reads input channel k / (K / C); w is [K, 1, R, S].
+inline void conv2d_depthwise(float *out, const float *in, const float *w,
+                             const float *bias, int64_t N, int64_t C, int64_t H,
+                             int64_t W, int64_t K, int64_t R, int64_t S,
+                             int64_t OH, int64_t OW, int64_t sh, int64_t sw,
+                             int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+  const int64_t mult = K / C;
+  // The padded plane holds every row and column any output reads.
+  const int64_t PH = std::max(H + ph, (OH - 1) * sh + (R - 1) * dh + 1) + ph;
+  const int64_t pitch = std::max(W + pw, (OW - 1) * sw + (S - 1) * dw + 1) + pw;
+#pragma omp parallel for if (N * K * OH * OW * R * S > kParallelGrain)
+  for (int64_t nk = 0; nk < N * K; ++nk) {
+    thread_local std::vector<float> padded;
+    const int64_t n = nk / K, k = nk % K;
+    padded.resize(size_t(PH * pitch));
+    // The padded copy of input channel k / mult: zero borders, rows copied.
+    const float *img = in + (n * C + k / mult) * H * W;
+    float *p = padded.data();
+    std::fill(p, p + ph * pitch, 0.f);
+    for (int64_t h = 0; h < H; ++h) {
+      float *row = p + (h + ph) * pitch;
+      std::fill(row, row + pw, 0.f);
+      std::memcpy(row + pw, img + h * W, size_t(W) * sizeof(float));
+      std::fill(row + pw + W, row + pitch, 0.f);
+    }
+    std::fill(p + (H + ph) * pitch, p + PH * pitch, 0.f);
+    const float *wk = w + k * R * S;
+    const float b = bias ? bias[k] : 0.f;
+    float *dst = out + nk * OH * OW;
+    depthwise_plane(dst, padded.data(), pitch, wk, b, R, S, OH, OW, sh, sw, dh,
+                    dw);
+  }
+}
+
+// The library's convolution primitive: the NCHW kernels above where they
+// apply, else oneDNN's. Returns 0 on success, -1 if oneDNN cannot take this
+// convolution (the caller falls back to conv2d's im2col + GEMM), a positive
+// code on a library error.
 inline int conv2d_primitive(ConvSite &site, float *out, const float *in,
                             const float *w, const float *bias, int64_t N,
                             int64_t C, int64_t H, int64_t W, int64_t K,
                             int64_t R, int64_t S, int64_t OH, int64_t OW,
                             int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                             int64_t groups, int64_t dh, int64_t dw) {
-  if (!dnnlEngine() || N * C * H * W == 0 || N * K * OH * OW == 0)
+  if (N * C * H * W == 0 || N * K * OH * OW == 0)
+    return -1;
+  // 1x1 and depthwise (stride 1 along the row) convolutions stay in NCHW.
+  if (conv2d_is_pointwise(R, S, sh, sw, ph, pw, groups))
+    return conv2d_pointwise(out, in, w, bias, N, C, K, OH * OW);
+  if (conv2d_is_depthwise(C, K, groups) && sw == 1) {
+    conv2d_depthwise(out, in, w, bias, N, C, H, W, K, R, S, OH, OW, sh, sw, ph,
+                     pw, dh, dw);
+    return 0;
+  }
+  if (!dnnlEngine())
     return -1;
   const int64_t key[17] = {N,      C,  H,  W,  K,  R,  S,
                            OH,     OW, sh, sw, ph, pw, bias != nullptr,
