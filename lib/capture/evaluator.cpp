@@ -688,6 +688,9 @@ private:
     }
   }
   std::string callSource; // the last CALL's result source (sizes)
+  ItemSources callItems;  // and its items' (a followed call's tuple of sizes)
+  void noteReturnedSizes(const Slot &s);
+  bool takeReturnedSizes(PyObject *result, PyCodeObject *callee);
   Py_ssize_t pc = 0;
   Py_ssize_t lasti = -1;  // set by RERAISE: the offset an exception came from
   bool reraising = false; // RERAISE adds no traceback entry
@@ -756,9 +759,50 @@ PyObject *Evaluator::callFollowed(PyObject *func, const std::string &funcSrc,
   st.pending.funcSource = funcSrc;
   st.pending.entry = false;
   Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;
+  st.returned = {};
   PyObject *r = PyObject_Vectorcall(func, args.data(), args.size() - nkw, kw);
   st.pending.code = nullptr;
+  if (r)
+    takeReturnedSizes(
+        r, reinterpret_cast<PyCodeObject *>(PyFunction_GET_CODE(func)));
+  st.returned = {};
   return r;
+}
+
+/// RETURN_VALUE of an evaluated function: hands the sizes in what it returns
+/// (the value, or a tuple's items) to the call that followed it.
+void Evaluator::noteReturnedSizes(const Slot &s) {
+  RegionState &st = regionState();
+  st.returned = {};
+  if (call_.entry ||
+      (co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)))
+    return;
+  std::string source = isSizeInt(s.value, s.source) ? s.source : "";
+  ItemSources items;
+  if (s.items && s.value && PyTuple_Check(s.value) &&
+      Py_ssize_t(s.items->size()) == PyTuple_GET_SIZE(s.value)) {
+    std::vector<std::string> sizes(s.items->size());
+    bool any = false;
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (isSizeInt(PyTuple_GET_ITEM(s.value, i), (*s.items)[i]))
+        sizes[i] = (*s.items)[i], any = true;
+    if (any)
+      items = std::make_shared<const std::vector<std::string>>(sizes);
+  }
+  if (source.empty() && !items)
+    return;
+  st.returned = {co, s.value, std::move(source), std::move(items)};
+}
+
+/// After a followed call of `callee` that returned `result`: the sizes its
+/// frame returned, for CALL to push with the result.
+bool Evaluator::takeReturnedSizes(PyObject *result, PyCodeObject *callee) {
+  RegionState::ReturnedSizes &ret = regionState().returned;
+  if (ret.code != callee || ret.value != result)
+    return false;
+  callSource = std::move(ret.source);
+  callItems = std::move(ret.items);
+  return true;
 }
 
 /// `super()` inside an evaluated frame: CPython would read `__class__` and
@@ -972,8 +1016,9 @@ PyObject *Evaluator::call(int nargs) {
   PyObject *kw = kwnames;
   kwnames = nullptr;
   noteItemSizes(stack.begin() + base, stack.end());
+  callSource.clear(), callItems.reset();
   PyObject *result = invoke(callable, callableSrc, args, sources, kw);
-  if (result)
+  if (result && callSource.empty() && !callItems)
     callSource =
         sizeCallSource(callable, callableSrc, args, sources, kw, result);
   dropTop(stack.size() - (base - 2));
@@ -1409,13 +1454,15 @@ PyObject *Evaluator::runUntilError() {
     case CALL:
       r = call(oparg);
       FAIL_IF_NULL(r);
-      push(r, std::move(callSource));
-      callSource.clear();
+      push(r, std::move(callSource), std::move(callItems));
+      callSource.clear(), callItems.reset();
       break;
     case CALL_FUNCTION_EX:
+      callSource.clear(), callItems.reset();
       r = callFunctionEx(oparg & 1);
       FAIL_IF_NULL(r);
-      push(r);
+      push(r, std::move(callSource), std::move(callItems));
+      callSource.clear(), callItems.reset();
       break;
     case MAKE_FUNCTION:
       r = makeFunction(oparg);
@@ -1809,8 +1856,11 @@ PyObject *Evaluator::runUntilError() {
         return nullptr;
       break;
     }
-    case RETURN_VALUE:
-      return pop().value;
+    case RETURN_VALUE: {
+      Slot s = pop();
+      noteReturnedSizes(s);
+      return s.value;
+    }
     case POP_JUMP_FORWARD_IF_FALSE:
     case POP_JUMP_FORWARD_IF_TRUE:
     case POP_JUMP_BACKWARD_IF_FALSE:

@@ -70,6 +70,15 @@ struct RegionState {
   /// The frames the evaluator is running, innermost last: their code and
   /// current instruction (for the location of breaks seen at the dispatcher).
   std::vector<std::pair<PyCodeObject *, const Py_ssize_t *>> frames;
+  /// What an evaluated frame returned, for the call that followed it: a size
+  /// (or a tuple's sizes) keeps its source across `return`, so that
+  /// `n = get_len(x)` still names `L['x'].size()[1]`.
+  struct ReturnedSizes {
+    PyCodeObject *code = nullptr; // the returning frame's code; null: none
+    PyObject *value = nullptr;    // borrowed: compared by identity only
+    std::string source;           // the value's size source, or empty
+    std::shared_ptr<const std::vector<std::string>> items; // a tuple's
+  } returned;
 };
 RegionState &regionState();
 

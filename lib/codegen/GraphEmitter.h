@@ -123,8 +123,9 @@ inline unsigned dtypeBit(Type t) {
 
 /// Which dtypes the kernel libraries run `op` on (a target may run fewer). Data
 /// movement takes any of them, bf16 and f16 included; comparisons and selection
-/// f32, f64, i64 and bool; arithmetic f32, f64 and i64; math functions f32 and
-/// f64; the rest (GEMM, convolution, normalizations, reductions) f32 only.
+/// f32, f64, i64 and bool; arithmetic f32, f64 and i64 (add, mul, maximum and
+/// minimum bool too); math functions f32 and f64; the rest (GEMM, convolution,
+/// normalizations, reductions) f32 only.
 inline unsigned supportedDTypes(Operation *op) {
   static const llvm::StringMap<unsigned> table = [] {
     llvm::StringMap<unsigned> m;
@@ -144,6 +145,10 @@ inline unsigned supportedDTypes(Operation *op) {
           "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar", "aten.neg",
           "aten.abs", "aten.relu"})
       m[n] = kF32 | kF64 | kI64 | kI32;
+    // A bool operand promotes (`x * mask`); bool results are logical and/or.
+    for (const char *n :
+         {"aten.add.Tensor", "aten.mul.Tensor", "aten.maximum", "aten.minimum"})
+      m[n] |= kBool;
     for (const char *n : {"aten.nll_loss_forward", "aten.nll_loss2d_forward"})
       m[n] = kF32 | kF64 | kI64 | kI32; // int64 targets
     for (const char *n :

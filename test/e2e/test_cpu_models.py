@@ -160,3 +160,75 @@ def test_model_dynamic_batch_and_sequence(dynoc, tmp_path, name):
     mlir = check_dynamic_capture(dynoc, tmp_path, name, make, [(2, 16), (3, 24), (4, 20)],
                                  [0, 1], [(1, 7), (5, 33)])
     assert "dynoc.sym_sizes" in mlir.read_text()
+
+
+MASKED_SCRIPT = """\
+import torch, torch.nn as nn, transformers
+torch.manual_seed(0)
+cfg = transformers.{cfg}
+class Classifier(nn.Module):
+    # A head on the model's last hidden state, the model called with keywords.
+    def __init__(self):
+        super().__init__()
+        self.body = transformers.{model}(cfg)
+        self.head = nn.Linear(64, 3)
+    def forward(self, input_ids, attention_mask):
+        out = self.body(input_ids=input_ids, attention_mask=attention_mask)
+        return self.head(out.last_hidden_state)
+model = Classifier().eval()
+torch.save(model.state_dict(), {weights!r})
+f = torch.compile(model)
+with torch.no_grad():
+    for t in (8, 12, 16):
+        ids = torch.randint(0, 500, (2, t))
+        mask = torch.ones(2, t, dtype=torch.long)
+        mask[1, -3:] = 0
+        print(tuple(f(input_ids=ids, attention_mask=mask).shape))
+"""
+
+MASKED_MODELS = {
+    "bert": ("BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=64, "
+             "intermediate_size=128, vocab_size=500, max_position_embeddings=64)", "BertModel"),
+    "gpt2": ("GPT2Config(n_layer=2, n_head=4, n_embd=64, vocab_size=500, n_positions=64, "
+             "bos_token_id=0, eos_token_id=0, use_cache=False)", "GPT2Model"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED_MODELS))
+def test_wrapped_model_with_attention_mask_goes_dynamic(dynoc, tmp_path, name):
+    """BERT / GPT-2 inside a classification wrapper, called with keywords and a
+    padded attention mask at three lengths: the second length makes the one
+    graph dynamic in the ids' and the mask's length (transformers' mask code
+    returns the mask length from a helper, and the wrapper drops the pooler's
+    ops; each used to keep the graph static); built once, it matches eager at
+    lengths it never saw."""
+    import dynoc as dynoc_py
+    import transformers
+    cfg, cls = MASKED_MODELS[name]
+    script = tmp_path / "capture_me.py"
+    weights = tmp_path / "weights.pt"
+    script.write_text(MASKED_SCRIPT.format(cfg=cfg, model=cls, weights=str(weights)))
+    cap = dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert len(manifest["graphs"]) == 1 and not manifest["breaks"], cap.stderr
+    assert [r.get("dynamic") for r in manifest["recompiles"]] == \
+        [{"L['input_ids']": [1], "L['attention_mask']": [1]}], manifest["recompiles"]
+    dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
+    built = dynoc_py.load(tmp_path / "m.so")
+    body = getattr(transformers, cls)(eval("transformers." + cfg, {"transformers": transformers}))
+    model = torch.nn.Module()
+    model.body, model.head = body, torch.nn.Linear(64, 3)
+    model.load_state_dict(torch.load(weights))
+    model.eval()
+    order = [v["name"] for v in manifest["graphs"][0]["inputs"] if v["kind"] == "user"]
+    for t in (5, 21):
+        ids = torch.randint(0, 500, (2, t))
+        mask = torch.ones(2, t, dtype=torch.long)
+        mask[0, -2:] = 0
+        with torch.no_grad():
+            ref = model.head(model.body(input_ids=ids, attention_mask=mask).last_hidden_state)
+        inputs = {"L['input_ids']": ids, "L['attention_mask']": mask}
+        got = built(*[inputs[n] for n in order])
+        got = got[0] if isinstance(got, (tuple, list)) else got
+        rel = ((got - ref).abs().max() / ref.abs().max()).item()
+        assert got.shape == ref.shape and rel <= 1e-4, (t, rel)

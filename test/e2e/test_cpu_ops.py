@@ -234,6 +234,14 @@ CASES["masked_fill"] = dict(case("aten.masked_fill.Scalar", [[3, 5], [5]],
                                  {"value": -1.5},
                                  lambda x, m: aten.masked_fill.Scalar(x, m, -1.5)),
                             dtypes=["f32", "i1"])
+# A bool mask in arithmetic promotes (`x * mask.unsqueeze(-1)`); bools alone
+# multiply and add as logical and/or.
+CASES["mul_f32_by_bool"] = dict(case("aten.mul.Tensor", [[2, 5, 3], [2, 5, 1]], {},
+                                     aten.mul.Tensor), dtypes=["f32", "i1"])
+CASES["add_bool_bool"] = dict(case("aten.add.Tensor", [[3, 4], [4]], {},
+                                   aten.add.Tensor), dtypes=["i1", "i1"])
+CASES["maximum_bool_bool"] = dict(case("aten.maximum", [[3, 4], [3, 4]], {},
+                                       aten.maximum), dtypes=["i1", "i1"])
 CASES["argmax_dim"] = case("aten.argmax", [[3, 7, 2]], {"dim": -2},
                            lambda x: aten.argmax(x, -2))
 CASES["argmin_keepdim"] = case("aten.argmin", [[4, 6]], {"dim": 1, "keepdim": True},

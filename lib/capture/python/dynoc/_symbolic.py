@@ -179,6 +179,11 @@ def _replay(graphs, sizes, dims, calls):
             call = calls.get(n, n.call)
             if call is None:
                 raise Unresolved(f"{n.op} cannot be replayed")
+            for v in n.operands:
+                # A weight only dead nodes used is no longer a graph input
+                # (a wrapper that ignores BERT's pooler output, say).
+                if v.vid not in env and v.kind not in (None, "user"):
+                    env[v.vid] = _fake_input(mode, types, v, v.shape, ())
             if callable(call):  # sizes as expressions of the input dims
                 call = call(lambda src, d: tensors[src].shape[d])
             func, args, kwargs = call
