@@ -42,7 +42,8 @@ done
 
 san=compute-sanitizer
 command -v $san >/dev/null || san=/usr/local/cuda/bin/compute-sanitizer
-for args in "encoder_block_b1/model.so 1 32 128" "cnn_b1/model.so 1 3 32 32"; do
+for args in "encoder_block_b1/model.so 1 32 128" "cnn_b1/model.so 1 3 32 32" \
+            "mobilenet_block_b1/model.so 1 32 56 56"; do
   set -- $args
   log="$out/sanitizer_${1%%/*}.log"
   $san --tool memcheck --error-exitcode 9 "$art/bin/threads_cuda" "$art/models/$1" "${@:2}" --iters 2 > "$log" 2>&1

@@ -1,5 +1,6 @@
-// dynoc_cuda_conv.cuh - 2-D convolutions (NCHW) through cuDNN, and the
-// pooling and eval-mode batch norm kernels of convolutional networks.
+// dynoc_cuda_conv.cuh - 2-D convolutions (NCHW) through cuDNN (depthwise ones
+// in a kernel of their own), and the pooling and eval-mode batch norm kernels
+// of convolutional networks.
 // cuDNN is included and linked only where a graph has a convolution: the
 // build defines DYNOC_USE_CUDNN then (lib/codegen_cuda/CudaBuild.cpp), so a
 // transformer's .so does not need libcudnn at load.
@@ -58,6 +59,37 @@ inline void batch_norm(T *out, const T *in, const TS *mean, const TS *var,
     float scale = float(s);
     float shift = (bias ? float(bias[c]) : 0.f) - float(mean[c]) * scale;
     out[i] = T(float(in[i]) * scale + shift);
+  });
+}
+
+// A depthwise convolution (one input channel per group; output channel k
+// reads input channel k / (K / C)), a thread per output with f32
+// accumulation: memory-bound, where cuDNN's NCHW algorithms for it are slow
+// at larger batches. `bias` is a T vector of K, or null.
+template <class T>
+inline void conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
+                             int64_t N, int64_t C, int64_t H, int64_t W,
+                             int64_t K, int64_t R, int64_t S, int64_t OH,
+                             int64_t OW, int64_t sh, int64_t sw, int64_t ph,
+                             int64_t pw, int64_t dh, int64_t dw) {
+  const int64_t mult = K / C;
+  pointwise(N * K * OH * OW, [=] __device__(int64_t i) {
+    const int64_t ow = i % OW, oh = (i / OW) % OH, nk = i / (OW * OH);
+    const int64_t k = nk % K, n = nk / K;
+    const T *plane = in + (n * C + k / mult) * H * W;
+    const T *wk = w + k * R * S;
+    float acc = bias ? float(bias[k]) : 0.f;
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t h = oh * sh - ph + r * dh;
+      if (h < 0 || h >= H)
+        continue;
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t x = ow * sw - pw + s * dw;
+        if (x >= 0 && x < W)
+          acc += float(plane[h * W + x]) * float(wk[r * S + s]);
+      }
+    }
+    out[i] = T(acc);
   });
 }
 
@@ -219,6 +251,11 @@ inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
     return 0;
   if (C == 0 || R * S == 0) { // an empty sum: the bias alone
     fail(500, "convolution", "a convolution over no input channels");
+    return finish();
+  }
+  if (groups > 1 && groups == C && K % C == 0) {
+    conv2d_depthwise(out, in, w, static_cast<const T *>(bias), N, C, H, W, K, R,
+                     S, OH, OW, sh, sw, ph, pw, dh, dw);
     return finish();
   }
   const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
