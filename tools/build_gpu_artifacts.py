@@ -93,13 +93,20 @@ def main():
     ap.add_argument("--models-only", action="store_true")
     ap.add_argument("--ops-only", action="store_true")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--only", metavar="WORDS",
+                    help="comma-separated words: rebuild only the models and op cases "
+                         "whose name contains one (after a change to one kernel)")
     args = ap.parse_args()
+    words = args.only.split(",") if args.only else None
+
+    def wanted(name):
+        return words is None or any(w in name for w in words)
     jobs = []
     if not args.ops_only:
         jobs += [(build_model, (n, b, dt)) for n in cuda_cases.MODELS
-                 for b in cuda_cases.BATCHES for dt in cuda_cases.DTYPES]
+                 for b in cuda_cases.BATCHES for dt in cuda_cases.DTYPES if wanted(n)]
     if not args.models_only:
-        jobs += [(build_op, (n,)) for n in cuda_cases.op_cases()]
+        jobs += [(build_op, (n,)) for n in cuda_cases.op_cases() if wanted(n)]
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
         futures = [pool.submit(f, *a) for f, a in jobs]

@@ -63,34 +63,65 @@ inline void batch_norm(T *out, const T *in, const TS *mean, const TS *var,
 }
 
 // A depthwise convolution (one input channel per group; output channel k
-// reads input channel k / (K / C)), a thread per output with f32
-// accumulation: memory-bound, where cuDNN's NCHW algorithms for it are slow
-// at larger batches. `bias` is a T vector of K, or null.
+// reads input channel k / mult): blockIdx.y picks output planes (n, k),
+// threads run along a plane with 32-bit index math (64-bit division is slow
+// on the GPU), f32 accumulation. Memory-bound; cuDNN's NCHW algorithms for it
+// are slow at larger batches.
 template <class T>
-inline void conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
+__global__ void depthwiseKernel(T *out, const T *in, const T *w, const T *bias,
+                                int64_t planes, int C, int H, int W, int K,
+                                int R, int S, int OH, int OW, int sh, int sw,
+                                int ph, int pw, int dh, int dw, int mult) {
+  const int area = OH * OW;
+  for (int64_t plane = blockIdx.y; plane < planes; plane += gridDim.y) {
+    const int k = int(plane % K);
+    const int64_t n = plane / K;
+    const T *src = in + (n * C + k / mult) * int64_t(H) * W;
+    const T *wk = w + int64_t(k) * R * S;
+    const float b = bias ? float(bias[k]) : 0.f;
+    T *dst = out + plane * area;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < area;
+         i += gridDim.x * blockDim.x) {
+      const int oh = i / OW, ow = i - oh * OW;
+      float acc = b;
+      for (int r = 0; r < R; ++r) {
+        const int h = oh * sh - ph + r * dh;
+        if (h < 0 || h >= H)
+          continue;
+        const T *row = src + int64_t(h) * W;
+        for (int s = 0; s < S; ++s) {
+          const int x = ow * sw - pw + s * dw;
+          if (x >= 0 && x < W)
+            acc += float(row[x]) * float(wk[r * S + s]);
+        }
+      }
+      dst[i] = T(acc);
+    }
+  }
+}
+
+// `bias` is a T vector of K, or null. Returns false (the caller uses cuDNN)
+// where an index would not fit the kernel's 32-bit math.
+template <class T>
+inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
                              int64_t N, int64_t C, int64_t H, int64_t W,
                              int64_t K, int64_t R, int64_t S, int64_t OH,
                              int64_t OW, int64_t sh, int64_t sw, int64_t ph,
                              int64_t pw, int64_t dh, int64_t dw) {
-  const int64_t mult = K / C;
-  pointwise(N * K * OH * OW, [=] __device__(int64_t i) {
-    const int64_t ow = i % OW, oh = (i / OW) % OH, nk = i / (OW * OH);
-    const int64_t k = nk % K, n = nk / K;
-    const T *plane = in + (n * C + k / mult) * H * W;
-    const T *wk = w + k * R * S;
-    float acc = bias ? float(bias[k]) : 0.f;
-    for (int64_t r = 0; r < R; ++r) {
-      const int64_t h = oh * sh - ph + r * dh;
-      if (h < 0 || h >= H)
-        continue;
-      for (int64_t s = 0; s < S; ++s) {
-        const int64_t x = ow * sw - pw + s * dw;
-        if (x >= 0 && x < W)
-          acc += float(plane[h * W + x]) * float(wk[r * S + s]);
-      }
-    }
-    out[i] = T(acc);
-  });
+  const int64_t limit = int64_t(1) << 30;
+  if (H * W >= limit || OH * OW >= limit || K >= limit || R * S >= limit ||
+      (OH + R) * std::max(sh, dh) >= limit ||
+      (OW + S) * std::max(sw, dw) >= limit)
+    return false;
+  const int64_t planes = N * K, area = OH * OW;
+  dim3 grid(unsigned(std::min<int64_t>((area + kThreads - 1) / kThreads, 64)),
+            unsigned(std::min<int64_t>(planes, 65535)));
+  depthwiseKernel<T><<<grid, kThreads, 0, stream()>>>(
+      out, in, w, bias, planes, int(C), int(H), int(W), int(K), int(R), int(S),
+      int(OH), int(OW), int(sh), int(sw), int(ph), int(pw), int(dh), int(dw),
+      int(K / C));
+  check(cudaGetLastError(), "depthwise convolution kernel");
+  return true;
 }
 
 #if DYNOC_USE_CUDNN
@@ -253,11 +284,10 @@ inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
     fail(500, "convolution", "a convolution over no input channels");
     return finish();
   }
-  if (groups > 1 && groups == C && K % C == 0) {
-    conv2d_depthwise(out, in, w, static_cast<const T *>(bias), N, C, H, W, K, R,
-                     S, OH, OW, sh, sw, ph, pw, dh, dw);
+  if (groups > 1 && groups == C && K % C == 0 &&
+      conv2d_depthwise(out, in, w, static_cast<const T *>(bias), N, C, H, W, K,
+                       R, S, OH, OW, sh, sw, ph, pw, dh, dw))
     return finish();
-  }
   const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
                            OW, sh, sw, ph, pw, groups, dh, dw};
   ConvPlan *p = convPlan<T>(key);
