@@ -165,10 +165,10 @@ inline cudnnHandle_t cudnnForThread() {
   return handle.h;
 }
 
-// One convolution shape's descriptors and its algorithms, fastest first
-// (timed on the first call; convPlan), among those whose workspace fits the
-// run's GEMM workspace (cuBLASLt and cuDNN calls are ordered on the stream, so
-// they share it). A run uses the first; one that cuDNN then refuses for these
+// One convolution shape's descriptors and the algorithms cuDNN's heuristic
+// ranks, best first, among those whose workspace fits the run's GEMM
+// workspace (cuBLASLt and cuDNN calls are ordered on the stream, so they
+// share it). A run uses the first; one that cuDNN then refuses for these
 // tensors is dropped, on the thread's first (direct, not captured) call.
 struct ConvPlan {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
@@ -187,9 +187,7 @@ struct ConvPlan {
 // per thread here (no lock on the run path), so a site holds nothing.
 struct ConvSite {};
 
-template <class T>
-inline ConvPlan *convPlan(const int64_t (&key)[16], const T *in, const T *w,
-                          T *out) {
+template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
   static thread_local std::unordered_map<PlanKey<16>, ConvPlan, PlanKeyHash<16>>
       plans;
   PlanKey<16> k;
@@ -237,31 +235,11 @@ inline ConvPlan *convPlan(const int64_t (&key)[16], const T *in, const T *w,
     return nullptr;
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int found = 0;
-  // The algorithms timed on this call's tensors, fastest first (as torch's
-  // cudnn.benchmark does): for bf16/f16 in NCHW the heuristic's first choice
-  // is often a kernel without tensor cores, several times slower. Timing
-  // needs a stream that is not being captured into a CUDA graph (the
-  // thread's first call is direct); else, and where timing fails, the
-  // heuristic ranks them. `out` is overwritten by the trials.
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  RunState &s = state();
-  bool timed =
-      cudaStreamIsCapturing(stream(), &capture) == cudaSuccess &&
-      capture == cudaStreamCaptureStatusNone &&
-      cudnnSetStream(h, stream()) == CUDNN_STATUS_SUCCESS &&
-      cudnnFindConvolutionForwardAlgorithmEx(
-          h, p.x, in, p.w, w, p.conv, p.y, out,
-          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, s.gemmWorkspace,
-          s.gemmWorkspaceBytes) == CUDNN_STATUS_SUCCESS &&
-      found > 0;
-  if (!timed) {
-    cudaGetLastError(); // a refused trial leaves nothing for the run
-    if (!dnnCheck(cudnnGetConvolutionForwardAlgorithm_v7(
-                      h, p.x, p.w, p.conv, p.y,
-                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-                  "cudnnGetConvolutionForwardAlgorithm_v7"))
-      return nullptr;
-  }
+  if (!dnnCheck(cudnnGetConvolutionForwardAlgorithm_v7(
+                    h, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                    &found, perf),
+                "cudnnGetConvolutionForwardAlgorithm_v7"))
+    return nullptr;
   for (int i = 0; i < found; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS)
       continue;
@@ -312,7 +290,7 @@ inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
     return finish();
   const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
                            OW, sh, sw, ph, pw, groups, dh, dw};
-  ConvPlan *p = convPlan<T>(key, in, w, out);
+  ConvPlan *p = convPlan<T>(key);
   if (!p)
     return finish();
   cudnnHandle_t h = cudnnForThread();
