@@ -85,7 +85,10 @@ def test_op_matches_aten_on_gpu(name):
     assert got.device.type == "cuda" and got.shape == ref.shape
     if "reduced" in c:  # as test_cpu_ops: an ulp or two of the dtype
         rtol = {"bf16": 1.6e-2, "f16": 2e-3}[c["reduced"]]
-        atol = 1e-2 if "attention" in name else 1e-3
+        # Attention and cuDNN's bf16/f16 convolutions sum many products
+        # whose partial sums may round in the reduced dtype (eager's and
+        # dynoc's pick different algorithms): an ulp at the output's scale.
+        atol = 1e-2 if "attention" in name or name.startswith("conv") else 1e-3
         torch.testing.assert_close(got, ref, rtol=rtol, atol=atol)
     else:
         torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)
