@@ -5,6 +5,11 @@ batch 1 and 32, in float32 and bfloat16, and `dynoc build --target=cuda` of it, 
 (state_dict) to compare against, and the CUDA build of each op case
 (test/gpu/cuda_cases.py). Writes build/gpu/ (carry it to the GPU machine).
 
+The op cases build first, in parallel (the first of them compiles the CUDA
+kernel library into the cache); the models' captures run in parallel, then
+their builds one at a time, so that the build time each records (build.json,
+the benchmark's "dynoc build s") is that of a build alone on this machine.
+
 usage: tools/build_gpu_artifacts.py [--models-only | --ops-only] [-j N]
 """
 import argparse
@@ -45,7 +50,8 @@ def run(args, what):
     return p
 
 
-def build_model(name, batch, dtype):
+def capture_model(name, batch, dtype):
+    """Captures one model (reusing an unchanged capture); returns its graph."""
     d = OUT / "models" / cuda_cases.model_dir(name, batch, dtype)
     d.mkdir(parents=True, exist_ok=True)
     # The capture stays here, outside build/gpu (the carry to the GPU machine
@@ -66,12 +72,17 @@ def build_model(name, batch, dtype):
     manifest = json.loads((cap / "capture" / "manifest.json").read_text())
     if len(manifest["graphs"]) != 1:
         raise RuntimeError(f"{what}: {len(manifest['graphs'])} graphs")
-    graph = cap / "capture" / manifest["graphs"][0]["mlir"]
+    return cap / "capture" / manifest["graphs"][0]["mlir"]
+
+
+def build_model(name, batch, dtype, graph):
+    d = OUT / "models" / cuda_cases.model_dir(name, batch, dtype)
+    what = f"{name} b{batch} {dtype}"
     start = time.perf_counter()
     run([DYNOC, "build", "--target=cuda", graph, "-o", d / "model.so"], f"CUDA build of {what}")
     build_s = time.perf_counter() - start
     (d / "build.json").write_text(json.dumps({"build_s": build_s}))
-    return f"{what}: built in {build_s:.1f} s" + ("" if not fresh else " (capture reused)")
+    return f"{what}: built in {build_s:.1f} s"
 
 
 def build_op(name):
@@ -101,21 +112,28 @@ def main():
 
     def wanted(name):
         return words is None or any(w in name for w in words)
-    jobs = []
-    if not args.ops_only:
-        jobs += [(build_model, (n, b, dt)) for n in cuda_cases.MODELS
-                 for b in cuda_cases.BATCHES for dt in cuda_cases.DTYPES if wanted(n)]
-    if not args.models_only:
-        jobs += [(build_op, (n,)) for n in cuda_cases.op_cases() if wanted(n)]
-    failed = 0
+    models = [(n, b, dt) for n in cuda_cases.MODELS for b in cuda_cases.BATCHES
+              for dt in cuda_cases.DTYPES if wanted(n)] if not args.ops_only else []
+    ops = [n for n in cuda_cases.op_cases() if wanted(n)] if not args.models_only else []
+    total = len(models) + len(ops)
+    done = failed = 0
+
+    def report(step):
+        """Prints what `step()` says, or its failure (counted)."""
+        nonlocal done, failed
+        done += 1
+        try:
+            print(f"[{done}/{total}] {step()}", flush=True)
+        except Exception as e:  # noqa: BLE001 - reported, counted
+            failed += 1
+            print(f"[{done}/{total}] FAILED: {e}", flush=True)
+
     with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
-        futures = [pool.submit(f, *a) for f, a in jobs]
-        for i, f in enumerate(concurrent.futures.as_completed(futures)):
-            try:
-                print(f"[{i + 1}/{len(jobs)}] {f.result()}", flush=True)
-            except Exception as e:  # noqa: BLE001 - reported, counted
-                failed += 1
-                print(f"[{i + 1}/{len(jobs)}] FAILED: {e}", flush=True)
+        for f in concurrent.futures.as_completed([pool.submit(build_op, n) for n in ops]):
+            report(f.result)
+        captures = {m: pool.submit(capture_model, *m) for m in models}
+    for m, f in captures.items():
+        report(lambda m=m, f=f: build_model(*m, f.result()))
     # What runs there beside the artifacts: the Python binding (stable ABI:
     # the GPU machine's Python 3.12 imports it) and the 8-thread test.
     binaries = OUT / "bin"
@@ -125,7 +143,7 @@ def main():
         target.unlink(missing_ok=True)
         target.write_bytes((ROOT / "bazel-bin" / src).read_bytes())
         target.chmod(0o755)
-    print(f"wrote {OUT} ({len(jobs) - failed}/{len(jobs)} built)")
+    print(f"wrote {OUT} ({total - failed}/{total} built)")
     return 1 if failed else 0
 
 

@@ -19,11 +19,9 @@ using namespace mlir;
 
 namespace dynoc {
 namespace codegen {
-namespace {
-
-bool writeFile(const std::string &path, const std::string &text) {
+bool writeFile(const std::string &path, llvm::StringRef text) {
   std::ofstream f(path, std::ios::binary);
-  f << text;
+  f.write(text.data(), std::streamsize(text.size()));
   return bool(f);
 }
 
@@ -33,6 +31,8 @@ std::string readTail(const std::string &path, size_t maxBytes) {
                 std::istreambuf_iterator<char>());
   return s.size() > maxBytes ? "..." + s.substr(s.size() - maxBytes) : s;
 }
+
+namespace {
 
 /// Copies the weights the graphs read from the capture's safetensors file into
 /// the sidecar beside the .so.
@@ -148,9 +148,13 @@ LogicalResult buildModel(ModuleOp module, const Toolchain &toolchain,
                         opts.embedWeights, src)))
     return failure();
   size_t numGraphs = src.workspaceBytes.size();
+  std::string kernels =
+      src.kernelDefinitions
+          ? ", " + std::to_string(src.kernelDefinitions) + " kernel(s)"
+          : "";
   progress(llvm::Twine(numGraphs) + " graph(s) lowered to " +
            toolchain.target().displayName() + " source (" +
-           llvm::Twine(src.source.size()) + " bytes)");
+           llvm::Twine(src.source.size()) + " bytes" + kernels + ")");
   for (auto [i, bytes] : llvm::enumerate(src.workspaceBytes))
     progress("graph " + llvm::Twine(i) + ": peak intermediate bytes " +
              (bytes < 0 ? std::string("depend on dynamic dims")

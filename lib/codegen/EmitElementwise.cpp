@@ -18,12 +18,21 @@ LogicalResult GraphEmitter::emitUnary(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value out = op->getResult(0);
   std::string ct = elemCType(out);
-  FailureOr<std::string> expr = codegen::elementwiseExpr(op, {"x"}, ct);
+  const bool asLoop = target.singleOpsAsLoops();
+  FailureOr<std::string> expr = codegen::elementwiseExpr(
+      op, {asLoop ? PointwiseLoop::inputName(0) : "x"}, ct);
   if (failed(expr))
     return failure();
   std::string f = *expr;
   if (f.empty())
     return fail(op) << "'" << n << "' has no elementwise expression";
+  if (asLoop) {
+    setDims(out, op, dimsOf(op->getOperand(0)));
+    // logical_not reads its operand in its own type.
+    emitAsLoop(op, {op->getOperand(0)},
+               n == "aten.logical_not" ? elemCType(op->getOperand(0)) : ct, f);
+    return success();
+  }
   // Transcendental ops run on whole vectors through Sleef.
   std::string vec;
   if (n == "aten.exp")
@@ -62,6 +71,20 @@ LogicalResult GraphEmitter::emitUnary(Operation *op) {
   return success();
 }
 
+void GraphEmitter::emitAsLoop(Operation *op, ArrayRef<Value> operands,
+                              const std::string &computeType,
+                              const std::string &expr) {
+  Value out = op->getResult(0);
+  PointwiseLoop loop;
+  loop.shape = dimsOf(out);
+  loop.output = name(out);
+  loop.computeType = computeType;
+  for (Value v : operands)
+    loop.addInput(name(v), broadcastStrideList(dimsOf(v), loop.shape));
+  loop.result = loop.addTemp(expr);
+  code += target.printPointwise(loop, definitions);
+}
+
 DimList GraphEmitter::broadcastDims(Operation *op, ArrayRef<Value> operands) {
   size_t rank = typeShape(op->getResult(0)).size();
   DimList computed(rank, "1");
@@ -93,12 +116,21 @@ LogicalResult GraphEmitter::emitBinary(Operation *op) {
   // result's.
   std::string ct = comparisonOperator(n).empty() ? elemCType(out)
                                                  : promotedCType({lhs, rhs});
-  FailureOr<std::string> f = codegen::elementwiseExpr(op, {"a", "b"}, ct);
+  const bool asLoop = target.singleOpsAsLoops();
+  FailureOr<std::string> f =
+      codegen::elementwiseExpr(op,
+                               {asLoop ? PointwiseLoop::inputName(0) : "a",
+                                asLoop ? PointwiseLoop::inputName(1) : "b"},
+                               ct);
   if (failed(f))
     return failure();
   if (f->empty())
     return fail(op) << "'" << n << "' has no elementwise expression";
   setDims(out, op, broadcastDims(op, {lhs, rhs}));
+  if (asLoop) {
+    emitAsLoop(op, {lhs, rhs}, ct, *f);
+    return success();
+  }
   const DimList &outDims = dimsOf(out);
   code += llvm::formatv(
       "  {{ const int64_t as[] = {0}, bs[] = {1}, shape[] = {2};\n"
@@ -119,12 +151,18 @@ LogicalResult GraphEmitter::emitScalarBinary(Operation *op) {
   // or in double when an integer tensor meets a fractional number.
   std::string param =
       comparisonOperator(n).empty() ? elemCType(out) : elemCType(in);
-  FailureOr<std::string> f = codegen::elementwiseExpr(op, {"x"}, param);
+  const bool asLoop = target.singleOpsAsLoops();
+  FailureOr<std::string> f = codegen::elementwiseExpr(
+      op, {asLoop ? PointwiseLoop::inputName(0) : "x"}, param);
   if (failed(f))
     return failure();
   if (f->empty())
     return fail(op) << "'" << n << "' has no elementwise expression";
   setDims(out, op, dimsOf(in));
+  if (asLoop) {
+    emitAsLoop(op, {in}, param, *f);
+    return success();
+  }
   code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN ({4} x) "
                         "{{ return {3}; });\n",
                         name(out), name(in), numelOf(out), *f, param);
@@ -171,18 +209,24 @@ LogicalResult GraphEmitter::emitWhere(Operation *op) {
 LogicalResult GraphEmitter::emitPow(Operation *op) {
   Value in = op->getOperand(0), out = op->getResult(0);
   double e = scalarAttr(op, "exponent", 1.0);
+  const bool asLoop = target.singleOpsAsLoops();
+  const std::string x = asLoop ? PointwiseLoop::inputName(0) : "x";
   std::string f;
   if (e == 2.0)
-    f = "x * x";
+    f = x + " * " + x;
   else if (e == 3.0)
-    f = "x * x * x";
+    f = x + " * " + x + " * " + x;
   else if (e == 0.5)
-    f = "std::sqrt(x)";
+    f = "std::sqrt(" + x + ")";
   else if (e == 1.0)
-    f = "x";
+    f = x;
   else
-    f = "std::pow(x, " + fmtLiteral(e, elemCType(out)) + ")";
+    f = "std::pow(" + x + ", " + fmtLiteral(e, elemCType(out)) + ")";
   setDims(out, op, dimsOf(in));
+  if (asLoop) {
+    emitAsLoop(op, {in}, elemCType(out), f);
+    return success();
+  }
   code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN ({4} x) "
                         "{{ return {3}; });\n",
                         name(out), name(in), numelOf(out), f, elemCType(out));
@@ -328,7 +372,7 @@ LogicalResult GraphEmitter::emitFusionGroup(Operation *op) {
   if (chain.empty())
     return success(); // an epilogue group with nothing after the anchor
   loop.result = expr[body.getTerminator()->getOperand(0)];
-  code += prologue + target.printPointwise(loop);
+  code += prologue + target.printPointwise(loop, definitions);
   return success();
 }
 

@@ -292,9 +292,12 @@ inline Conv2dWindow conv2dWindow(aten::AtenConvolutionOp conv) {
 
 class GraphEmitter {
 public:
+  /// Appends the graph's functions to `os`, the kernels the target prints
+  /// at file scope to `definitions` (shared by a module's graphs).
   GraphEmitter(func::FuncOp func, std::string &os, bool allowInPlace,
-               const Target &target)
-      : func(func), os(os), allowInPlace(allowInPlace), target(target) {}
+               const Target &target, KernelDefinitions &definitions)
+      : func(func), os(os), allowInPlace(allowInPlace), target(target),
+        definitions(definitions) {}
 
   LogicalResult emit(const std::string &graphBase);
 
@@ -352,6 +355,11 @@ private:
 
   LogicalResult checkTypes(Operation *op);
   LogicalResult emitUnary(Operation *op);
+  /// `op`'s result as a pointwise loop over its `operands` (read as x0, x1,
+  /// ... in `computeType`) whose value is `expr`, for singleOpsAsLoops()
+  /// targets.
+  void emitAsLoop(Operation *op, ArrayRef<Value> operands,
+                  const std::string &computeType, const std::string &expr);
   LogicalResult emitBinary(Operation *op);
   LogicalResult emitScalarBinary(Operation *op);
   LogicalResult emitMatmul(Operation *op);
@@ -419,6 +427,7 @@ private:
   std::string &os;
   bool allowInPlace;
   const Target &target;
+  KernelDefinitions &definitions;
   std::string resolve; // body of the graph's resolve function
   std::string code;    // kernel calls of the op being emitted
   std::string globals; // file-scope state of the graph (oneDNN call sites)

@@ -57,7 +57,9 @@ json tensorJson(const std::string &kind, const std::string &name, Type t) {
 LogicalResult emitModule(ModuleOp module, const Target &target,
                          const std::string &weightsFile, bool embedWeights,
                          ModuleSource &out) {
-  out.source = target.sourceHeader();
+  // The graphs' functions; the kernels they launch go before them.
+  std::string graphs;
+  KernelDefinitions definitions;
   json manifest = {{"format", "dynoc-model"},
                    {"version", 1},
                    {"device", target.name().str()},
@@ -74,22 +76,28 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
     // The plan with in-place ops, unless the one without is smaller (greedy
     // slot assignment can come out either way).
     std::string code;
-    GraphEmitter emitter(func, code, /*allowInPlace=*/true, target);
+    KernelDefinitions withKernels = definitions;
+    GraphEmitter emitter(func, code, /*allowInPlace=*/true, target,
+                         withKernels);
     if (failed(emitter.emit(base)))
       return failure();
     int64_t workspace = emitter.staticWorkspaceBytes;
     inPlaceOps = emitter.inPlaceOps;
     if (workspace >= 0 && inPlaceOps > 0) {
       std::string other;
-      GraphEmitter without(func, other, /*allowInPlace=*/false, target);
+      KernelDefinitions withoutKernels = definitions;
+      GraphEmitter without(func, other, /*allowInPlace=*/false, target,
+                           withoutKernels);
       if (succeeded(without.emit(base)) &&
           without.staticWorkspaceBytes < workspace) {
         code = std::move(other);
+        withKernels = std::move(withoutKernels);
         workspace = without.staticWorkspaceBytes;
         inPlaceOps = 0;
       }
     }
-    out.source += code;
+    definitions = std::move(withKernels);
+    graphs += code;
     g["name"] = func.getSymName().str();
     g["symbol"] = base + "_run";
     g["shapes_symbol"] = base + "_shapes";
@@ -167,6 +175,8 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
     manifest.erase("weights_embedded");
   }
   out.manifestJson = manifest.dump(1);
+  out.source = target.sourceHeader() + definitions.text() + graphs;
+  out.kernelDefinitions = definitions.size();
   out.source +=
       "static const char kManifest[] = R\"DYNOC_MANIFEST(" + out.manifestJson +
       ")DYNOC_MANIFEST\";\n\n"

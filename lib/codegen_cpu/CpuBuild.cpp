@@ -23,12 +23,7 @@ using namespace mlir;
 namespace dynoc {
 namespace {
 using codegen::progress;
-
-bool writeFile(const std::string &path, const std::string &text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  return bool(f);
-}
+using codegen::writeFile;
 
 const char kPrelude[] =
 #include "lib/codegen_cpu/prelude.inc"

@@ -84,8 +84,8 @@ public:
   llvm::StringRef name() const override { return "cpu"; }
   llvm::StringRef displayName() const override { return "CPU"; }
   bool supportsOp(llvm::StringRef) const override { return true; }
-  std::string
-  printPointwise(const codegen::PointwiseLoop &loop) const override {
+  std::string printPointwise(const codegen::PointwiseLoop &loop,
+                             codegen::KernelDefinitions &) const override {
     return printCpuPointwise(loop);
   }
   bool hostReadsTensors() const override { return true; }

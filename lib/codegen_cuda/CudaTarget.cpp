@@ -3,9 +3,8 @@
 // CUDA C++ that nvcc builds; its kernel library is prelude/*.cuh, the CPU
 // prelude's interface with each function launching kernels on the run's
 // stream (GEMMs through cuBLASLt, convolutions through cuDNN). A pointwise loop
-// is printed as a device lambda over the flat output index, launched by
-// dynoc_k::pointwise as a grid-stride kernel; dense operands are read at the
-// output's index, others at their broadcast strides.
+// (a fusion group, or one elementwise op) is printed as a grid-stride kernel
+// at file scope, once per distinct body (KernelDefinitions.h).
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/Codegen/Dims.h"
@@ -52,11 +51,11 @@ const char *const kSupportedOps[] = {
     "aten.zeros_like", "aten.zero", "aten.empty_like",
     "aten.empty.memory_format", "aten.new_ones", "aten.new_zeros",
     "aten.scalar_tensor",
-    // normalizations, reductions, attention (prelude/dynoc_cuda_nn.cuh)
+    // normalizations, reductions, attention (prelude/library/nn.cu)
     "aten.native_layer_norm", "aten._softmax", "aten._log_softmax", "aten.sum",
     "aten.sum.dim_IntList", "aten.mean", "aten.mean.dim", "aten.amax",
     "aten.amin", "aten._scaled_dot_product_flash_attention_for_cpu",
-    // convolutional networks (prelude/dynoc_cuda_conv.cuh; cuDNN)
+    // convolutional networks (prelude/library/conv.cu; cuDNN)
     "aten.convolution", "aten.max_pool2d_with_indices",
     "aten.native_batch_norm", "aten._native_batch_norm_legit_no_training"};
 
@@ -64,7 +63,7 @@ const llvm::StringRef kGemmOps[] = {"aten.mm", "aten.addmm", "aten.linear",
                                     "aten.bmm"};
 // Ops whose kernels read and write bf16/f16 and compute in f32 themselves:
 // the GEMMs (cuBLASLt, f32 accumulation) and the block/warp kernels of
-// prelude/dynoc_cuda_nn.cuh. The rest compute bf16/f16 through
+// prelude/library/nn.cu. The rest compute bf16/f16 through
 // dynoc-widen-reduced-precision's conversions, which fuse into their loops.
 const llvm::StringRef kReducedPrecisionOps[] = {
     "aten.mm",
@@ -92,37 +91,55 @@ bool isDense(const codegen::PointwiseLoop::Input &in,
   return in.strides == codegen::broadcastStrideList(shape, shape);
 }
 
-std::string printCudaPointwise(const codegen::PointwiseLoop &k) {
+/// `loop` as a grid-stride kernel at file scope, a template over its
+/// buffers' element types, and the statements that launch it. Dense operands
+/// are read at the output's index, the rest at their broadcast strides
+/// (passed by value). A loop that another in the module already printed the
+/// same way launches that kernel.
+std::string printCudaPointwise(const codegen::PointwiseLoop &k,
+                               codegen::KernelDefinitions &definitions) {
   const std::string &ct = k.computeType;
   const size_t rank = k.shape.size();
-  std::string host = "  {\n", body;
-  bool anyStrided = false;
+  std::string host = "  {\n", body, tparams = "class TD",
+              params = "int64_t n, TD *dst", args;
   host += "    const int64_t shape[] = " + braceList(k.shape) + ";\n";
-  host += "    const dynoc_k::Arr8 sh(shape, " + std::to_string(rank) + ");\n";
+  bool anyStrided = false;
   for (auto [i, in] : llvm::enumerate(k.inputs)) {
-    host += llvm::formatv("    const auto *b{0} = {1};\n", i, in.buffer).str();
+    tparams += llvm::formatv(", class T{0}", i).str();
+    params += llvm::formatv(", const T{0} *b{0}", i).str();
+    args += ", " + in.buffer;
     if (rank > 0 && isDense(in, k.shape)) {
       body +=
-          llvm::formatv("      const {0} x{1} = {0}(b{1}[i]);\n", ct, i).str();
+          llvm::formatv("    const {0} x{1} = {0}(b{1}[i]);\n", ct, i).str();
       continue;
     }
     anyStrided = true;
-    host += llvm::formatv("    const int64_t st{0}[] = {1};\n"
-                          "    const dynoc_k::Arr8 s{0}(st{0}, {2});\n",
-                          i, braceList(in.strides), rank)
+    host += llvm::formatv("    const int64_t st{0}[] = {1};\n", i,
+                          braceList(in.strides))
                 .str();
-    body += llvm::formatv("      const {0} x{1} = {0}(b{1}[dynoc_k::offsetOf("
+    params += llvm::formatv(", dynoc_k::Arr8 s{0}", i).str();
+    args += llvm::formatv(", dynoc_k::Arr8(st{0}, {1})", i, rank).str();
+    body += llvm::formatv("    const {0} x{1} = {0}(b{1}[dynoc_k::offsetOf("
                           "i, sh, s{1}, {2})]);\n",
                           ct, i, rank)
                 .str();
   }
-  (void)anyStrided;
+  if (anyStrided) {
+    params += ", dynoc_k::Arr8 sh";
+    args += ", dynoc_k::Arr8(shape, " + std::to_string(rank) + ")";
+  }
   for (auto [i, e] : llvm::enumerate(k.temps))
-    body += llvm::formatv("      const {0} t{1} = {2};\n", ct, i, e).str();
-  host += "    auto *dst = " + k.output + ";\n";
-  host += "    dynoc_k::pointwise(" + product(k.shape) +
-          ", [=] __device__(int64_t i) {\n" + body +
-          "      dst[i] = " + k.result + ";\n    });\n  }\n";
+    body += llvm::formatv("    const {0} t{1} = {2};\n", ct, i, e).str();
+  std::string definition =
+      "template <" + tparams + ">\n__global__ void " +
+      codegen::KernelDefinitions::kName.str() + "(" + params +
+      ") {\n"
+      "  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; "
+      "i < n;\n       i += int64_t(gridDim.x) * blockDim.x) {\n" +
+      body + "    dst[i] = " + k.result + ";\n  }\n}\n\n";
+  std::string kernel = definitions.define("dynoc_pointwise_", definition);
+  host += "    DYNOC_LAUNCH(" + kernel + ", " + product(k.shape) + ", " +
+          k.output + args + ");\n  }\n";
   return host;
 }
 
@@ -149,10 +166,11 @@ public:
   std::vector<std::string> reducedPrecisionOps() const override {
     return {std::begin(kReducedPrecisionOps), std::end(kReducedPrecisionOps)};
   }
-  std::string
-  printPointwise(const codegen::PointwiseLoop &loop) const override {
-    return printCudaPointwise(loop);
+  std::string printPointwise(const codegen::PointwiseLoop &loop,
+                             codegen::KernelDefinitions &defs) const override {
+    return printCudaPointwise(loop, defs);
   }
+  bool singleOpsAsLoops() const override { return true; }
   bool hostReadsTensors() const override { return false; }
   std::string sourceHeader() const override {
     return "// Generated by dynoc build --target=cuda. Do not edit.\n"

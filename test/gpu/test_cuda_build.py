@@ -2,6 +2,7 @@
 compiles a captured model and op graphs through nvcc into a .so whose manifest
 names the device, and refuses what it cannot build with a located message.
 Running them is test_cuda_run.py's (on the GPU machine)."""
+import glob
 import json
 import os
 import subprocess
@@ -60,8 +61,36 @@ def test_cuda_source_is_a_located_unit(encoder_graph, tmp_path):
     assert p.returncode == 0, p.stderr
     src = out.read_text()
     assert "dynoc_k::gemm_bias(" in src and "dynoc_k::layer_norm(" in src
-    assert "dynoc_k::softmax(" in src and "[] DYNOC_FN (" in src  # a device lambda
-    assert "void *workspace, void *stream)" in src
+    assert "dynoc_k::softmax(" in src and "void *workspace, void *stream)" in src
+    # Elementwise loops are kernels at file scope, launched by name; the
+    # encoder's two residual additions have the same body and share one.
+    assert "__global__ void dynoc_pointwise_0(" in src and "DYNOC_LAUNCH(dynoc_pointwise_0, " in src
+    kernels = src.count("__global__ void dynoc_pointwise_")
+    assert sum(src.count(f"DYNOC_LAUNCH(dynoc_pointwise_{k}, ") for k in range(kernels)) > kernels
+
+
+def test_kernel_library_is_compiled_once_and_linked(encoder_graph, tmp_path):
+    """The library's GEMM/attention/data-movement objects come from the
+    cache: a second build compiles only the model's own source."""
+    dynoc("build", "--target=cuda", encoder_graph, "-o", tmp_path / "first.so")
+    p = dynoc("build", "--target=cuda", encoder_graph, "-o", tmp_path / "second.so")
+    assert p.returncode == 0, p.stderr
+    assert "compiling the CUDA kernel library" not in p.stderr
+    assert "libdynoc_cuda.a" in p.stderr and "--no-undefined" in p.stderr
+
+
+def test_kernel_library_failure_is_one_message(encoder_graph, tmp_path):
+    """nvcc failing on the library (here: an nvcc that always fails, with an
+    empty cache) is an error naming the unit, and no .so is written."""
+    # The empty cache also hides bootstrap's cuBLAS: named explicitly.
+    cublas = glob.glob(os.path.expanduser("~/.cache/dynoc/nvidia-cublas-*/nvidia/cu13"))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), NVCC="/bin/false",
+               DYNOC_CUBLAS_HOME=cublas[0])
+    p = subprocess.run([DYNOC, "build", "--target=cuda", encoder_graph, "-o", tmp_path / "m.so"],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 1
+    assert "the CUDA compiler (nvcc) failed on the kernel library's core.o (exit 1)" in p.stderr
+    assert not (tmp_path / "m.so").exists()
 
 
 def test_bad_arch_and_flags_are_refused(encoder_graph, tmp_path):

@@ -20,17 +20,7 @@ inline int apiResult(cudaError_t e, const char *what) {
 inline int apiInit(int device) {
   if (int rc = apiResult(cudaSetDevice(device), "cudaSetDevice"))
     return rc;
-  static std::once_flag once;
-  static int rc = 0;
-  std::call_once(once, [] {
-    cublasStatus_t s = cublasLtCreate(&ltHandle());
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      std::snprintf(apiMessage(), 256, "cublasLtCreate: %s",
-                    cublasLtGetStatusString(s));
-      rc = 300 + int(s);
-    }
-  });
-  return rc;
+  return gemmInit(apiMessage());
 }
 inline int apiCurrentDevice(int *device) {
   return apiResult(cudaGetDevice(device), "cudaGetDevice");

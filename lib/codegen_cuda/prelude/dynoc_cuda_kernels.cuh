@@ -1,21 +1,24 @@
-// dynoc_cuda_kernels.cuh - the kernel library generated CUDA graphs call.
-// The same interface as the CPU target's dynoc_kernels.h (the shared graph
-// emitter prints one call per op), each function here launching kernels on
-// the stream the graph's run function was given. Compiled by nvcc into every
-// CUDA model .so (embedded into the dynoc binary with the rest of this
-// folder); depends on the CUDA runtime and cuBLASLt only.
+// dynoc_cuda_kernels.cuh - the kernel library generated CUDA graphs call:
+// its core, which each model's source includes. The same interface as the
+// CPU target's dynoc_kernels.h (the shared graph emitter prints one call per
+// op), each function here launching kernels on the stream the graph's run
+// function was given. The elementwise and data-movement templates here are
+// instantiated by the model; GEMMs, normalizations, reductions, attention and
+// convolutions are compiled once into the kernel library (library/*.cu,
+// declared in dynoc_cuda_library.cuh), which the build caches. Depends on the
+// CUDA runtime only.
 #pragma once
 
-#include <cublasLt.h>
-// cuDNN only for graphs with a convolution (CudaBuild.cpp defines this).
-#ifndef DYNOC_USE_CUDNN
-#define DYNOC_USE_CUDNN 0
+// The 2-byte float types' headers are a third of a small model's compile
+// time: a model includes them only where its graph has bf16/f16 tensors
+// (CudaBuild.cpp defines DYNOC_HALF_TYPES=0 otherwise); the library always.
+#ifndef DYNOC_HALF_TYPES
+#define DYNOC_HALF_TYPES 1
 #endif
-#if DYNOC_USE_CUDNN
-#include <cudnn.h>
-#endif
+#if DYNOC_HALF_TYPES
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#endif
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,20 +26,24 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
-#include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
-#include <vector>
 
 // Elementwise functions are lambdas the device runs (nvcc --extended-lambda).
 #define DYNOC_FN __host__ __device__
 
 namespace dynoc_k {
 
+#if DYNOC_HALF_TYPES
 using bf16 = __nv_bfloat16;
 using f16 = __half;
+template <class T>
+struct IsHalf : std::integral_constant<bool, std::is_same<T, bf16>::value ||
+                                                 std::is_same<T, f16>::value> {
+};
+#else
+template <class T> struct IsHalf : std::false_type {};
+#endif
 
 inline int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 inline int64_t broadcast(int64_t a, int64_t b) {
@@ -54,10 +61,8 @@ struct RunState {
   int error = 0; // 0, or the code the run function returns
   char message[256] = {0};
 };
-inline RunState &state() {
-  static thread_local RunState s;
-  return s;
-}
+// The calling thread's (library/core.cu).
+RunState &state();
 // Records the first failure of this run (code: 200 + the CUDA error, 300 +
 // a cuBLAS status).
 inline void fail(int code, const char *what, const char *detail) {
@@ -146,6 +151,18 @@ template <class F> inline void pointwise(int64_t n, F f) {
   check(cudaGetLastError(), "pointwise kernel");
 }
 
+// Launches a generated grid-stride kernel(n, args...) over n elements on the
+// run's stream.
+#define DYNOC_LAUNCH(kernel, n, ...)                                           \
+  do {                                                                         \
+    const int64_t dynoc_n = (n);                                               \
+    if (dynoc_n > 0) {                                                         \
+      kernel<<<dynoc_k::blocksFor(dynoc_n), dynoc_k::kThreads, 0,              \
+               dynoc_k::stream()>>>(dynoc_n, __VA_ARGS__);                     \
+      dynoc_k::check(cudaGetLastError(), #kernel);                             \
+    }                                                                          \
+  } while (0)
+
 // The offset of element i of a dense `shape` read at `strides`.
 __device__ inline int64_t offsetOf(int64_t i, const Arr8 &shape,
                                    const Arr8 &strides, int rank) {
@@ -182,9 +199,7 @@ inline void copy(void *dst, const void *src, int64_t bytes) {
 
 // A conversion between element types; the 2-byte floats go through float.
 template <class TO, class TI> __host__ __device__ inline TO cvt(TI x) {
-  constexpr bool half =
-      std::is_same<TO, bf16>::value || std::is_same<TO, f16>::value ||
-      std::is_same<TI, bf16>::value || std::is_same<TI, f16>::value;
+  constexpr bool half = IsHalf<TO>::value || IsHalf<TI>::value;
   if constexpr (half)
     return TO(float(x));
   else
@@ -217,18 +232,6 @@ inline void binary(TO *out, const TA *a, const int64_t *as, const TB *b,
   });
 }
 
-template <class T>
-inline void expand(T *out, const T *in, const int64_t *s, const int64_t *shape,
-                   int rank, float scale) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d)
-    n *= shape[d];
-  Arr8 sh(shape, rank), st(s, rank);
-  pointwise(n, [=] __device__(int64_t i) {
-    out[i] = T(float(in[offsetOf(i, sh, st, rank)]) * scale);
-  });
-}
-
 template <class TO, class TA, class TB>
 inline void where(TO *out, const bool *c, const int64_t *cs, const TA *a,
                   const int64_t *as, const TB *b, const int64_t *bs,
@@ -253,110 +256,62 @@ inline void where(TO *out, const bool *c, const int64_t *cs, const TA *a,
 }
 
 //===----------------------------------------------------------------------===//
-// Data movement.
+// Convolutional networks' pooling and eval-mode batch norm (their
+// convolutions are the library's, through cuDNN).
 //===----------------------------------------------------------------------===//
 
+// Max pooling, a thread per output; NaN propagates (as torch's kernel does).
 template <class T>
-inline void permute(T *out, const T *in, const int64_t *inShape,
-                    const int64_t *perm, int rank) {
-  int64_t inStrides[8], outShape[8], stride[8], n = 1;
-  for (int d = rank - 1, s = 1; d >= 0; --d) {
-    inStrides[d] = s;
-    s *= inShape[d];
-  }
-  for (int d = 0; d < rank; ++d) {
-    outShape[d] = inShape[perm[d]];
-    stride[d] = inStrides[perm[d]];
-    n *= outShape[d];
-  }
-  Arr8 sh(outShape, rank), st(stride, rank);
-  pointwise(
-      n, [=] __device__(int64_t i) { out[i] = in[offsetOf(i, sh, st, rank)]; });
-}
-
-template <class T>
-inline void broadcast_copy(T *out, const T *in, const int64_t *s,
-                           const int64_t *shape, int rank) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d)
-    n *= shape[d];
-  Arr8 sh(shape, rank), st(s, rank);
-  pointwise(
-      n, [=] __device__(int64_t i) { out[i] = in[offsetOf(i, sh, st, rank)]; });
-}
-
-// Elements start, start + step, ... (len of them) of the middle dim of an
-// (outer, n, inner) tensor, into a dense (outer, len, inner) one.
-template <class T>
-inline void slice_copy(T *out, const T *in, int64_t outer, int64_t n,
-                       int64_t inner, int64_t start, int64_t step,
-                       int64_t len) {
-  pointwise(outer * len * inner, [=] __device__(int64_t i) {
-    int64_t k = i % inner, r = i / inner, j = r % len, o = r / len;
-    out[i] = in[(o * n + start + j * step) * inner + k];
-  });
-}
-template <class T>
-inline void slice(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
-                  int64_t start, int64_t len) {
-  slice_copy(out, in, outer, n, inner, start, int64_t(1), len);
-}
-// A dense (outer, len, inner) tensor at [start, start + len) of the middle
-// dim of an (outer, n, inner) one.
-template <class T>
-inline void place(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
-                  int64_t start, int64_t len) {
-  pointwise(outer * len * inner, [=] __device__(int64_t i) {
-    int64_t k = i % inner, r = i / inner, j = r % len, o = r / len;
-    out[(o * n + start + j) * inner + k] = in[i];
-  });
-}
-
-template <class T>
-inline void arange(T *out, int64_t n, double start, double step) {
-  pointwise(
-      n, [=] __device__(int64_t i) { out[i] = T(start + double(i) * step); });
-}
-
-// Rows of `weight` picked by `indices`. An index out of range cannot fail
-// the call without a host sync: its row reads as zeros (docs/cuda.md).
-template <class T>
-inline int embedding(T *out, const T *weight, const int64_t *indices, int64_t n,
-                     int64_t rows, int64_t dim) {
-  pointwise(n * dim, [=] __device__(int64_t i) {
-    int64_t r = indices[i / dim];
-    out[i] = r >= 0 && r < rows ? weight[r * dim + i % dim] : T(0.f);
-  });
-  return 0;
-}
-
-template <class T>
-inline int gather(T *out, const T *in, const int64_t *index,
-                  const int64_t *outShape, const int64_t *inShape, int rank,
-                  int dim) {
-  int64_t n = 1, inStrides[8];
-  for (int d = 0; d < rank; ++d)
-    n *= outShape[d];
-  for (int d = rank - 1, s = 1; d >= 0; --d) {
-    inStrides[d] = s;
-    s *= inShape[d];
-  }
-  Arr8 os(outShape, rank), is(inShape, rank), st(inStrides, rank);
-  pointwise(n, [=] __device__(int64_t i) {
-    int64_t rem = i, off = 0;
-    bool bad = false;
-    for (int d = rank - 1; d >= 0; --d) {
-      int64_t idx = rem % os[d];
-      rem /= os[d];
-      if (d == dim) {
-        idx = index[i];
-        bad |= idx < 0 || idx >= is[d];
+inline void max_pool2d(T *out, const T *in, int64_t planes, int64_t H,
+                       int64_t W, int64_t OH, int64_t OW, int64_t kh,
+                       int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                       int64_t pw, int64_t dh, int64_t dw) {
+  pointwise(planes * OH * OW, [=] __device__(int64_t i) {
+    int64_t ow = i % OW, oh = (i / OW) % OH, p = i / (OW * OH);
+    const T *plane = in + p * H * W;
+    float m = -INFINITY;
+    for (int64_t r = 0; r < kh; ++r) {
+      int64_t h = oh * sh - ph + r * dh;
+      if (h < 0 || h >= H)
+        continue;
+      for (int64_t s = 0; s < kw; ++s) {
+        int64_t w = ow * sw - pw + s * dw;
+        if (w < 0 || w >= W)
+          continue;
+        float v = float(plane[h * W + w]);
+        if (v > m || v != v)
+          m = v;
       }
-      off += idx * st[d];
     }
-    out[i] = bad ? T(0.f) : in[off];
+    out[i] = T(m);
   });
-  return 0;
+}
+
+// An eval-mode batch norm's per-channel scale and shift (for a fused loop).
+template <class TS>
+inline void bn_scale_shift(float *scale, float *shift, const TS *mean,
+                           const TS *var, const TS *weight, const TS *bias,
+                           int64_t C, double eps) {
+  pointwise(C, [=] __device__(int64_t c) {
+    double s = (weight ? double(float(weight[c])) : 1.0) /
+               sqrt(double(float(var[c])) + eps);
+    scale[c] = float(s);
+    shift[c] = (bias ? float(bias[c]) : 0.f) - float(mean[c]) * float(s);
+  });
+}
+
+template <class T, class TS>
+inline void batch_norm(T *out, const T *in, const TS *mean, const TS *var,
+                       const TS *weight, const TS *bias, int64_t N, int64_t C,
+                       int64_t inner, double eps) {
+  pointwise(N * C * inner, [=] __device__(int64_t i) {
+    int64_t c = (i / inner) % C;
+    double s = (weight ? double(float(weight[c])) : 1.0) /
+               sqrt(double(float(var[c])) + eps);
+    float scale = float(s);
+    float shift = (bias ? float(bias[c]) : 0.f) - float(mean[c]) * scale;
+    out[i] = T(float(in[i]) * scale + shift);
+  });
 }
 
 } // namespace dynoc_k

@@ -49,6 +49,10 @@ public:
 
 /// "[dynoc build] <msg>" on stderr.
 void progress(const llvm::Twine &msg);
+/// Writes `text` to `path`; false if it could not.
+bool writeFile(const std::string &path, llvm::StringRef text);
+/// The last `maxBytes` of the file at `path` (a compiler's log).
+std::string readTail(const std::string &path, size_t maxBytes);
 /// Runs `argv` with stdout and stderr to `log`; on failure, an error at
 /// `module` naming `what`, the exit code, the kept `source` and the log's
 /// tail.

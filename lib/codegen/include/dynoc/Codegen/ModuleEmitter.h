@@ -30,6 +30,8 @@ struct ModuleSource {
   std::vector<int64_t> workspaceBytes;
   /// Per graph: ops the memory plan runs in place.
   std::vector<unsigned> inPlaceOps;
+  /// Distinct kernels printed at file scope (KernelDefinitions.h).
+  size_t kernelDefinitions = 0;
 };
 
 /// Prints every func of `module` for `target`. `weightsFile` is the sidecar's

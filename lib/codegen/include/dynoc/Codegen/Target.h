@@ -12,6 +12,7 @@
 #ifndef DYNOC_CODEGEN_TARGET_H
 #define DYNOC_CODEGEN_TARGET_H
 
+#include "dynoc/Codegen/KernelDefinitions.h"
 #include "dynoc/Codegen/PointwiseLoop.h"
 
 #include "mlir/IR/Operation.h"
@@ -64,8 +65,13 @@ public:
   virtual bool convolutionFallback() const { return false; }
   /// Whether its library has transposed 2-D convolutions (conv_transpose2d).
   virtual bool transposedConvolution() const { return false; }
-  /// The statements that compute `loop`.
-  virtual std::string printPointwise(const PointwiseLoop &loop) const = 0;
+  /// The statements that compute `loop`; a kernel they launch goes to
+  /// `definitions`.
+  virtual std::string printPointwise(const PointwiseLoop &loop,
+                                     KernelDefinitions &definitions) const = 0;
+  /// Whether single elementwise ops are printed as pointwise loops too (the
+  /// CPU target has vectorized library kernels for them instead).
+  virtual bool singleOpsAsLoops() const { return false; }
   /// Whether the generated host code may read a tensor's elements (a 0-d
   /// argument used as a number): not where tensors live on a device.
   virtual bool hostReadsTensors() const = 0;

@@ -1,8 +1,9 @@
-// dynoc_cuda_nn.cuh - layer norm, softmax, reductions and attention as
+// nn.cu - layer norm, softmax, reductions and attention as
 // one-pass block/warp kernels. Each reads and writes its tensors' own types
 // (f32, bf16, f16) and computes in f32, so a bf16 graph rounds each result
-// once, as ATen's CUDA kernels do.
-#pragma once
+// once, as ATen's CUDA kernels do. Part of the kernel library
+// (dynoc_cuda_library.cuh).
+#include "dynoc_cuda_core.cuh"
 
 namespace dynoc_k {
 
@@ -56,8 +57,8 @@ inline int rowThreads(int64_t n) {
   return n >= 1024 ? 512 : n >= 256 ? 256 : n >= 128 ? 128 : 64;
 }
 template <class T, class TW>
-inline void layer_norm(T *out, const T *in, const TW *weight, const TW *bias,
-                       int64_t rows, int64_t n, double eps) {
+void layer_norm(T *out, const T *in, const TW *weight, const TW *bias,
+                int64_t rows, int64_t n, double eps) {
   if (rows == 0)
     return;
   layerNormKernel<<<unsigned(rows), rowThreads(n), 0, stream()>>>(
@@ -91,8 +92,8 @@ __global__ void softmaxRowKernel(T *out, const T *in, int64_t n) {
   }
 }
 template <class T>
-inline void softmax(T *out, const T *in, int64_t outer, int64_t n,
-                    int64_t inner, bool log) {
+void softmax(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
+             bool log) {
   if (outer * inner == 0)
     return;
   if (inner == 1) {
@@ -150,8 +151,8 @@ __global__ void reduceRowKernel(T *out, const T *in, int64_t n, int kind) {
     out[blockIdx.x] = T(kind == 1 ? a / float(n) : a);
 }
 template <class T>
-inline void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
-                   int kind) {
+void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
+            int kind) {
   if (outer * inner == 0)
     return;
   if (inner == 1) {
@@ -237,12 +238,11 @@ __global__ void attentionKernel(T *out, const T *q, const T *k, const T *v,
       o[d] = T(acc[t] * inv);
   }
 }
-template <class T, class TM = T>
-inline int attention(T *out, const T *q, const T *k, const T *v,
-                     int64_t batchHeads, int64_t L, int64_t S, int64_t E,
-                     int64_t Ev, double scale, bool causal, void *scores,
-                     const TM *mask = nullptr, const int64_t *ms = nullptr,
-                     int64_t heads = 1) {
+template <class T, class TM>
+int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
+              int64_t L, int64_t S, int64_t E, int64_t Ev, double scale,
+              bool causal, void *scores, const TM *mask, const int64_t *ms,
+              int64_t heads) {
   (void)scores; // the CPU kernel's L x S scratch; not needed here
   if (Ev > kAttnMaxDims) {
     fail(400, "attention", "value head dim over 256");
@@ -258,5 +258,25 @@ inline int attention(T *out, const T *q, const T *k, const T *v,
   check(cudaGetLastError(), "attention kernel");
   return 0;
 }
+
+#define DYNOC_LAYER_NORM(T, TW)                                                \
+  template void layer_norm<T, TW>(T *, const T *, const TW *, const TW *,      \
+                                  int64_t, int64_t, double);
+#define DYNOC_ATTENTION(T, TM)                                                 \
+  template int attention<T, TM>(T *, const T *, const T *, const T *, int64_t, \
+                                int64_t, int64_t, int64_t, int64_t, double,    \
+                                bool, void *, const TM *, const int64_t *,     \
+                                int64_t);
+#define DYNOC_NN(T)                                                            \
+  template void softmax<T>(T *, const T *, int64_t, int64_t, int64_t, bool);   \
+  template void reduce<T>(T *, const T *, int64_t, int64_t, int64_t, int);     \
+  DYNOC_LAYER_NORM(T, float)                                                   \
+  DYNOC_LAYER_NORM(T, bf16)                                                    \
+  DYNOC_LAYER_NORM(T, f16)                                                     \
+  DYNOC_ATTENTION(T, float)                                                    \
+  DYNOC_ATTENTION(T, bf16)                                                     \
+  DYNOC_ATTENTION(T, f16)
+// Compiled once per element type (CudaBuild.cpp, kLibraryUnits).
+DYNOC_NN(DYNOC_TYPE)
 
 } // namespace dynoc_k

@@ -1,17 +1,21 @@
-// dynoc_cuda_gemm.cuh - GEMMs and batched GEMMs through cuBLASLt. Row-major
+// gemm.cu - GEMMs and batched GEMMs through cuBLASLt. Row-major
 // C = A @ B is computed as column-major C^T = B^T @ A^T. Each thread keeps
 // its own cache of matmul descriptors and the heuristic's algorithm per
 // problem, so a run takes no lock; a replayed CUDA graph skips all of it.
 // f32, bf16 and f16 operands; bf16/f16 accumulate in f32 (scale type f32).
 // A linear's bias is cuBLASLt's bias epilogue, not a pass over the output.
-#pragma once
+// Part of the kernel library (dynoc_cuda_library.cuh).
+#include "dynoc_cuda_core.cuh"
+
+#include <cublasLt.h>
+
+#include <unordered_map>
 
 namespace dynoc_k {
 
-inline cublasLtHandle_t &ltHandle() {
-  static cublasLtHandle_t h = nullptr;
-  return h;
-}
+// The process's cuBLASLt handle (core.cu).
+cublasLtHandle_t &ltHandle();
+
 // f32 GEMMs use TF32 tensor cores only when the build said --allow-tf32.
 #ifndef DYNOC_ALLOW_TF32
 #define DYNOC_ALLOW_TF32 0
@@ -187,27 +191,34 @@ inline int runGemm(bool transX, bool transY, int64_t m, int64_t n, int64_t k,
   return 0; // a failure is in the run state; the run returns it
 }
 
-// Row-major C[M, N] = alpha * op(A) @ op(B) + beta * C.
 template <class T>
-inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
-                float alpha, const T *A, const T *B, float beta, T *C) {
+int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+         const T *A, const T *B, float beta, T *C) {
   return runGemm(transB, transA, N, M, K, 1, alpha, B, 0, A, 0, beta, C, 0);
 }
 
-// Row-major C[M, N] = alpha * A @ op(B) + bias[N] (a linear layer).
 template <class T>
-inline int gemm_bias(bool transB, int64_t M, int64_t N, int64_t K, float alpha,
-                     const T *A, const T *B, const T *bias, T *C) {
+int gemm_bias(bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+              const T *A, const T *B, const T *bias, T *C) {
   return runGemm(transB, false, N, M, K, 1, alpha, B, 0, A, 0, 0.f, C, 0, bias);
 }
 
-// Batched row-major C[b] = A[b] @ B[b]; sa/sb element strides between batch
-// entries (0 broadcasts one operand).
 template <class T>
-inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const T *A,
-               int64_t sa, const T *B, int64_t sb, T *C) {
+int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const T *A, int64_t sa,
+        const T *B, int64_t sb, T *C) {
   return runGemm(false, false, N, M, K, batch, 1.f, B, sb, A, sa, 0.f, C,
                  M * N);
 }
+
+#define DYNOC_GEMM(T)                                                          \
+  template int gemm<T>(bool, bool, int64_t, int64_t, int64_t, float,           \
+                       const T *, const T *, float, T *);                      \
+  template int gemm_bias<T>(bool, int64_t, int64_t, int64_t, float, const T *, \
+                            const T *, const T *, T *);                        \
+  template int bmm<T>(int64_t, int64_t, int64_t, int64_t, const T *, int64_t,  \
+                      const T *, int64_t, T *);
+// Compiled once per element type (CudaBuild.cpp, kLibraryUnits): a model
+// links only the objects of the types it uses.
+DYNOC_GEMM(DYNOC_TYPE)
 
 } // namespace dynoc_k

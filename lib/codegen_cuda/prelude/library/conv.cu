@@ -1,66 +1,17 @@
-// dynoc_cuda_conv.cuh - 2-D convolutions (NCHW) through cuDNN (depthwise ones
-// in a kernel of their own), and the pooling and eval-mode batch norm kernels
-// of convolutional networks.
-// cuDNN is included and linked only where a graph has a convolution: the
-// build defines DYNOC_USE_CUDNN then (lib/codegen_cuda/CudaBuild.cpp), so a
-// transformer's .so does not need libcudnn at load.
-#pragma once
+// conv.cu - 2-D convolutions (NCHW) through cuDNN (f32 depthwise ones in a
+// kernel of their own). Part of the kernel library (dynoc_cuda_library.cuh);
+// a model .so links this object, and libcudnn, only where its graph has a
+// convolution, so a transformer's .so does not need libcudnn at load. The
+// library compiles it only where cuDNN's headers are installed
+// (lib/codegen_cuda/CudaBuild.cpp).
+#include "dynoc_cuda_core.cuh"
+
+#include <cudnn.h>
+
+#include <unordered_map>
+#include <vector>
 
 namespace dynoc_k {
-
-// Max pooling, a thread per output; NaN propagates (as torch's kernel does).
-template <class T>
-inline void max_pool2d(T *out, const T *in, int64_t planes, int64_t H,
-                       int64_t W, int64_t OH, int64_t OW, int64_t kh,
-                       int64_t kw, int64_t sh, int64_t sw, int64_t ph,
-                       int64_t pw, int64_t dh, int64_t dw) {
-  pointwise(planes * OH * OW, [=] __device__(int64_t i) {
-    int64_t ow = i % OW, oh = (i / OW) % OH, p = i / (OW * OH);
-    const T *plane = in + p * H * W;
-    float m = -INFINITY;
-    for (int64_t r = 0; r < kh; ++r) {
-      int64_t h = oh * sh - ph + r * dh;
-      if (h < 0 || h >= H)
-        continue;
-      for (int64_t s = 0; s < kw; ++s) {
-        int64_t w = ow * sw - pw + s * dw;
-        if (w < 0 || w >= W)
-          continue;
-        float v = float(plane[h * W + w]);
-        if (v > m || v != v)
-          m = v;
-      }
-    }
-    out[i] = T(m);
-  });
-}
-
-// An eval-mode batch norm's per-channel scale and shift (for a fused loop).
-template <class TS>
-inline void bn_scale_shift(float *scale, float *shift, const TS *mean,
-                           const TS *var, const TS *weight, const TS *bias,
-                           int64_t C, double eps) {
-  pointwise(C, [=] __device__(int64_t c) {
-    double s = (weight ? double(float(weight[c])) : 1.0) /
-               sqrt(double(float(var[c])) + eps);
-    scale[c] = float(s);
-    shift[c] = (bias ? float(bias[c]) : 0.f) - float(mean[c]) * float(s);
-  });
-}
-
-template <class T, class TS>
-inline void batch_norm(T *out, const T *in, const TS *mean, const TS *var,
-                       const TS *weight, const TS *bias, int64_t N, int64_t C,
-                       int64_t inner, double eps) {
-  pointwise(N * C * inner, [=] __device__(int64_t i) {
-    int64_t c = (i / inner) % C;
-    double s = (weight ? double(float(weight[c])) : 1.0) /
-               sqrt(double(float(var[c])) + eps);
-    float scale = float(s);
-    float shift = (bias ? float(bias[c]) : 0.f) - float(mean[c]) * scale;
-    out[i] = T(float(in[i]) * scale + shift);
-  });
-}
 
 // A depthwise convolution (one input channel per group; output channel k
 // reads input channel k / mult): blockIdx.y picks output planes (n, k),
@@ -124,8 +75,6 @@ inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
   return true;
 }
 
-#if DYNOC_USE_CUDNN
-
 template <class T> struct CudnnType;
 template <> struct CudnnType<float> {
   static constexpr cudnnDataType_t kData = CUDNN_DATA_FLOAT;
@@ -182,10 +131,6 @@ struct ConvPlan {
   size_t next = 0;
   bool ok = false;
 };
-
-// The CPU library caches oneDNN primitives per call site; cuDNN's plans are
-// per thread here (no lock on the run path), so a site holds nothing.
-struct ConvSite {};
 
 template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
   static thread_local std::unordered_map<PlanKey<16>, ConvPlan, PlanKeyHash<16>>
@@ -268,22 +213,42 @@ template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
   return &p;
 }
 
-// Returns 0, or the run's error code (never refuses a shape: the CPU
-// library's fallback to im2col is not printed for this target). `bias` is a
-// T vector of K, or null.
+// A 1x1 convolution (stride 1, no padding, one group) on NCHW tensors is a
+// GEMM per image, out[n] (K x P) = w (K x C) @ in[n] (C x P) over the P
+// pixels: one batched cuBLASLt GEMM with the weight broadcast (stride 0).
+// cuDNN runs these NCHW shapes in bf16/f16 without tensor cores
+// (implicit_convolve_sgemm, docs/cuda.md); cuBLASLt uses them. The bias is
+// a second pass, as cudnnAddTensor's is.
 template <class T>
-inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
-                            const void *bias, int64_t N, int64_t C, int64_t H,
-                            int64_t W, int64_t K, int64_t R, int64_t S,
-                            int64_t OH, int64_t OW, int64_t sh, int64_t sw,
-                            int64_t ph, int64_t pw, int64_t groups, int64_t dh,
-                            int64_t dw) {
+int conv2d_pointwise(T *out, const T *in, const T *w, const T *bias, int64_t N,
+                     int64_t C, int64_t P, int64_t K) {
+  if (int rc = bmm(N, K, P, C, w, int64_t(0), in, C * P, out))
+    return rc;
+  if (bias)
+    pointwise(N * K * P, [=] __device__(int64_t i) {
+      out[i] = T(float(out[i]) + float(bias[(i / P) % K]));
+    });
+  return finish();
+}
+
+// Never refuses a shape: the CPU library's fallback to im2col is not printed
+// for this target.
+template <class T>
+int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
+                     const void *bias, int64_t N, int64_t C, int64_t H,
+                     int64_t W, int64_t K, int64_t R, int64_t S, int64_t OH,
+                     int64_t OW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                     int64_t groups, int64_t dh, int64_t dw) {
   if (N * K * OH * OW == 0)
     return 0;
   if (C == 0 || R * S == 0) { // an empty sum: the bias alone
     fail(500, "convolution", "a convolution over no input channels");
     return finish();
   }
+  if (R == 1 && S == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&
+      groups == 1)
+    return conv2d_pointwise(out, in, w, static_cast<const T *>(bias), N, C,
+                            H * W, K);
   // Measured on an H100 (docs/cuda.md): faster than cuDNN's NCHW f32
   // depthwise algorithms at batch 32, slower than its bf16/f16 ones.
   if (std::is_same<T, float>::value && groups > 1 && groups == C &&
@@ -324,6 +289,12 @@ inline int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
   return finish();
 }
 
-#endif // DYNOC_USE_CUDNN
+#define DYNOC_CONV(T)                                                          \
+  template int conv2d_primitive<T>(                                            \
+      ConvSite &, T *, const T *, const T *, const void *, int64_t, int64_t,   \
+      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,  \
+      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
+// Compiled once per element type (CudaBuild.cpp, kLibraryUnits).
+DYNOC_CONV(DYNOC_TYPE)
 
 } // namespace dynoc_k
