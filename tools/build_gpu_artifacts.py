@@ -7,8 +7,9 @@ batch 1 and 32, in float32 and bfloat16, and `dynoc build --target=cuda` of it, 
 
 The op cases build first, in parallel (the first of them compiles the CUDA
 kernel library into the cache); the models' captures run in parallel, then
-their builds one at a time, so that the build time each records (build.json,
-the benchmark's "dynoc build s") is that of a build alone on this machine.
+their builds one at a time, three times each, so that the build time each
+records (build.json: the median, the machine; the benchmark's "dynoc build s")
+is that of a build alone on this machine.
 
 usage: tools/build_gpu_artifacts.py [--models-only | --ops-only] [-j N]
 """
@@ -17,6 +18,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import time
@@ -75,14 +77,33 @@ def capture_model(name, batch, dtype):
     return cap / "capture" / manifest["graphs"][0]["mlir"]
 
 
-def build_model(name, batch, dtype, graph):
+def build_model(name, batch, dtype, graph, repeats):
+    """Builds one model `repeats` times; records the median wall time."""
     d = OUT / "models" / cuda_cases.model_dir(name, batch, dtype)
     what = f"{name} b{batch} {dtype}"
-    start = time.perf_counter()
-    run([DYNOC, "build", "--target=cuda", graph, "-o", d / "model.so"], f"CUDA build of {what}")
-    build_s = time.perf_counter() - start
-    (d / "build.json").write_text(json.dumps({"build_s": build_s}))
-    return f"{what}: built in {build_s:.1f} s"
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run([DYNOC, "build", "--target=cuda", graph, "-o", d / "model.so"],
+            f"CUDA build of {what}")
+        times.append(time.perf_counter() - start)
+    build_s = statistics.median(times)
+    (d / "build.json").write_text(json.dumps({"build_s": build_s, "builds_s": times,
+                                              "machine": build_machine()}))
+    return f"{what}: built in {build_s:.1f} s (median of {repeats})"
+
+
+def build_machine():
+    """This machine in words, for the benchmark's build-time column."""
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {cpu}"
 
 
 def build_op(name):
@@ -104,6 +125,9 @@ def main():
     ap.add_argument("--models-only", action="store_true")
     ap.add_argument("--ops-only", action="store_true")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--build-repeats", type=int, default=3, metavar="N",
+                    help="build each model N times (one at a time) and record the "
+                         "median build time (default 3)")
     ap.add_argument("--only", metavar="WORDS",
                     help="comma-separated words: rebuild only the models and op cases "
                          "whose name contains one (after a change to one kernel)")
@@ -133,7 +157,7 @@ def main():
             report(f.result)
         captures = {m: pool.submit(capture_model, *m) for m in models}
     for m, f in captures.items():
-        report(lambda m=m, f=f: build_model(*m, f.result()))
+        report(lambda m=m, f=f: build_model(*m, f.result(), args.build_repeats))
     # What runs there beside the artifacts: the Python binding (stable ABI:
     # the GPU machine's Python 3.12 imports it) and the 8-thread test.
     binaries = OUT / "bin"

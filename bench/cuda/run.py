@@ -74,6 +74,10 @@ def bench_model(name, batch, dtype, rounds, iters):
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cuda": torch.version.cuda}
     fns, mem = {}, {}
+    # torch's engines share `m`'s weights, resident before their calls: added
+    # to what their calls allocate, so that every engine's figure is all the
+    # memory it holds (dynoc's are uploaded at load, inside its measurement).
+    weights = sum(t.numel() * t.element_size() for t in m.state_dict().values())
 
     def measure_mem(key, make):
         gc.collect()
@@ -87,6 +91,8 @@ def bench_model(name, batch, dtype, rounds, iters):
                 fn(x)
         torch.cuda.synchronize()
         torch_peak = torch.cuda.max_memory_allocated() - base
+        if key != "dynoc":
+            torch_peak += weights
         outside = free0 - torch.cuda.mem_get_info()[0]  # memory torch did not allocate
         mem[key] = max(torch_peak, outside) / 2**20
         return fn
@@ -107,7 +113,9 @@ def bench_model(name, batch, dtype, rounds, iters):
         got = models.main_output(built(x)).double()
         err = ((got - ref.double()).norm() / ref.double().norm()).item()
     row["dynoc_rel_err"] = err
-    row["dynoc_build_s"] = json.loads((d / "build.json").read_text())["build_s"]
+    build = json.loads((d / "build.json").read_text())
+    row["dynoc_build_s"] = build["build_s"]
+    row["dynoc_build_machine"] = build.get("machine", "the build machine")
     times = {k: [] for k in fns}
     with torch.no_grad():
         for _ in range(rounds):  # interleaved: drift hits every engine alike
@@ -147,9 +155,17 @@ def report(rows, out):
         "Median latency of a synchronized call (ms), engines interleaved in one process; "
         "ratios are engine time / dynoc time (> 1: dynoc faster). dynoc runs CUDA graphs "
         "(captured on a context's second call), as reduce-overhead does. Peak memory: "
-        "torch's allocator peak, or the device memory taken outside it (dynoc), during "
-        "three calls after load (weights included). TF32 is off everywhere (torch's "
-        "cuDNN default turned off; dynoc builds without --allow-tf32).", "",
+        "the model's weights plus torch's allocator peak during three calls (eager, "
+        "Inductor, reduce-overhead), or the device memory dynoc's load and three calls "
+        "took outside torch's allocator (weights, workspace, CUDA graphs), whichever "
+        "is larger; a first eager call's cuBLAS/cuDNN workspaces land in eager's. TF32 is off everywhere (torch's "
+        "cuDNN default turned off; dynoc builds without --allow-tf32). Compile/build "
+        "time: Inductor's, torch.compile and the first three calls, in the benchmark "
+        "process on the GPU machine (its in-process caches warm after the first model); dynoc's, "
+        "`dynoc build --target=cuda` (graph to .so) on the build machine "
+        f"({first.get('dynoc_build_machine', '?')}; `tools/build_gpu_artifacts.py`, "
+        "the median of 3 builds one at a time, with the CUDA kernel library already "
+        "in its cache).", "",
         "| model | batch | dtype | eager ms | inductor ms | reduce-overhead ms | dynoc ms (Python) "
         "| dynoc ms (C++) | vs eager | vs inductor | vs reduce-overhead | inductor compile s "
         "| dynoc build s | peak MiB eager / inductor / r-o / dynoc | dynoc rel. error |",

@@ -94,8 +94,34 @@ bool isDense(const codegen::PointwiseLoop::Input &in,
 /// `loop` as a grid-stride kernel at file scope, a template over its
 /// buffers' element types, and the statements that launch it. Dense operands
 /// are read at the output's index, the rest at their broadcast strides
-/// (passed by value). A loop that another in the module already printed the
-/// same way launches that kernel.
+/// (constants where the shape is static, else passed by value). A loop that
+/// another in the module already printed the same way launches that kernel. The
+/// element offset of flat output index `i` in an operand read at `strides` over
+/// `shape`, all literal: constant divisors, which the compiler turns into
+/// multiplications (a division by a run-time 64-bit value is a long subroutine
+/// on the GPU). Empty where a dim or stride is not literal.
+std::string literalOffset(const codegen::DimList &shape,
+                          const codegen::DimList &strides) {
+  if (!llvm::all_of(shape, codegen::isLiteral) ||
+      !llvm::all_of(strides, codegen::isLiteral))
+    return "";
+  std::string offset;
+  int64_t inner = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    int64_t size = std::stoll(shape[d]), stride = std::stoll(strides[d]);
+    if (stride != 0 && size != 1) {
+      std::string index =
+          inner == 1 ? "i" : "(i / " + std::to_string(inner) + ")";
+      if (d > 0)
+        index = "(" + index + " % " + std::to_string(size) + ")";
+      offset += (offset.empty() ? "" : " + ") + index +
+                (stride == 1 ? "" : " * " + std::to_string(stride));
+    }
+    inner *= size;
+  }
+  return offset.empty() ? "0" : offset;
+}
+
 std::string printCudaPointwise(const codegen::PointwiseLoop &k,
                                codegen::KernelDefinitions &definitions) {
   const std::string &ct = k.computeType;
@@ -111,6 +137,13 @@ std::string printCudaPointwise(const codegen::PointwiseLoop &k,
     if (rank > 0 && isDense(in, k.shape)) {
       body +=
           llvm::formatv("    const {0} x{1} = {0}(b{1}[i]);\n", ct, i).str();
+      continue;
+    }
+    if (std::string offset = literalOffset(k.shape, in.strides);
+        !offset.empty()) {
+      body +=
+          llvm::formatv("    const {0} x{1} = {0}(b{1}[{2}]);\n", ct, i, offset)
+              .str();
       continue;
     }
     anyStrided = true;

@@ -50,6 +50,9 @@ int buildGraphFile(const BuildRequest &request) {
   mlir::DialectRegistry registry;
   registerGraphDialects(registry);
   mlir::MLIRContext context(registry);
+  // Errors are located at the op; printing the op (or the whole module, for
+  // a toolchain error) after each would bury the message.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   auto module = parseGraphFile(mlirPath, context, sourceMgr);
@@ -129,6 +132,7 @@ int buildCaptureDir(const BuildRequest &request) {
   mlir::DialectRegistry registry;
   registerGraphDialects(registry);
   mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false); // as in buildGraphFile
   // One source manager per file: a parse reads its manager's main buffer.
   std::vector<std::unique_ptr<llvm::SourceMgr>> sources;
   mlir::OwningOpRef<mlir::ModuleOp> module;

@@ -14,45 +14,60 @@
 namespace dynoc_k {
 
 // A depthwise convolution (one input channel per group; output channel k
-// reads input channel k / mult): blockIdx.y picks output planes (n, k),
-// threads run along a plane with 32-bit index math (64-bit division is slow
-// on the GPU), f32 accumulation. Memory-bound; cuDNN's NCHW algorithms for it
-// are slow at larger batches.
+// reads input channel k / mult), f32 accumulation. A block computes a tile of
+// kDepthwiseRows output rows of one plane (n, k): it first copies the input
+// rows they read (zero rows for the padding above and below) into shared
+// memory as f32, coalesced, then the block's threads compute the tile's
+// outputs from there. 32-bit index math (64-bit division is slow on the GPU).
+// On an H100, MobileNetV2's 3x3 at batch 32 in f32 takes 259 us (a kernel
+// reading the input from global memory per tap took 307 us; cuDNN's NCHW f32
+// algorithms are slower), still about 5x its memory traffic; in bf16 it
+// takes 273 us against cuDNN's 171 us, so bf16/f16 stay with cuDNN.
+constexpr int kDepthwiseRows = 16;
 template <class T>
 __global__ void depthwiseKernel(T *out, const T *in, const T *w, const T *bias,
                                 int64_t planes, int C, int H, int W, int K,
                                 int R, int S, int OH, int OW, int sh, int sw,
-                                int ph, int pw, int dh, int dw, int mult) {
-  const int area = OH * OW;
+                                int ph, int pw, int dh, int dw, int mult,
+                                int tileInputRows) {
+  extern __shared__ float tile[]; // tileInputRows x W
+  const int oh0 = blockIdx.x * kDepthwiseRows;
+  const int rows = min(kDepthwiseRows, OH - oh0);
+  const int ih0 = oh0 * sh - ph;
+  const int threads = blockDim.x, t = threadIdx.x;
   for (int64_t plane = blockIdx.y; plane < planes; plane += gridDim.y) {
     const int k = int(plane % K);
     const int64_t n = plane / K;
     const T *src = in + (n * C + k / mult) * int64_t(H) * W;
+    __syncthreads(); // the previous plane's tile is no longer read
+    for (int i = t; i < tileInputRows * W; i += threads) {
+      const int r = i / W, ih = ih0 + r;
+      tile[i] =
+          ih >= 0 && ih < H ? float(src[int64_t(ih) * W + (i - r * W)]) : 0.f;
+    }
+    __syncthreads();
     const T *wk = w + int64_t(k) * R * S;
     const float b = bias ? float(bias[k]) : 0.f;
-    T *dst = out + plane * area;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < area;
-         i += gridDim.x * blockDim.x) {
-      const int oh = i / OW, ow = i - oh * OW;
+    T *dst = out + (plane * OH + oh0) * OW;
+    for (int o = t; o < rows * OW; o += threads) {
+      const int r = o / OW, ow = o - r * OW;
       float acc = b;
-      for (int r = 0; r < R; ++r) {
-        const int h = oh * sh - ph + r * dh;
-        if (h < 0 || h >= H)
-          continue;
-        const T *row = src + int64_t(h) * W;
-        for (int s = 0; s < S; ++s) {
-          const int x = ow * sw - pw + s * dw;
+      for (int i = 0; i < R; ++i) {
+        const float *row = tile + (r * sh + i * dh) * W;
+        for (int j = 0; j < S; ++j) {
+          const int x = ow * sw - pw + j * dw;
           if (x >= 0 && x < W)
-            acc += float(row[x]) * float(wk[r * S + s]);
+            acc += row[x] * float(wk[i * S + j]);
         }
       }
-      dst[i] = T(acc);
+      dst[o] = T(acc);
     }
   }
 }
 
 // `bias` is a T vector of K, or null. Returns false (the caller uses cuDNN)
-// where an index would not fit the kernel's 32-bit math.
+// where an index would not fit the kernel's 32-bit math or a tile's input
+// rows would not fit 48 KiB of shared memory.
 template <class T>
 inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
                              int64_t N, int64_t C, int64_t H, int64_t W,
@@ -64,13 +79,19 @@ inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
       (OH + R) * std::max(sh, dh) >= limit ||
       (OW + S) * std::max(sw, dw) >= limit)
     return false;
-  const int64_t planes = N * K, area = OH * OW;
-  dim3 grid(unsigned(std::min<int64_t>((area + kThreads - 1) / kThreads, 64)),
+  // The input rows a tile of output rows reads; the kernel zero-fills those
+  // outside the plane.
+  const int64_t tileInputRows = (kDepthwiseRows - 1) * sh + (R - 1) * dh + 1;
+  const int64_t smem = tileInputRows * W * int64_t(sizeof(float));
+  if (smem > 48 * 1024)
+    return false;
+  const int64_t planes = N * K;
+  dim3 grid(unsigned((OH + kDepthwiseRows - 1) / kDepthwiseRows),
             unsigned(std::min<int64_t>(planes, 65535)));
-  depthwiseKernel<T><<<grid, kThreads, 0, stream()>>>(
+  depthwiseKernel<T><<<grid, kThreads, size_t(smem), stream()>>>(
       out, in, w, bias, planes, int(C), int(H), int(W), int(K), int(R), int(S),
       int(OH), int(OW), int(sh), int(sw), int(ph), int(pw), int(dh), int(dw),
-      int(K / C));
+      int(K / C), int(tileInputRows));
   check(cudaGetLastError(), "depthwise convolution kernel");
   return true;
 }
@@ -120,7 +141,7 @@ inline cudnnHandle_t cudnnForThread() {
 // share it). A run uses the first; one that cuDNN then refuses for these
 // tensors is dropped, on the thread's first (direct, not captured) call.
 struct ConvPlan {
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   struct Candidate {
@@ -153,7 +174,6 @@ template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
   const cudnnDataType_t dt = CudnnType<T>::kData;
   if (!dnnCheck(cudnnCreateTensorDescriptor(&p.x), "cuDNN descriptor") ||
       !dnnCheck(cudnnCreateTensorDescriptor(&p.y), "cuDNN descriptor") ||
-      !dnnCheck(cudnnCreateTensorDescriptor(&p.bias), "cuDNN descriptor") ||
       !dnnCheck(cudnnCreateFilterDescriptor(&p.w), "cuDNN descriptor") ||
       !dnnCheck(cudnnCreateConvolutionDescriptor(&p.conv), "cuDNN descriptor"))
     return nullptr;
@@ -163,9 +183,6 @@ template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
       !dnnCheck(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, dt, int(N),
                                            int(K), int(OH), int(OW)),
                 "convolution output") ||
-      !dnnCheck(cudnnSetTensor4dDescriptor(p.bias, CUDNN_TENSOR_NCHW, dt, 1,
-                                           int(K), 1, 1),
-                "convolution bias") ||
       !dnnCheck(cudnnSetFilter4dDescriptor(p.w, dt, CUDNN_TENSOR_NCHW, int(K),
                                            int(C / groups), int(R), int(S)),
                 "convolution weight") ||
@@ -213,21 +230,52 @@ template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
   return &p;
 }
 
+// out[plane] += bias[plane % K] over each of `planes` NCHW planes of P
+// elements: a block row per plane, no per-element division (a flat index
+// split by 64-bit division made this pass 10x slower than its memory
+// traffic on an H100; so was cudnnAddTensor on bf16).
+template <class T>
+__global__ void channelBiasKernel(T *out, const T *bias, int64_t planes, int K,
+                                  int P) {
+  for (int64_t plane = blockIdx.y; plane < planes; plane += gridDim.y) {
+    const float b = float(bias[int(plane % K)]);
+    T *row = out + plane * P;
+    for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < P;
+         p += gridDim.x * blockDim.x)
+      row[p] = T(float(row[p]) + b);
+  }
+}
+template <class T>
+void addChannelBias(T *out, const T *bias, int64_t planes, int64_t K,
+                    int64_t P) {
+  if (planes == 0 || P == 0)
+    return;
+  if (P >= (int64_t(1) << 31) || K >= (int64_t(1) << 31)) {
+    pointwise(planes * P, [=] __device__(int64_t i) {
+      out[i] = T(float(out[i]) + float(bias[(i / P) % K]));
+    });
+    return;
+  }
+  dim3 grid(unsigned(std::min<int64_t>((P + kThreads - 1) / kThreads, 32)),
+            unsigned(std::min<int64_t>(planes, 65535)));
+  channelBiasKernel<<<grid, kThreads, 0, stream()>>>(out, bias, planes, int(K),
+                                                     int(P));
+  check(cudaGetLastError(), "convolution bias kernel");
+}
+
 // A 1x1 convolution (stride 1, no padding, one group) on NCHW tensors is a
 // GEMM per image, out[n] (K x P) = w (K x C) @ in[n] (C x P) over the P
 // pixels: one batched cuBLASLt GEMM with the weight broadcast (stride 0).
 // cuDNN runs these NCHW shapes in bf16/f16 without tensor cores
 // (implicit_convolve_sgemm, docs/cuda.md); cuBLASLt uses them. The bias is
-// a second pass, as cudnnAddTensor's is.
+// a second pass (addChannelBias).
 template <class T>
 int conv2d_pointwise(T *out, const T *in, const T *w, const T *bias, int64_t N,
                      int64_t C, int64_t P, int64_t K) {
   if (int rc = bmm(N, K, P, C, w, int64_t(0), in, C * P, out))
     return rc;
   if (bias)
-    pointwise(N * K * P, [=] __device__(int64_t i) {
-      out[i] = T(float(out[i]) + float(bias[(i / P) % K]));
-    });
+    addChannelBias(out, bias, N * K, K, P);
   return finish();
 }
 
@@ -250,7 +298,7 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
     return conv2d_pointwise(out, in, w, static_cast<const T *>(bias), N, C,
                             H * W, K);
   // Measured on an H100 (docs/cuda.md): faster than cuDNN's NCHW f32
-  // depthwise algorithms at batch 32, slower than its bf16/f16 ones.
+  // depthwise algorithms, slower than its bf16/f16 ones.
   if (std::is_same<T, float>::value && groups > 1 && groups == C &&
       K % C == 0 &&
       conv2d_depthwise(out, in, w, static_cast<const T *>(bias), N, C, H, W, K,
@@ -284,8 +332,7 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
   if (!dnnCheck(st, "cudnnConvolutionForward"))
     return finish();
   if (bias)
-    dnnCheck(cudnnAddTensor(h, &one, p->bias, bias, &one, p->y, out),
-             "cudnnAddTensor (convolution bias)");
+    addChannelBias(out, static_cast<const T *>(bias), N * K, K, OH * OW);
   return finish();
 }
 
