@@ -25,7 +25,9 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "test" / "gpu"))
+sys.path.insert(0, str(ROOT / "bench"))
 import cuda_cases  # noqa: E402
+from runtime_overhead import machine  # noqa: E402  (the benchmarks' machine line)
 
 DYNOC = ROOT / "bazel-bin" / "tools" / "dynoc" / "dynoc"
 OUT = pathlib.Path(cuda_cases.ARTIFACTS)
@@ -89,21 +91,8 @@ def build_model(name, batch, dtype, graph, repeats):
         times.append(time.perf_counter() - start)
     build_s = statistics.median(times)
     (d / "build.json").write_text(json.dumps({"build_s": build_s, "builds_s": times,
-                                              "machine": build_machine()}))
+                                              "machine": machine()}))
     return f"{what}: built in {build_s:.1f} s (median of {repeats})"
-
-
-def build_machine():
-    """This machine in words, for the benchmark's build-time column."""
-    cpu = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {cpu}"
 
 
 def build_op(name):
