@@ -45,6 +45,24 @@ def type_id(obj):
     return id(type(obj))
 
 
+def value_guard_text(source, value):
+    """The guard that `source` still holds `value` (None, a bool, int, float or
+    str, or a subclass such as an enum member), as an expression eval() can
+    run: subclasses are written as their base type's literal (a str or int
+    enum compares equal to its value), infinities as float('inf') and NaN as
+    `x != x`, since NaN equals nothing."""
+    if isinstance(value, float):
+        if value != value:
+            return f"{source} != {source}"
+        if value in (float("inf"), float("-inf")):
+            return f"{source} == float('{value}')"
+        return f"{source} == {float.__repr__(value)}"
+    for base in (bool, int, str):
+        if isinstance(value, base):
+            return f"{source} == {base.__repr__(value)}"
+    return f"{source} == {value!r}"
+
+
 def first_failure(guards, L, G):
     """Returns the text of the first guard that fails (or cannot be evaluated),
     or None when all pass."""

@@ -482,9 +482,9 @@ class Tracker(TorchDispatchMode):
             return
         if ".size()[" in source or ".numel()" in source:
             # a size used where only its value will do
-            self.on_size_guard(f"{source} == {value!r}")
+            self.on_size_guard(_guards.value_guard_text(source, value))
         else:
-            self.value_guards[source] = f"{source} == {value!r}"
+            self.value_guards[source] = _guards.value_guard_text(source, value)
 
     def value_source(self, tensor):
         """How a size source names a tensor whose shadow lost its source: a
