@@ -955,6 +955,16 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
   if (PyFunction_Check(callable) && shouldFollow(callable))
     return callFollowed(callable, callableSrc, args, sources, kw,
                         std::move(varargSources));
+  // A library method run natively (an optimizer's step): what it records
+  // may depend on its object's state, which the tracker guards.
+  if (PyMethod_Check(callable) &&
+      PyFunction_Check(PyMethod_GET_FUNCTION(callable))) {
+    auto dot = callableSrc.rfind('.');
+    if (dot != std::string::npos)
+      callTracker("on_native_method",
+                  Py_BuildValue("(sO)", callableSrc.substr(0, dot).c_str(),
+                                PyMethod_GET_SELF(callable)));
+  }
   // A native call (torch op, builtin, library code): the Python scalars it
   // gets decide what it does. A size given to an ATen-backed torch function
   // lands in the graph's attributes, where a dynamic merge checks it.

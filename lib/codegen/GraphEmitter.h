@@ -166,6 +166,11 @@ inline unsigned supportedDTypes(Operation *op) {
       m[n] = kI64 | kBool;
     for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
       m[n] = kF32 | kF64;
+    // f64 sums: the gradients of broadcast operands and biases (f64 gradient
+    // checks of backward graphs, docs/training.md).
+    for (const char *n : {"aten.sum", "aten.sum.dim_IntList", "aten.mean",
+                          "aten.mean.dim", "aten.amax", "aten.amin"})
+      m[n] = kF32 | kF64;
     for (const char *n : {"aten.sigmoid", "aten.tanh", "aten.exp", "aten.gelu",
                           "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.sin",
                           "aten.cos", "aten.log", "aten.pow.Tensor_Scalar"})

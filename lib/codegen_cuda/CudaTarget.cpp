@@ -193,7 +193,11 @@ public:
     if (llvm::is_contained(kGemmOps, n) || n == "aten.convolution")
       return codegen::kF32 | codegen::kBF16 | codegen::kF16;
     if (llvm::is_contained(kReducedPrecisionOps, n))
-      return shared | codegen::kBF16 | codegen::kF16;
+      shared = shared | codegen::kBF16 | codegen::kF16;
+    // Its reductions are instantiated for f32, bf16 and f16 only.
+    if (n.startswith("aten.sum") || n.startswith("aten.mean") ||
+        n == "aten.amax" || n == "aten.amin")
+      shared &= ~codegen::kF64;
     return shared;
   }
   std::vector<std::string> reducedPrecisionOps() const override {

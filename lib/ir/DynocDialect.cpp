@@ -215,13 +215,19 @@ LogicalResult dynoc::DynocDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be an array of strings";
     return success();
   }
+  if (name == attrs::kKind) {
+    auto kind = a.getValue().dyn_cast<StringAttr>();
+    if (!kind || kind.getValue() != "backward")
+      return op->emitOpError() << "'" << name << "' must be \"backward\"";
+    return success();
+  }
   if (name == attrs::kInputs)
     return verifyInputs(func, a.getValue());
   if (name == attrs::kGuards)
     return verifyGuards(func, a.getValue());
   if (name == attrs::kEntry || name == attrs::kOutputs ||
       name == attrs::kWeights || name == attrs::kMutations ||
-      name == attrs::kPrepares) {
+      name == attrs::kPrepares || name == attrs::kGrads) {
     if (!a.getValue().isa<StringAttr>())
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();

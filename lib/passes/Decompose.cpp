@@ -26,6 +26,7 @@ struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateWithGenerated(patterns);
+    dynoc::populateBackwardDecompositions(patterns);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

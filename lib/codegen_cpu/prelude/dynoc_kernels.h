@@ -710,8 +710,9 @@ inline void layer_norm(float *out, const float *in, const float *weight,
 // Reduces the middle dim of an (outer, n, inner) tensor: kind 0 sum, 1 mean,
 // 2 max, 3 min. Sums and means accumulate in double; max/min propagate NaN,
 // as torch does.
-inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
-                   int64_t inner, int kind) {
+template <typename T>
+void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
+            int kind) {
   bool extremum = kind >= 2;
   double init = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.0;
   auto pick = [kind](double a, double x) {
@@ -723,7 +724,7 @@ inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
   if (inner == 1) {
 #pragma omp parallel for if (outer * n > kParallelGrain)
     for (int64_t o = 0; o < outer; ++o) {
-      const float *x = in + o * n;
+      const T *x = in + o * n;
       double acc = init;
       if (extremum) {
         for (int64_t k = 0; k < n; ++k)
@@ -733,7 +734,7 @@ inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
         for (int64_t k = 0; k < n; ++k)
           acc += x[k];
       }
-      out[o] = float(acc * scale);
+      out[o] = T(acc * scale);
     }
     return;
   }
@@ -744,7 +745,7 @@ inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
     for (int64_t o = 0; o < outer; ++o) {
       std::fill(acc.begin(), acc.end(), init);
       for (int64_t k = 0; k < n; ++k) {
-        const float *x = in + (o * n + k) * inner;
+        const T *x = in + (o * n + k) * inner;
         if (extremum)
           for (int64_t i = 0; i < inner; ++i)
             acc[i] = pick(acc[i], x[i]);
@@ -754,7 +755,7 @@ inline void reduce(float *out, const float *in, int64_t outer, int64_t n,
             acc[i] += x[i];
       }
       for (int64_t i = 0; i < inner; ++i)
-        out[o * inner + i] = float(acc[i] * scale);
+        out[o * inner + i] = T(acc[i] * scale);
     }
   }
 }

@@ -1,16 +1,22 @@
 # A training loop at module level under whole-script capture: each
-# loss.backward() is one labelled break at the user's line (the autograd
-# engine's kernels are not forward-graph ops), the forward that made the loss is
-# kept (the loss is an output: it was read by the backward), the optimizer's
-# record_function markers are neither ops nor breaks, and the update enters the
-# next graph with the gradients as inputs.
+# loss.backward() is one labelled break at the user's line (as in Dynamo) and
+# one backward graph of the autograd engine's ops (mse_loss_backward, the
+# GEMM's gradients), identical each step so folded into one that runs 5 times;
+# the backward takes the gradient of the loss as an input (loss.backward()'s
+# ones_like seed, `grad(graph_0.output_K)`), and the forward keeps the loss as
+# an output; the optimizer's record_function markers are neither ops nor
+# breaks, and the update enters the next graph with the backward graph's
+# gradients as inputs. Every graph, the backward one included, matches eager.
 # expect exit: 0
-# expect graphs: 4
+# expect graphs: 3
+# expect backward: 1
 # expect breaks: 7
-# expect runs: 3
-# expect break: autograd backward pass: runs outside the forward graphs
-# expect ops: aten.addmm aten.mse_loss
-# expect input: user gradient (autograd backward)
+# expect runs: 5
+# expect runs: 4
+# expect break: autograd backward pass: recorded as a backward graph
+# expect ops: aten.addmm aten.mse_loss aten.mse_loss_backward aten.mm
+# expect input: user graph_1.output_0
+# expect input: user grad(graph_0.output_2)
 # dynamo: stdout
 import torch
 import torch.nn as nn

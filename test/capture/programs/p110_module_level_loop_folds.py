@@ -1,18 +1,22 @@
 # A 40-step training loop at module level under whole-script capture: each
 # iteration records the same step (the SGD update of the last step's gradients,
 # then the forward to the loss), so the capture folds those identical graphs into
-# one that runs 38 times instead of writing 38 copies (the first step has no
-# update, the last one's loss is read by print); the loop's backward break is one
+# one that runs 39 times instead of writing 39 copies (the first step has no
+# update); the loop's backward break is one
 # line of the report with its count, and every occurrence stays in the
-# manifest's break list. The folded graph still builds and matches eager on the
-# inputs of its first run.
+# manifest's break list. Each backward pass is a backward graph, the same 40
+# times: one, run 40 times. The folded graphs still build and match eager on the
+# inputs of their first run.
 # expect exit: 0
-# expect graphs: 4
+# expect graphs: 3
+# expect backward: 1
 # expect breaks: 42
-# expect runs: 38
-# expect break: autograd backward pass: runs outside the forward graphs
-# expect ops: aten.addmm aten.relu aten.mse_loss
-# expect stderr: runs 38 times (identical bodies folded: graph_2 ... graph_38)
+# expect runs: 39
+# expect runs: 40
+# expect break: autograd backward pass: recorded as a backward graph
+# expect ops: aten.addmm aten.relu aten.mse_loss aten.threshold_backward
+# expect stderr: runs 39 times (identical bodies folded: graph_4 ... graph_78)
+# expect stderr: runs 40 times (identical bodies folded: graph_3 ... graph_79)
 # expect stderr: (x40)
 # dynamo: stdout
 import torch

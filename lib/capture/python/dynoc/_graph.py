@@ -51,18 +51,29 @@ class Graph:
         self.recorded_nodes = None  # every node, before dead ones are dropped
         self.runs = 1  # how many recorded graphs had this body (_repeats.py)
         self.folded = []  # the names of the later ones, folded into this one
+        # Training capture (docs/training.md): "forward" or "backward" (the ops
+        # the autograd engine ran for one backward pass).
+        self.kind = "forward"
+        self.grads = []  # backward: {"input": leaf name, "output": index}
+        self.saved_only = set()  # vids output only because a backward reads them
+        self.recomputed = {}  # backward: op -> count the partitioner moved here
 
     def add_input(self, shape, dtype, kind, name):
         v = Value(self, shape, dtype, kind, name)
         self.inputs.append(v)
         return v
 
-    def add_output(self, value):
-        """Makes `value` an output (once); returns its output index."""
+    def add_output(self, value, saved=False):
+        """Makes `value` an output (once); returns its output index. `saved`:
+        only a backward graph reads it (the partitioner may take it back)."""
         for i, o in enumerate(self.outputs):
             if o is value:
+                if not saved:
+                    self.saved_only.discard(value.vid)
                 return i
         self.outputs.append(value)
+        if saved:
+            self.saved_only.add(value.vid)
         return len(self.outputs) - 1
 
     def eliminate_dead_nodes(self):

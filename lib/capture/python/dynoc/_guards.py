@@ -63,12 +63,34 @@ def value_guard_text(source, value):
     return f"{source} == {value!r}"
 
 
+def optimizer_state(opt):
+    """What an optimizer's step records depends on (docs/training.md): each
+    parameter group's hyperparameters (baked into the update graph as
+    constants) and, per parameter, which state it holds (SGD's momentum buffer
+    appears at the first step) and its `step` count (Adam's bias corrections
+    are Python floats computed from it). A text, so guards compare it."""
+    groups = []
+    for group in opt.param_groups:
+        hyper = sorted((k, v) for k, v in group.items()
+                       if k != "params" and isinstance(v, (bool, int, float, str, tuple)))
+        state = []
+        for p in group["params"]:
+            s = opt.state.get(p, {})
+            step = s.get("step")
+            if isinstance(step, torch.Tensor):
+                step = step.item()
+            state.append((tuple(sorted(s)), step))
+        groups.append((hyper, state))
+    return repr(groups)
+
+
 def first_failure(guards, L, G):
     """Returns the text of the first guard that fails (or cannot be evaluated),
     or None when all pass."""
     scope = {"L": L, "G": G, "torch": torch, "check_tensor": check_tensor,
              "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids,
-             "___type_id": type_id, "___G": module_globals}
+             "___type_id": type_id, "___G": module_globals,
+             "___optimizer_state": optimizer_state}
     for g in guards:
         try:
             ok = eval(g["text"], scope)  # noqa: S307 - texts are dynoc's own guards

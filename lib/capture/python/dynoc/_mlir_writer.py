@@ -165,6 +165,10 @@ def write_func(g, weights_file):
     }
     if g.mutations:
         fattrs["dynoc.mutations"] = string_attr(json.dumps(g.mutations))
+    if g.kind != "forward":
+        fattrs["dynoc.kind"] = string_attr(g.kind)
+    if g.grads:
+        fattrs["dynoc.grads"] = string_attr(json.dumps(g.grads))
     if any(i.kind != "user" for i in g.inputs):
         fattrs["dynoc.weights"] = string_attr(weights_file)
     res = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"

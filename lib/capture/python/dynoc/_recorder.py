@@ -14,7 +14,7 @@ import re
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _guards, _logs, _repeats, _symbolic
+from . import _guards, _logs, _partition, _repeats, _symbolic
 from . import _mlir_writer as mw
 from ._graph import Graph, Node, Value
 
@@ -151,7 +151,13 @@ class Tracker(TorchDispatchMode):
         # changes in place, and the last value it gave each of them.
         self.mutated_inputs = {}
         self.mutation_values = {}
-        self._backward_task = None  # the autograd graph task last seen
+        self._backward_task = None  # the backward pass being recorded
+        self.leaves = {}  # id -> (tensor, input name): leaves that require grad
+        self.grad_names = {}  # id(leaf.grad) -> "<leaf>.grad", during a backward
+        self.by_memory = {}  # (dtype, shape, strides, offset, address) -> forward Value
+        self.fresh_empty = {}  # id -> tensor new_empty_strided made, not yet written
+        self.gradient_seeds = {}  # vid of loss.backward()'s ones_like -> the loss Value
+        self.optimizer_state = {}  # id -> tensor of an optimizer's state (a weight)
         self.bound = {}  # id(tensor) -> (dtype, shape, data_ptr) when its Value was bound
         # DYNOC_SAVE_EXAMPLES=1: each graph's user inputs (as first used) and
         # outputs (as each op made them) are written beside it, for checking a
@@ -163,6 +169,8 @@ class Tracker(TorchDispatchMode):
     # --- graphs -------------------------------------------------------------
     def _new_graph(self):
         g = Graph(self.region.session.next_graph_name(), self.entry)
+        if self._backward_task is not None:
+            g.kind = "backward"
         self.graphs.append(g)
         self.current = g
         # Region inputs are inputs of whichever graph uses them first.
@@ -202,6 +210,8 @@ class Tracker(TorchDispatchMode):
         """The Value for tensor `t` in the current graph, adding an input if the
         graph did not make it."""
         key = id(t)
+        if key in self.fresh_empty:
+            raise mw.Unencodable("reads memory new_empty_strided left uninitialized")
         self._forget_if_swapped(t)
         v = self.values.get(key)
         g = self.current
@@ -209,9 +219,17 @@ class Tracker(TorchDispatchMode):
             return v
         if key in self.input_values:
             return self.input_values[key]
-        if v is not None:  # made by an earlier graph: flows in across the break
-            out_idx = v.graph.add_output(v)
+        if v is None and g.kind == "backward" and key not in self.params:
+            v = self._saved_value(t)
+        if v is not None and g.kind == "backward" and v.vid in self.gradient_seeds:
+            of = self.gradient_seeds[v.vid]
+            nv = g.add_input(t.shape, t.dtype, "user",
+                             f"grad({of.graph.name}.output_{of.graph.add_output(of)})")
+        elif v is not None:  # made by an earlier graph: flows in across the break
+            out_idx = v.graph.add_output(v, saved=g.kind == "backward" and v.graph.kind == "forward")
             nv = g.add_input(t.shape, t.dtype, "user", f"{v.graph.name}.output_{out_idx}")
+        elif key in self.grad_names:  # a leaf's gradient, accumulated into
+            nv = g.add_input(t.shape, t.dtype, "user", self.grad_names[key])
         elif key in self.break_values:  # made outside the graphs, at a break
             nv = g.add_input(t.shape, t.dtype, "user", self.break_values[key])
         elif key in self.params:
@@ -222,6 +240,14 @@ class Tracker(TorchDispatchMode):
             if src is not None and any(u is t for _, u in self.user_inputs):
                 nv = g.add_input(t.shape, t.dtype, "user", src)
                 self._tensor_guard(len(g.inputs) - 1, src, t)
+            elif (t.requires_grad and t.is_leaf) or key in self.optimizer_state:
+                # Trained state (a parameter reached through a global, an
+                # optimizer's moments): one weight under one name in every
+                # graph, forward, backward and update, that the update writes.
+                self.constants += 1
+                kind = "buffer" if key in self.optimizer_state else "parameter"
+                name = self.region.session.add_weight(src or f"_{kind}_{self.constants}", t)
+                nv = g.add_input(t.shape, t.dtype, kind, name)
             else:
                 self.constants += 1
                 # Session-unique: variants of a region share one weights file.
@@ -229,6 +255,9 @@ class Tracker(TorchDispatchMode):
                     src or f"_constant_{self.constants}", t)
                 nv = g.add_input(t.shape, t.dtype, "constant", name)
         self.input_values[key] = nv
+        if t.requires_grad and t.is_leaf and nv.kind is not None and \
+                not nv.name.startswith("graph_"):
+            self.leaves.setdefault(key, (t, nv.name))
         self._bind(t)
         if self.examples is not None:
             # Weights too: the script may change them after this graph ran (an
@@ -275,11 +304,12 @@ class Tracker(TorchDispatchMode):
         kwargs = kwargs or {}
         task = torch._C._current_graph_task_id()
         if task != -1 and not self.paused:  # the autograd engine runs a backward pass
-            out = func(*args, **kwargs)
-            self._in_backward(task, out)
-            return out
+            self._enter_backward(task)
+        elif self._backward_task is not None and not self.paused:
+            self._end_backward()
         if not self.paused and func._schema.is_mutable and args and \
-                isinstance(args[0], torch.Tensor) and self._value_of(args[0]) is None:
+                isinstance(args[0], torch.Tensor) and id(args[0]) not in self.fresh_empty and \
+                self._value_of(args[0]) is None:
             self._lift(args[0])  # an input about to change: lifted as it was
         out = func(*args, **kwargs)
         if self.paused:
@@ -293,34 +323,95 @@ class Tracker(TorchDispatchMode):
             else:
                 self.on_break(_ESCAPES[name], None, None, False, args[0] if args else None)
             return out
+        if name == "aten::new_empty_strided":
+            # AccumulateGrad's layout fix: new_empty_strided, then copy_ of the
+            # gradient into it. Graph values have no layout: the copy is the
+            # gradient's own Value (below), the empty tensor no op.
+            self.fresh_empty[id(out)] = out
+            return out
+        if name == "aten::copy_" and id(args[0]) in self.fresh_empty and \
+                isinstance(args[1], torch.Tensor) and args[1].dtype == out.dtype and \
+                args[1].shape == out.shape:
+            del self.fresh_empty[id(args[0])]
+            self.values[id(out)] = self._lift(args[1])
+            self._bind(out)
+            self.keepalive.append(out)
+            return out
         try:
             self._record(func, args, kwargs, out)
         except mw.Unencodable as e:
             self._run_outside(func, args, kwargs, out, str(e))
         return out
 
-    def _in_backward(self, task, out):
-        """An op of a backward pass (loss.backward(), torch.autograd.grad):
-        forward graphs do not hold it. Each backward is one break, labelled
-        and placed at the user's line; the gradients it makes enter later
-        graphs (an optimizer's update) as inputs named as such."""
-        if task != self._backward_task:
-            self._backward_task = task
-            # What the backward starts from (the loss) is read outside the
-            # graphs: the values no op of the graph consumed are its outputs,
-            # so the forward that made them is not dropped as unused.
-            g = self.current
-            used = {v.vid for n in g.nodes for v in n.operands}
-            for n in g.nodes:
-                for r in n.results:
-                    if r.vid not in used and r.shape != (0,):
-                        g.add_output(r)
-            self.on_break("autograd backward pass: runs outside the forward graphs "
-                          "(its ops are not recorded)", None, None)
-        for t in _tensors(out):
-            self.values.pop(id(t), None)
-            self.break_values[id(t)] = "gradient (autograd backward)"
-            self.keepalive.append(t)
+    def _enter_backward(self, task):
+        """An op of a backward pass (loss.backward(), torch.autograd.grad).
+        The first one of a pass ends the forward graph (a break at the user's
+        line, as Dynamo breaks there) and opens a backward graph: the engine's
+        ops are recorded as they run, reading the forward values autograd
+        saved (forward outputs, `graph_N.output_K`), and the gradients it
+        leaves in leaves' `.grad` become its outputs (docs/training.md)."""
+        if task == self._backward_task:
+            return
+        if self._backward_task is not None:
+            self._end_backward()
+        # What the backward starts from (the loss) is read outside the
+        # graphs: the values no op of the graph consumed are its outputs,
+        # so the forward that made them is not dropped as unused.
+        g = self.current
+        self._mark_gradient_seeds(g)
+        used = {v.vid for n in g.nodes for v in n.operands}
+        for n in g.nodes:
+            for r in n.results:
+                if r.vid not in used and r.shape != (0,) and r.vid not in self.gradient_seeds:
+                    g.add_output(r)
+        # Gradients accumulated into (`.grad` already set): inputs of the
+        # backward graph, named after their leaf, changed in place.
+        self.grad_names = {id(t.grad): f"{name}.grad" for t, name in self.leaves.values()
+                           if t.grad is not None}
+        self._backward_task = task  # graphs opened from here on are backward ones
+        self.on_break("autograd backward pass: recorded as a backward graph", None, None)
+        self.current.kind = "backward"  # the graph on_break opened (or the empty one)
+
+    def _mark_gradient_seeds(self, g):
+        """loss.backward() seeds the pass with ones_like(loss), made just
+        before it (torch.autograd's _make_grads): the backward graph takes
+        that seed as an input, `grad(graph_N.output_K)` (the gradient of
+        that forward output), rather than reading it from the forward, so a
+        runtime feeds output gradients to a backward graph as AOTAutograd's
+        backward takes them."""
+        tail = len(g.nodes)
+        while tail and g.nodes[tail - 1].op in ("aten.ones_like", "aten.detach", "aten.alias"):
+            tail -= 1
+        seeds = {}
+        for n in g.nodes[tail:]:
+            if n.op == "aten.ones_like" and len(n.operands) == 1:
+                seeds[n.results[0].vid] = n.operands[0]
+            elif n.operands and n.operands[0].vid in seeds:
+                seeds[n.results[0].vid] = seeds[n.operands[0].vid]
+        self.gradient_seeds = seeds
+
+    def _end_backward(self):
+        """The backward pass is over: each leaf whose `.grad` the pass set
+        or accumulated gets that gradient as an output of the backward graph
+        that made it; later ops record into a new forward graph."""
+        self._backward_task = None
+        for t, name in self.leaves.values():
+            v = self.values.get(id(t.grad)) if t.grad is not None else None
+            if v is not None and v.graph.kind == "backward":
+                v.graph.grads.append({"input": name, "output": v.graph.add_output(v)})
+        self.grad_names = {}
+        self._new_graph()
+
+    def _saved_value(self, t):
+        """The forward Value a tensor the backward reads stands for: autograd
+        unpacks a saved forward output as a new tensor object over the same
+        memory, so it is matched by dtype, shape, strides and address."""
+        try:
+            key = (t.dtype, tuple(t.shape), t.stride(), t.storage_offset(), t.data_ptr())
+        except RuntimeError:
+            return None
+        v = self.by_memory.get(key)
+        return v if v is not None and v.graph.kind == "forward" else None
 
     def _run_outside(self, func, args, kwargs, out, why):
         """`func` ran but no graph can hold it: the graph ends here. What it
@@ -424,6 +515,12 @@ class Tracker(TorchDispatchMode):
             if o is None:
                 continue
             self.values[id(o)] = v
+            if self.current.kind == "forward" and o.device.type != "meta":
+                try:
+                    self.by_memory[(o.dtype, tuple(o.shape), o.stride(), o.storage_offset(),
+                                    o.data_ptr())] = v
+                except RuntimeError:
+                    pass
             self._bind(o)
             self.keepalive.append(o)
             if self.examples is not None:
@@ -523,6 +620,25 @@ class Tracker(TorchDispatchMode):
         key = f"___hook_ids({source})"
         self.value_guards[key] = f"{key} == {_guards.hook_ids(module)!r}"
 
+    def on_native_method(self, source, obj):
+        """The evaluator runs a method of `obj` (at `source`) natively. An
+        optimizer's step records an update that depends on the optimizer's
+        hyperparameters and state, so those are guarded (a change
+        recompiles); other objects need nothing here."""
+        if not isinstance(obj, torch.optim.Optimizer) or self._written(source):
+            return
+        key = f"___optimizer_state({source})"
+        self.value_guards[key] = f"{key} == {_guards.optimizer_state(obj)!r}"
+        # Its state tensors (momentum buffers, Adam's moments) are weights the
+        # update reads and writes back: named by where they live.
+        for gi, group in enumerate(obj.param_groups):
+            for pi, p in enumerate(group["params"]):
+                for name, t in obj.state.get(p, {}).items():
+                    if isinstance(t, torch.Tensor):
+                        self.optimizer_state[id(t)] = t
+                        self.on_tensor(t, f"{source}.state[{source}.param_groups[{gi}]"
+                                          f"['params'][{pi}]]['{name}']")
+
     def on_type_guard(self, source, obj):
         """A match statement tested the type of `obj` (a class, mapping or
         sequence pattern): its type is guarded, by identity."""
@@ -593,7 +709,11 @@ class Tracker(TorchDispatchMode):
         """Sets the output structure from the region's result; drops empty graphs.
         `live`: tensors that outlive the region besides its result (a whole
         script's globals); the graphs that made them output them."""
-        last = self.current
+        if self._backward_task is not None:
+            self._end_backward()
+        # The region's result is the last graph's; one left empty by a break
+        # or a backward pass at the end gives way to the last one with ops.
+        last = next((g for g in reversed(self.graphs) if g.nodes), self.current)
         for t in _tensors(list(live)):
             v = self.values.get(id(t))
             if v is not None:
@@ -627,6 +747,9 @@ class Tracker(TorchDispatchMode):
         s = structure(result)
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}
+        for vid, forward_input in _partition.partition(self.graphs).items():
+            if self.examples is not None and forward_input.vid in self.examples:
+                self.examples[vid] = self.examples[forward_input.vid]
         for key, (sl, sizes) in self.slice_sizes.items():
             if key not in self.sliced_tensors:  # sliced a list, say: pinned
                 for value, source in sizes:

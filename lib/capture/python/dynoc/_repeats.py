@@ -8,6 +8,7 @@ dropped, and inputs that named a dropped graph's outputs name the kept graph's
 ("the output of its latest run").
 """
 import json
+import re
 
 from . import _mlir_writer as mw
 
@@ -38,8 +39,9 @@ def _body_key(g):
 
 
 def _rename(name, folded):
-    graph, dot, rest = name.partition(".")
-    return f"{folded[graph]}{dot}{rest}" if dot and graph in folded else name
+    """`graph_7.output_0` (or `grad(graph_7.output_0)`, a backward graph's
+    seed) with a folded graph's name replaced by the kept one's."""
+    return re.sub(r"\b(graph_\d+)(?=\.)", lambda m: folded.get(m.group(1), m.group(1)), name)
 
 
 def _rename_structure(s, folded):

@@ -8,6 +8,7 @@ import traceback
 import torch
 
 from . import _mlir_writer as mw
+from . import _partition
 
 MANIFEST_VERSION = 1
 WEIGHTS_FILE = "weights.safetensors"
@@ -66,8 +67,11 @@ class Session:
         ops = sum(len(g.nodes) for g in self.graphs)
         recorded = sum(g.runs for g in self.graphs)
         folded = f" ({recorded} recorded, repeats folded)" if recorded > len(self.graphs) else ""
+        backward = [g for g in self.graphs if g.kind == "backward"]
+        forward = len(self.graphs) - len(backward)
         lines = ["dynoc capture report",
-                 f"  graphs: {len(self.graphs)}{folded}",
+                 f"  graphs: {forward}{folded}" +
+                 (f" (+ {len(backward)} backward)" if backward else ""),
                  f"  graph breaks: {len(self.breaks)}",
                  f"  ops: {ops}",
                  f"  recompiles: {len(self.recompiles)}"]
@@ -76,8 +80,14 @@ class Session:
             if g.runs > 1:
                 last = f" ... {g.folded[-1]}" if len(g.folded) > 1 else ""
                 runs = f", runs {g.runs} times (identical bodies folded: {g.folded[0]}{last})"
+            extra = ""
+            if g.kind == "backward":
+                count, size = _partition.saved_bytes(g, self.graphs)
+                moved = sum(g.recomputed.values())
+                extra = (f", backward: {len(g.grads)} gradients, saves {count} values "
+                         f"({size} bytes), {moved} recomputed")
             lines.append(f"  {g.name} ({g.entry}): {len(g.nodes)} ops, "
-                         f"{len(g.guards)} guards{runs}")
+                         f"{len(g.guards)} guards{runs}{extra}")
         if self.breaks:
             lines.append("  break reasons:")
             # A loop breaks at the same place each iteration: one line, counted.
@@ -115,10 +125,21 @@ class Session:
                 "mutations": g.mutations,
                 "runs": g.runs,
                 "folded": g.folded,
+                "kind": g.kind,
+                **(self._backward_fields(g) if g.kind == "backward" else {}),
             } for g in self.graphs],
             "breaks": self.breaks,
             "recompiles": self.recompiles,
         }
+
+    def _backward_fields(self, g):
+        """What a backward graph reads from its forward graphs and gives back."""
+        count, size = _partition.saved_bytes(g, self.graphs)
+        forward = sorted({v.name.split(".", 1)[0] for v in g.inputs if v.kind == "user"
+                          and v.name.startswith("graph_") and ".output_" in v.name})
+        return {"forward": forward, "grads": g.grads,
+                "saved": {"values": count, "bytes": size},
+                "recomputed": dict(sorted(g.recomputed.items()))}
 
     def _used_weights(self):
         return {v.name for g in self.graphs for v in g.inputs if v.kind != "user"}

@@ -22,6 +22,12 @@ inline constexpr char kOutputs[] = "dynoc.outputs";
 /// Func: in-place updates of inputs (user inputs and weights), as JSON text: [{"input": name,
 /// "output": index}] — after a run, that output is copied into that input.
 inline constexpr char kMutations[] = "dynoc.mutations";
+/// Func: "backward" for the ops the autograd engine ran for one backward
+/// pass (absent: a forward graph); docs/training.md.
+inline constexpr char kKind[] = "dynoc.kind";
+/// Func (backward): the gradients it leaves in leaves' `.grad`, as JSON text:
+/// [{"input": leaf name, "output": index}].
+inline constexpr char kGrads[] = "dynoc.grads";
 /// Func: one dictionary per guard: {kind, text, ...}.
 inline constexpr char kGuards[] = "dynoc.guards";
 /// Func: the safetensors file (relative to the .mlir) that holds the

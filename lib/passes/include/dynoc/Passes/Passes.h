@@ -2,6 +2,7 @@
 #ifndef DYNOC_PASSES_PASSES_H
 #define DYNOC_PASSES_PASSES_H
 
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
@@ -9,6 +10,9 @@
 namespace dynoc {
 std::unique_ptr<mlir::Pass> createCanonicalizePass();
 std::unique_ptr<mlir::Pass> createDecomposePass();
+/// The backward-pass kernels' decompositions (BackwardDecompositions.cpp),
+/// part of dynoc-decompose.
+void populateBackwardDecompositions(mlir::RewritePatternSet &patterns);
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
 std::unique_ptr<mlir::Pass> createInferShapesPass();

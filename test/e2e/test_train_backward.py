@@ -1,0 +1,105 @@
+"""Backward graphs (docs/training.md): a region that calls loss.backward()
+records the autograd engine's ops as a backward graph; built with `dynoc build`,
+it must give the gradients torch autograd gave, for each kind of op a backward
+pass runs (GEMMs, activations, losses, broadcasting, reductions), in f64 where
+the CPU backend has it and f32 within 1e-4 relative."""
+import json
+import os
+import pathlib
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from graph_check import check_graphs  # noqa: E402
+
+SCRIPT = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+torch.set_default_dtype(torch.{dtype})
+{setup}
+
+@torch.compile
+def step(x, y):
+    loss = {loss}
+    loss.backward()
+    return loss
+
+print(float(step(x, y)))
+"""
+
+MLP = """model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 1))
+x, y = torch.randn(10, 6), torch.randn(10, 1)"""
+CASES = {
+    # GEMM gradients (mm of transposes), bias sums, relu (threshold_backward), MSE
+    "linear_relu_mse": (MLP, "nn.functional.mse_loss(model(x), y)",
+                        ["G['model'][0].weight", "G['model'][0].bias",
+                         "G['model'][2].weight", "G['model'][2].bias"]),
+    # sigmoid_backward and tanh_backward from their saved outputs; sum's
+    # gradient broadcast back (expand)
+    "sigmoid_tanh_sum": ("""model = nn.Linear(5, 7)
+x, y = torch.randn(4, 5), None""", "(torch.sigmoid(model(x)) * torch.tanh(model(x))).sum()",
+                         ["G['model'].weight", "G['model'].bias"]),
+    # broadcasting: a (1, n) scale and an (n,) shift; their gradients are sums
+    # over the broadcast dims; mean's gradient is a scaled expand
+    "broadcast_mean": ("""model = nn.Module()
+model.scale = nn.Parameter(torch.randn(1, 8))
+model.shift = nn.Parameter(torch.randn(8))
+x, y = torch.randn(6, 8), None""", "((x * model.scale + model.shift) ** 2).mean()",
+                       ["G['model'].scale", "G['model'].shift"]),
+    # reduction over one dim, then a sum-reduced MSE; an input that requires
+    # grad gets its gradient too
+    "reduction_input_grad": ("""model = nn.Linear(4, 3)
+x, y = torch.randn(5, 4).requires_grad_(), torch.randn(5)""",
+                             "nn.functional.mse_loss(model(x).sum(dim=1), y, reduction='sum')",
+                             ["G['model'].weight", "G['model'].bias", "L['x']"]),
+}
+
+
+def capture(dynoc, tmp_path, case, dtype):
+    setup, loss, _ = CASES[case]
+    script = tmp_path / "train_me.py"
+    script.write_text(SCRIPT.format(dtype=dtype, setup=setup, loss=loss))
+    out = tmp_path / "out"
+    env_before = os.environ.get("DYNOC_SAVE_EXAMPLES")
+    os.environ["DYNOC_SAVE_EXAMPLES"] = "1"
+    try:
+        dynoc("capture", script, "-o", out, check=True)
+    finally:
+        if env_before is None:
+            del os.environ["DYNOC_SAVE_EXAMPLES"]
+    return out, json.loads((out / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_backward_graph_matches_autograd(dynoc, tmp_path, case, dtype):
+    out, manifest = capture(dynoc, tmp_path, case, dtype)
+    backward = [g for g in manifest["graphs"] if g["kind"] == "backward"]
+    assert len(backward) == 1, [g["name"] for g in manifest["graphs"]]
+    bwd = backward[0]
+    # every leaf that requires grad gets its gradient as an output
+    assert sorted(m["input"] for m in bwd["grads"]) == sorted(CASES[case][2])
+    assert bwd["forward"] and bwd["saved"]["bytes"] > 0
+    results = {r.name: r for r in check_graphs(pathlib.Path(out), manifest["graphs"])}
+    r = results[bwd["name"]]
+    assert r.built, r.error
+    assert r.compared
+    assert r.max_err <= (1e-10 if dtype == "float64" else 1e-4), (case, r.max_err)
+
+
+def test_partitioner_recomputes_cheap_views(dynoc, tmp_path):
+    """The transposed weights the forward's GEMMs made are saved by autograd;
+    the partitioner recomputes them in the backward from the weights instead
+    (the forward stops returning them), and says so in the manifest."""
+    out, manifest = capture(dynoc, tmp_path, "linear_relu_mse", "float32")
+    bwd = next(g for g in manifest["graphs"] if g["kind"] == "backward")
+    fwd = next(g for g in manifest["graphs"] if g["name"] == bwd["forward"][0])
+    assert bwd["recomputed"].get("aten.t", 0) >= 1, bwd["recomputed"]
+    saved = [i for i in bwd["inputs"] if i["name"].startswith(fwd["name"] + ".output_")]
+    assert bwd["saved"]["values"] == len(saved)
+    # what stays saved: the relu output (threshold_backward and a GEMM read it)
+    # and the GEMM's input, not the transposed weights
+    assert all(tuple(i["shape"]) != (6, 12) for i in saved), saved
