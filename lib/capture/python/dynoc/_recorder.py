@@ -158,6 +158,7 @@ class Tracker(TorchDispatchMode):
         self.fresh_empty = {}  # id -> tensor new_empty_strided made, not yet written
         self.gradient_seeds = {}  # vid of loss.backward()'s ones_like -> the loss Value
         self.optimizer_state = {}  # id -> tensor of an optimizer's state (a weight)
+        self._backward_unrecorded = False  # the pass runs outside the graphs
         self.bound = {}  # id(tensor) -> (dtype, shape, data_ptr) when its Value was bound
         # DYNOC_SAVE_EXAMPLES=1: each graph's user inputs (as first used) and
         # outputs (as each op made them) are written beside it, for checking a
@@ -305,6 +306,13 @@ class Tracker(TorchDispatchMode):
         task = torch._C._current_graph_task_id()
         if task != -1 and not self.paused:  # the autograd engine runs a backward pass
             self._enter_backward(task)
+            if self._backward_unrecorded:
+                out = func(*args, **kwargs)
+                for t in _tensors(out):
+                    self.values.pop(id(t), None)
+                    self.break_values[id(t)] = "gradient (autograd backward, not recorded)"
+                    self.keepalive.append(t)
+                return out
         elif self._backward_task is not None and not self.paused:
             self._end_backward()
         if not self.paused and func._schema.is_mutable and args and \
@@ -369,6 +377,14 @@ class Tracker(TorchDispatchMode):
         self.grad_names = {id(t.grad): f"{name}.grad" for t, name in self.leaves.values()
                            if t.grad is not None}
         self._backward_task = task  # graphs opened from here on are backward ones
+        # create_graph=True: the pass itself is differentiable (double
+        # backward), which a backward graph does not express; it runs outside
+        # the graphs and its gradients enter later graphs as named inputs.
+        self._backward_unrecorded = torch.is_grad_enabled()
+        if self._backward_unrecorded:
+            self.on_break("autograd backward pass with create_graph=True (double backward): "
+                          "runs outside the graphs, not recorded", None, None)
+            return
         self.on_break("autograd backward pass: recorded as a backward graph", None, None)
         self.current.kind = "backward"  # the graph on_break opened (or the empty one)
 
@@ -395,6 +411,10 @@ class Tracker(TorchDispatchMode):
         or accumulated gets that gradient as an output of the backward graph
         that made it; later ops record into a new forward graph."""
         self._backward_task = None
+        if self._backward_unrecorded:
+            self._backward_unrecorded = False
+            self.current.kind = "forward"  # on_break opened it: no backward op went in
+            return
         for t, name in self.leaves.values():
             v = self.values.get(id(t.grad)) if t.grad is not None else None
             if v is not None and v.graph.kind == "backward":
