@@ -35,11 +35,12 @@ struct ThresholdBackward : OpRewritePattern<AtenThresholdBackwardOp> {
   LogicalResult matchAndRewrite(AtenThresholdBackwardOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = op.getSelf().getType().cast<RankedTensorType>();
-    auto maskType = RankedTensorType::get(type.getShape(), rewriter.getI1Type());
-    Value mask = rewriter.create<AtenGtScalarOp>(op.getLoc(), maskType,
-                                                 op.getSelf(), op.getThreshold());
-    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(
-        op, op.getType(), op.getGradOutput(), mask);
+    auto maskType =
+        RankedTensorType::get(type.getShape(), rewriter.getI1Type());
+    Value mask = rewriter.create<AtenGtScalarOp>(
+        op.getLoc(), maskType, op.getSelf(), op.getThreshold());
+    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, op.getType(),
+                                                 op.getGradOutput(), mask);
     return success();
   }
 };
@@ -86,8 +87,8 @@ struct MseLossBackward : OpRewritePattern<AtenMseLossBackwardOp> {
       return rewriter.notifyMatchFailure(op, "mean over a dynamic shape");
     double scale = reduction == 1 ? 2.0 / double(type.getNumElements()) : 2.0;
     Location loc = op.getLoc();
-    Value diff = rewriter.create<AtenSubTensorOp>(loc, op.getType(), op.getSelf(),
-                                                  op.getTarget(), Attribute());
+    Value diff = rewriter.create<AtenSubTensorOp>(
+        loc, op.getType(), op.getSelf(), op.getTarget(), Attribute());
     Value scaled = rewriter.create<AtenMulScalarOp>(loc, op.getType(), diff,
                                                     f64(rewriter, scale));
     rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, op.getType(), scaled,
@@ -98,6 +99,7 @@ struct MseLossBackward : OpRewritePattern<AtenMseLossBackwardOp> {
 } // namespace
 
 void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
-  patterns.add<ThresholdBackward, SigmoidBackward, TanhBackward,
-               MseLossBackward>(patterns.getContext());
+  patterns
+      .add<ThresholdBackward, SigmoidBackward, TanhBackward, MseLossBackward>(
+          patterns.getContext());
 }

@@ -11,7 +11,7 @@ import opcode
 import torch
 
 from . import _logs, _mlir_writer as mw
-from . import _dynamic, _guards, _session, _symbolic
+from . import _dynamic, _guards, _session, _step, _symbolic
 from ._compiled_module import CompiledModule, forward_inside_region
 from ._recorder import Tracker
 
@@ -302,6 +302,13 @@ class Region:
                 _logs.log("recompiles", f"{entry}: stays static: {e}")
         session.graphs.extend(graphs)
         session.breaks.extend(tracker.breaks)
+        if any(g.kind == "backward" for g in graphs):
+            try:
+                session.steps.append(_step.stitch(graphs, tracker.breaks,
+                                                  f"step_{len(session.steps)}"))
+            except _step.NotAStep as e:
+                session.step_refusals.append({"entry": entry, "reason": str(e)})
+                _logs.log("graph_breaks", f"{entry}: no training step graph: {e}")
         for g in graphs:
             _logs.log("guards", f"guards of {g.name} ({entry}):\n" +
                       "\n".join(f"  {gd['text']}" for gd in g.guards))

@@ -23,6 +23,8 @@ class Session:
         self.breaks = []
         self.recompiles = []
         self.weights = {}   # name -> tensor (parameters, buffers, constants)
+        self.steps = []     # training step graphs (_step.py), one per training call
+        self.step_refusals = []  # {"entry", "reason"}: training calls with no step graph
         self._graph_count = 0
 
     def next_graph_name(self):
@@ -98,6 +100,12 @@ class Session:
             for (location, reason), n in counts.items():
                 times = f" (x{n})" if n > 1 else ""
                 lines.append(f"    {location}: {reason}{times}")
+        for st in self.steps:
+            lines.append(f"  training step {st.name} ({st.entry}): {len(st.nodes)} ops, "
+                         f"writes back {len(st.mutations)} weights; "
+                         f"dynoc build {st.name}.mlir makes one step per call")
+        for r in self.step_refusals:
+            lines.append(f"  no training step graph for {r['entry']}: {r['reason']}")
         for r in self.recompiles:
             lines.append(f"  recompile of {r['entry']}: guard failed: {r['guard']}")
         return "\n".join(lines) + "\n"
@@ -128,6 +136,16 @@ class Session:
                 "kind": g.kind,
                 **(self._backward_fields(g) if g.kind == "backward" else {}),
             } for g in self.graphs],
+            "steps": [{
+                "name": st.name,
+                "entry": st.entry,
+                "mlir": f"{st.name}.mlir",
+                "ops": st.op_counts(),
+                "inputs": [tensor_desc(v) for v in st.inputs],
+                "output_structure": st.output_structure,
+                "mutations": st.mutations,
+            } for st in self.steps],
+            "step_refusals": self.step_refusals,
             "breaks": self.breaks,
             "recompiles": self.recompiles,
         }
@@ -142,7 +160,7 @@ class Session:
                 "recomputed": dict(sorted(g.recomputed.items()))}
 
     def _used_weights(self):
-        return {v.name for g in self.graphs for v in g.inputs if v.kind != "user"}
+        return {v.name for g in self.graphs + self.steps for v in g.inputs if v.kind != "user"}
 
     def write(self):
         """Writes every graph, the weights, manifest.json and report.txt; prints
@@ -150,7 +168,7 @@ class Session:
         if self.out_dir is None:
             return
         os.makedirs(self.out_dir, exist_ok=True)
-        for g in self.graphs:
+        for g in self.graphs + self.steps:
             path = os.path.join(self.out_dir, f"{g.name}.mlir")
             with open(path + ".tmp", "w") as f:
                 f.write(mw.write_module([g], WEIGHTS_FILE))

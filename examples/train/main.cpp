@@ -1,0 +1,84 @@
+//===- main.cpp - train a model from C++ with libdynrt alone --------------===//
+//
+//   train STEP.so X.npy Y.npy [STEPS] [EXPECTED_LOSSES.npy]
+//
+// STEP.so is a training step graph built by `dynoc build step_N.mlir`: each
+// call runs forward, backward and the optimizer update, and libdynrt writes the
+// updated parameters and optimizer state back into the model's own copy of its
+// weights. This loop calls it STEPS times (default 20) on the batch (X, Y) and
+// prints the loss of each step; given eager's losses of the same steps, it
+// prints the largest relative difference and whether the curves match.
+//
+//===----------------------------------------------------------------------===//
+#include "dynrt/dynrt.hpp"
+#include "dynrt/npy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    std::fprintf(
+        stderr, "usage: %s STEP.so X.npy Y.npy [STEPS] [EXPECTED_LOSSES.npy]\n",
+        argv[0]);
+    return 2;
+  }
+  int steps = argc > 4 ? std::atoi(argv[4]) : 20;
+  if (steps <= 0) {
+    std::fprintf(stderr,
+                 "train: error: STEPS must be a positive integer, got '%s'\n",
+                 argv[4]);
+    return 2;
+  }
+  dynrt::NpyArray x, y, expected;
+  std::string error;
+  if (!dynrt::readNpy(argv[2], x, error) ||
+      !dynrt::readNpy(argv[3], y, error) ||
+      (argc > 5 && !dynrt::readNpy(argv[5], expected, error))) {
+    std::fprintf(stderr, "train: error: %s\n", error.c_str());
+    return 1;
+  }
+  if (argc > 5 && (expected.dtype != dynrt::DType::F32 ||
+                   expected.numel() < size_t(steps))) {
+    std::fprintf(stderr,
+                 "train: error: '%s' must hold at least %d float32 losses\n",
+                 argv[5], steps);
+    return 1;
+  }
+  try {
+    dynrt::Model model(argv[1]);
+    if (model.numInputs() != 2) {
+      std::fprintf(stderr,
+                   "train: error: '%s' takes %zu inputs; a training step of "
+                   "examples/train/train.py takes 2 (x, y)\n",
+                   argv[1], model.numInputs());
+      return 1;
+    }
+    DLTensor xv = x.view(), yv = y.view();
+    double worst = 0;
+    for (int step = 0; step < steps; ++step) {
+      auto outputs = model.run({&xv, &yv});
+      float loss = *static_cast<const float *>(outputs[0]->dl_tensor.data);
+      std::printf("step %d loss %.6f\n", step + 1, loss);
+      if (argc > 5) {
+        float want =
+            reinterpret_cast<const float *>(expected.data.data())[step];
+        worst = std::max(worst, std::fabs(double(loss) - want) /
+                                    std::max(std::fabs(double(want)), 1e-12));
+      }
+    }
+    if (argc > 5) {
+      bool ok = worst <= 1e-5;
+      std::printf(
+          "max relative difference vs PyTorch eager's losses: %.3g -> %s\n",
+          worst, ok ? "MATCH (<= 1e-5)" : "MISMATCH");
+      return ok ? 0 : 1;
+    }
+  } catch (const dynrt::Error &e) {
+    std::fprintf(stderr, "train: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
