@@ -15,7 +15,11 @@ const std::vector<Backend> &backends() {
        {"debug"},
        "record the graphs only; the program runs eagerly",
        false},
-      {"inductor", {}, "record the graphs and build each into a CPU .so", true},
+      {"inductor",
+       {},
+       "record the graphs and build each (and each training step graph) into a "
+       "CPU .so",
+       true},
   };
   return list;
 }

@@ -59,8 +59,13 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
     ok = false;
     return fail("capture", "'" + outDir + "/manifest.json' is malformed");
   }
-  for (auto &g : manifest["graphs"]) {
-    std::string mlir = outDir + "/" + g["mlir"].get<std::string>();
+  // Every graph, then every training step graph (docs/training.md).
+  std::vector<std::string> files;
+  for (const char *list : {"graphs", "steps"})
+    for (auto &g : manifest.value(list, nlohmann::json::array()))
+      files.push_back(g.value("mlir", ""));
+  for (const std::string &file : files) {
+    std::string mlir = outDir + "/" + file;
     mlir::DialectRegistry registry;
     registerGraphDialects(registry);
     mlir::MLIRContext context(registry);
@@ -216,7 +221,8 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("-o,--output-dir", o->out, "output directory")
       ->capture_default_str();
   cmd->add_option("--backend", o->backend,
-                  "eager: record only; inductor: also build each graph (.so)")
+                  "eager: record only; inductor: also build each graph and "
+                  "training step graph (.so)")
       ->capture_default_str();
   cmd->add_option("--entry", o->entry,
                   "MODULE:FUNC: every call of this function is the region "

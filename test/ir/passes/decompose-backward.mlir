@@ -1,0 +1,54 @@
+// dynoc-decompose rewrites the autograd engine's backward kernels
+// (lib/passes/BackwardDecompositions.cpp) into elementwise core ops.
+// RUN: dynoc opt %s --pass=dynoc-decompose | FileCheck %s
+
+// CHECK-LABEL: func.func @threshold_backward
+func.func @threshold_backward(%g: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: %[[M:.*]] = aten.gt.Scalar %arg1 {other = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xi1>
+  // CHECK: %[[R:.*]] = aten.mul.Tensor %arg0, %[[M]] : (tensor<4x8xf32>, tensor<4x8xi1>) -> tensor<4x8xf32>
+  // CHECK-NOT: threshold_backward
+  // CHECK: return %[[R]]
+  %0 = aten.threshold_backward %g, %x {threshold = 0 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @sigmoid_backward
+func.func @sigmoid_backward(%g: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[N:.*]] = aten.neg %arg1
+  // CHECK: %[[O:.*]] = aten.add.Scalar %[[N]] {other = 1.000000e+00 : f64}
+  // CHECK: %[[D:.*]] = aten.mul.Tensor %arg1, %[[O]]
+  // CHECK: %[[R:.*]] = aten.mul.Tensor %arg0, %[[D]]
+  // CHECK: return %[[R]]
+  %0 = aten.sigmoid_backward %g, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @tanh_backward
+func.func @tanh_backward(%g: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[Y2:.*]] = aten.mul.Tensor %arg1, %arg1
+  // CHECK: %[[N:.*]] = aten.neg %[[Y2]]
+  // CHECK: %[[O:.*]] = aten.add.Scalar %[[N]] {other = 1.000000e+00 : f64}
+  // CHECK: %[[R:.*]] = aten.mul.Tensor %arg0, %[[O]]
+  // CHECK: return %[[R]]
+  %0 = aten.tanh_backward %g, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// The mean's 2/N: N = 32 elements.
+// CHECK-LABEL: func.func @mse_loss_backward_mean
+func.func @mse_loss_backward_mean(%g: tensor<f32>, %x: tensor<32x1xf32>, %t: tensor<32x1xf32>) -> tensor<32x1xf32> {
+  // CHECK: %[[D:.*]] = aten.sub.Tensor %arg1, %arg2
+  // CHECK: %[[S:.*]] = aten.mul.Scalar %[[D]] {other = 6.250000e-02 : f64}
+  // CHECK: %[[R:.*]] = aten.mul.Tensor %[[S]], %arg0
+  // CHECK: return %[[R]]
+  %0 = aten.mse_loss_backward %g, %x, %t {reduction = 1 : i64} : (tensor<f32>, tensor<32x1xf32>, tensor<32x1xf32>) -> tensor<32x1xf32>
+  return %0 : tensor<32x1xf32>
+}
+
+// A mean over a dynamic shape has no constant N: left alone.
+// CHECK-LABEL: func.func @mse_loss_backward_dynamic
+func.func @mse_loss_backward_dynamic(%g: tensor<f32>, %x: tensor<?x1xf32>, %t: tensor<?x1xf32>) -> tensor<?x1xf32> {
+  // CHECK: aten.mse_loss_backward
+  %0 = aten.mse_loss_backward %g, %x, %t {reduction = 1 : i64} : (tensor<f32>, tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
+  return %0 : tensor<?x1xf32>
+}
