@@ -96,10 +96,107 @@ struct MseLossBackward : OpRewritePattern<AtenMseLossBackwardOp> {
     return success();
   }
 };
+/// sum(x, dim, keepdim=True), the shape of x with dim as 1.
+Value sumKeepDim(PatternRewriter &rewriter, Location loc, Value x,
+                 int64_t dim) {
+  auto type = x.getType().cast<RankedTensorType>();
+  SmallVector<int64_t> shape(type.getShape());
+  if (dim < 0)
+    dim += type.getRank();
+  shape[dim] = 1;
+  return rewriter.create<AtenSumDimIntListOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), x,
+      rewriter.getDenseI64ArrayAttr({dim}), rewriter.getBoolAttr(true),
+      TypeAttr());
+}
+
+/// _softmax_backward_data(g, y, dim) = y * (g - sum(g * y, dim)).
+struct SoftmaxBackward : OpRewritePattern<SoftmaxBackwardDataOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxBackwardDataOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value g = op.getGradOutput(), y = op.getOutput();
+    if (g.getType() != op.getType() || y.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "mixed dtypes");
+    Value gy = rewriter.create<AtenMulTensorOp>(loc, op.getType(), g, y);
+    Value s = sumKeepDim(rewriter, loc, gy, op.getDim());
+    Value d =
+        rewriter.create<AtenSubTensorOp>(loc, op.getType(), g, s, Attribute());
+    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, op.getType(), y, d);
+    return success();
+  }
+};
+
+/// _log_softmax_backward_data(g, y, dim) = g - exp(y) * sum(g, dim).
+struct LogSoftmaxBackward : OpRewritePattern<LogSoftmaxBackwardDataOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LogSoftmaxBackwardDataOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value g = op.getGradOutput(), y = op.getOutput();
+    if (g.getType() != op.getType() || y.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "mixed dtypes");
+    Value s = sumKeepDim(rewriter, loc, g, op.getDim());
+    Value e = rewriter.create<AtenExpOp>(loc, op.getType(), y);
+    Value es = rewriter.create<AtenMulTensorOp>(loc, op.getType(), e, s);
+    rewriter.replaceOpWithNewOp<AtenSubTensorOp>(op, op.getType(), g, es,
+                                                 Attribute());
+    return success();
+  }
+};
+
+/// nll_loss_backward(g, x[N, C], t[N], weight=None, reduction, ignore_index,
+/// total_weight): -g at (i, t_i) for each row whose target is not
+/// ignore_index (divided by total_weight for the mean), 0 elsewhere:
+/// -(t_i == arange(C)) * (t_i != ignore_index) * g [/ total_weight].
+struct NllLossBackward : OpRewritePattern<AtenNllLossBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenNllLossBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().cast<RankedTensorType>();
+    auto target = op.getTarget().getType().cast<RankedTensorType>();
+    if (op.getWeight())
+      return rewriter.notifyMatchFailure(op, "class weights");
+    if (type.getRank() != 2 || target.getRank() != 1 || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not a static (N, C) input");
+    int64_t reduction = op.getReduction();
+    if (reduction < 0 || reduction > 2)
+      return rewriter.notifyMatchFailure(op, "unknown reduction");
+    Location loc = op.getLoc();
+    int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+    Type i1 = rewriter.getI1Type(), i64 = target.getElementType();
+    Value classes = rewriter.create<AtenArangeOp>(
+        loc, RankedTensorType::get({c}, i64), rewriter.getI64IntegerAttr(c),
+        TypeAttr::get(i64), StringAttr(), StringAttr(), BoolAttr());
+    Value column = rewriter.create<AtenUnsqueezeOp>(
+        loc, RankedTensorType::get({n, 1}, i64), op.getTarget(),
+        rewriter.getI64IntegerAttr(1));
+    Value hit = rewriter.create<AtenEqTensorOp>(
+        loc, RankedTensorType::get({n, c}, i1), column, classes);
+    Value kept = rewriter.create<AtenNeScalarOp>(
+        loc, RankedTensorType::get({n, 1}, i1), column,
+        rewriter.getI64IntegerAttr(op.getIgnoreIndex()));
+    Value mask = rewriter.create<AtenMulTensorOp>(
+        loc, RankedTensorType::get({n, c}, i1), hit, kept);
+    Value g = op.getGradOutput();
+    auto gType = g.getType().cast<RankedTensorType>();
+    if (reduction == 0) // one gradient per row
+      g = rewriter.create<AtenUnsqueezeOp>(
+          loc, RankedTensorType::get({n, 1}, gType.getElementType()), g,
+          rewriter.getI64IntegerAttr(1));
+    else if (reduction == 1)
+      g = rewriter.create<AtenDivTensorOp>(loc, gType, g, op.getTotalWeight());
+    Value neg = rewriter.create<AtenNegOp>(loc, g.getType(), g);
+    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, op.getType(), mask, neg);
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
   patterns
-      .add<ThresholdBackward, SigmoidBackward, TanhBackward, MseLossBackward>(
+      .add<ThresholdBackward, SigmoidBackward, TanhBackward, MseLossBackward,
+           SoftmaxBackward, LogSoftmaxBackward, NllLossBackward>(
           patterns.getContext());
 }

@@ -49,6 +49,17 @@ model.scale = nn.Parameter(torch.randn(1, 8))
 model.shift = nn.Parameter(torch.randn(8))
 x, y = torch.randn(6, 8), None""", "((x * model.scale + model.shift) ** 2).mean()",
                        ["G['model'].scale", "G['model'].shift"]),
+    # softmax's gradient (_softmax_backward_data) along the last dim
+    "softmax": ("""model = nn.Linear(6, 5)
+x, y = torch.randn(4, 6), torch.randn(4, 5)""", "(torch.softmax(model(x), dim=-1) * y).sum()",
+                ["G['model'].weight", "G['model'].bias"]),
+    # cross-entropy: log_softmax's and nll_loss's gradients (the one-hot of
+    # the targets, rows whose target is ignore_index left out of the mean)
+    "cross_entropy": ("""model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 4))
+x, y = torch.randn(8, 6), torch.tensor([0, 3, 1, -100, 2, 2, 3, 0])""",
+                      "nn.functional.cross_entropy(model(x), y)",
+                      ["G['model'][0].weight", "G['model'][0].bias",
+                       "G['model'][2].weight", "G['model'][2].bias"]),
     # reduction over one dim, then a sum-reduced MSE; an input that requires
     # grad gets its gradient too
     "reduction_input_grad": ("""model = nn.Linear(4, 3)

@@ -52,3 +52,31 @@ func.func @mse_loss_backward_dynamic(%g: tensor<f32>, %x: tensor<?x1xf32>, %t: t
   %0 = aten.mse_loss_backward %g, %x, %t {reduction = 1 : i64} : (tensor<f32>, tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
   return %0 : tensor<?x1xf32>
 }
+
+// CHECK-LABEL: func.func @softmax_backward
+func.func @softmax_backward(%g: tensor<4x5xf32>, %y: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // CHECK: %[[GY:.*]] = aten.mul.Tensor %arg0, %arg1
+  // CHECK: %[[S:.*]] = aten.sum.dim_IntList %[[GY]] {dim = array<i64: 1>, keepdim = true} : (tensor<4x5xf32>) -> tensor<4x1xf32>
+  // CHECK: %[[D:.*]] = aten.sub.Tensor %arg0, %[[S]]
+  // CHECK: %[[R:.*]] = aten.mul.Tensor %arg1, %[[D]]
+  // CHECK: return %[[R]]
+  %0 = aten._softmax_backward_data %g, %y {dim = -1 : i64, input_dtype = f32} : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// The mean over the rows whose target is not ignore_index: -g / total_weight
+// where the class is the target.
+// CHECK-LABEL: func.func @nll_loss_backward
+func.func @nll_loss_backward(%g: tensor<f32>, %x: tensor<8x4xf32>, %t: tensor<8xi64>, %w: tensor<f32>) -> tensor<8x4xf32> {
+  // CHECK: %[[C:.*]] = aten.arange {dtype = i64, end = 4 : i64} : () -> tensor<4xi64>
+  // CHECK: %[[T:.*]] = aten.unsqueeze %arg2 {dim = 1 : i64} : (tensor<8xi64>) -> tensor<8x1xi64>
+  // CHECK: %[[H:.*]] = aten.eq.Tensor %[[T]], %[[C]] : (tensor<8x1xi64>, tensor<4xi64>) -> tensor<8x4xi1>
+  // CHECK: %[[K:.*]] = aten.ne.Scalar %[[T]] {other = -100 : i64}
+  // CHECK: %[[M:.*]] = aten.mul.Tensor %[[H]], %[[K]]
+  // CHECK: %[[S:.*]] = aten.div.Tensor %arg0, %arg3
+  // CHECK: %[[N:.*]] = aten.neg %[[S]]
+  // CHECK: %[[R:.*]] = aten.mul.Tensor %[[M]], %[[N]] : (tensor<8x4xi1>, tensor<f32>) -> tensor<8x4xf32>
+  // CHECK: return %[[R]]
+  %0 = "aten.nll_loss_backward"(%g, %x, %t, %w) {reduction = 1 : i64, ignore_index = -100 : i64, operand_segment_sizes = array<i32: 1, 1, 1, 0, 1>} : (tensor<f32>, tensor<8x4xf32>, tensor<8xi64>, tensor<f32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
