@@ -1,0 +1,190 @@
+"""One training step (forward, backward, SGD-with-momentum update) at batch 32:
+PyTorch eager vs torch.compile (Inductor) vs dynoc's step model from Python
+(dynoc.load) vs from C++ (examples/train, libdynrt alone). Writes
+docs/perf-train.md.
+
+    .venv/bin/python bench/train/run.py [--steps 20] [--out docs/perf-train.md]
+
+Each engine runs in a process of its own (so each has its own peak RSS), on the
+same threads (OMP_NUM_THREADS = the machine's cores), from the same seeded model
+and batch: 3 steps first (dynoc captures those; Inductor compiles at the first),
+then `--steps` timed steps; the median step time, the loss after the last step (the
+engines must agree) and the process's peak RSS are reported. Models: the ones whose
+backward kernels dynoc builds today (docs/training.md): an MLP regressor (MSE) and
+an MLP classifier (cross-entropy).
+"""
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from runtime_overhead import machine  # noqa: E402
+
+DYNOC = ROOT / "bazel-bin/tools/dynoc/dynoc"
+TRAIN_BIN = ROOT / "bazel-bin/examples/train/train"
+WARM = 3  # steps before timing: dynoc's capture, Inductor's compile
+
+MODELS = {
+    "mlp_regression": ("""model = nn.Sequential(nn.Linear(64, 512), nn.ReLU(), nn.Linear(512, 512),
+                      nn.ReLU(), nn.Linear(512, 1))
+x = torch.randn(32, 64)
+y = x[:, :1] * 2 + torch.sin(x[:, 1:2])""", "nn.functional.mse_loss(model(x), y)"),
+    "mlp_classifier": ("""model = nn.Sequential(nn.Linear(64, 512), nn.Tanh(), nn.Linear(512, 512),
+                      nn.Tanh(), nn.Linear(512, 10))
+x = torch.randn(32, 64)
+y = torch.randint(0, 10, (32,))""", "nn.functional.cross_entropy(model(x), y)"),
+}
+
+SCRIPT = """
+import json, sys, time
+import numpy as np
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+{setup}
+opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+def train_step(x, y):
+    opt.zero_grad()
+    loss = {loss}
+    loss.backward()
+    opt.step()
+    return loss
+
+engine, steps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+step = torch.compile(train_step) if engine in ("capture", "inductor") else train_step
+t0 = time.perf_counter()
+step(x, y)
+first = time.perf_counter() - t0
+for _ in range({warm} - 1):
+    step(x, y)
+if engine == "capture":
+    np.save(out + ".x.npy", x.numpy()); np.save(out + ".y.npy", y.numpy())
+    sys.exit(0)
+times = []
+for _ in range(steps):
+    t0 = time.perf_counter()
+    loss = step(x, y)
+    times.append(time.perf_counter() - t0)
+json.dump({{"first": first, "times": times, "loss": float(loss)}}, open(out, "w"))
+"""
+
+DYNOC_WORKER = """
+import json, sys, time
+import numpy as np
+import torch
+import dynoc
+so, xs, ys, steps, out = sys.argv[1:6]
+x, y = torch.from_numpy(np.load(xs)), torch.from_numpy(np.load(ys))
+model = dynoc.load(so)
+times = []
+for _ in range(int(steps)):
+    t0 = time.perf_counter()
+    loss = model(x, y)
+    times.append(time.perf_counter() - t0)
+json.dump({"times": times, "loss": float(loss)}, open(out, "w"))
+"""
+
+
+def measured(argv, env):
+    """Runs argv in a child of its own; returns (its stdout, its peak RSS in MiB)."""
+    wrapper = [sys.executable, "-c",
+               "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
+               "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+               "file=sys.stderr); sys.exit(p.returncode)"]
+    p = subprocess.run(wrapper + [str(a) for a in argv], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        raise RuntimeError(f"{argv[:3]} failed:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+    kb = next(int(l.split()[1]) for l in p.stderr.splitlines() if l.startswith("PEAK_RSS_KB"))
+    return p.stdout, kb / 1024
+
+
+def bench_model(name, steps, work, env):
+    setup, loss = MODELS[name]
+    script = work / f"{name}.py"
+    script.write_text(SCRIPT.format(setup=setup, loss=loss, warm=WARM))
+    rows = {}
+    for engine in ("eager", "inductor"):
+        out = work / f"{name}.{engine}.json"
+        _, rss = measured([sys.executable, script, engine, steps, out], env)
+        r = json.loads(out.read_text())
+        rows[engine] = {"step_ms": statistics.median(r["times"]) * 1e3, "loss": r["loss"],
+                        "rss": rss, "first_s": r["first"]}
+    cap = work / f"{name}.cap"
+    data = work / f"{name}.data"
+    subprocess.run([DYNOC, "capture", "-o", cap, script, "capture", "0", data], check=True,
+                   capture_output=True, env=env)
+    so = work / f"{name}.so"
+    t0 = time.perf_counter()
+    subprocess.run([DYNOC, "build", cap / "step_1.mlir", "-o", so], check=True,
+                   capture_output=True, env=env)
+    build_s = time.perf_counter() - t0
+    out = work / f"{name}.dynoc.json"
+    worker = work / "dynoc_worker.py"
+    worker.write_text(DYNOC_WORKER)
+    _, rss = measured([sys.executable, worker, so, f"{data}.x.npy", f"{data}.y.npy", steps, out],
+                      env)
+    r = json.loads(out.read_text())
+    rows["dynoc (Python)"] = {"step_ms": statistics.median(r["times"]) * 1e3,
+                              "loss": r["loss"], "rss": rss, "first_s": build_s}
+    stdout, rss = measured([TRAIN_BIN, so, f"{data}.x.npy", f"{data}.y.npy", steps], env)
+    losses = [float(l.split()[-1]) for l in stdout.splitlines() if " loss " in l]
+    step_us = next(float(l.split()[-2]) for l in stdout.splitlines()
+                   if l.startswith("median step time"))
+    rows["dynoc (C++)"] = {"step_ms": step_us / 1e3, "loss": losses[-1], "rss": rss,
+                           "first_s": build_s}
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--out", default=str(ROOT / "docs/perf-train.md"))
+    args = parser.parse_args()
+    env = dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count()),
+               PYTHONPATH=os.pathsep.join([str(ROOT / "lib/capture/python"),
+                                           os.environ.get("PYTHONPATH", "")]))
+    lines = [f"# Training step performance (CPU)", "",
+             f"Measured {datetime.date.today()} by `bench/train/run.py` on {machine()}; "
+             f"batch 32, {args.steps} timed steps after {WARM} (median step time), "
+             f"OMP_NUM_THREADS={os.cpu_count()}, each engine in its own process. "
+             "`compile / build` is Inductor's first call (compile and one step) and "
+             "`dynoc build step_1.mlir`. The loss is after the last step; the engines "
+             "start from the same seeded model and batch.", ""]
+    ratios_eager, ratios_inductor = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            print(f"[bench/train] {name}", file=sys.stderr)
+            rows = bench_model(name, args.steps, pathlib.Path(tmp), env)
+            eager, ind = rows["eager"]["step_ms"], rows["inductor"]["step_ms"]
+            lines += [f"## {name}", "",
+                      "| engine | step (ms) | vs eager | vs Inductor | loss after the last step "
+                      "| peak RSS (MiB) | compile / build (s) |",
+                      "|---|---:|---:|---:|---:|---:|---:|"]
+            for engine, r in rows.items():
+                first = "" if engine == "eager" else f"{r['first_s']:.2f}"
+                lines.append(f"| {engine} | {r['step_ms']:.3f} | {eager / r['step_ms']:.2f}x "
+                             f"| {ind / r['step_ms']:.2f}x | {r['loss']:.6f} | {r['rss']:.0f} "
+                             f"| {first} |")
+            lines.append("")
+            ratios_eager.append(eager / rows["dynoc (C++)"]["step_ms"])
+            ratios_inductor.append(ind / rows["dynoc (C++)"]["step_ms"])
+    geo = lambda xs: statistics.geometric_mean(xs)  # noqa: E731
+    lines += [f"Geomean, dynoc from C++: {geo(ratios_eager):.2f}x eager, "
+              f"{geo(ratios_inductor):.2f}x Inductor (targets: 1.3x and 1.1x).", ""]
+    pathlib.Path(args.out).write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
