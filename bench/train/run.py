@@ -3,7 +3,7 @@ PyTorch eager vs torch.compile (Inductor) vs dynoc's step model from Python
 (dynoc.load) vs from C++ (examples/train, libdynrt alone). Writes
 docs/perf-train.md.
 
-    .venv/bin/python bench/train/run.py [--steps 20] [--out docs/perf-train.md]
+    .venv/bin/python bench/train/run.py [--steps 200] [--out docs/perf-train.md]
 
 Each engine runs in a process of its own (so each has its own peak RSS), on the
 same threads (OMP_NUM_THREADS = the machine's cores), from the same seeded model
@@ -147,7 +147,7 @@ def bench_model(name, steps, work, env):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--out", default=str(ROOT / "docs/perf-train.md"))
     args = parser.parse_args()
@@ -174,7 +174,7 @@ def main():
             for engine, r in rows.items():
                 first = "" if engine == "eager" else f"{r['first_s']:.2f}"
                 lines.append(f"| {engine} | {r['step_ms']:.3f} | {eager / r['step_ms']:.2f}x "
-                             f"| {ind / r['step_ms']:.2f}x | {r['loss']:.6f} | {r['rss']:.0f} "
+                             f"| {ind / r['step_ms']:.2f}x | {r['loss']:.7g} | {r['rss']:.0f} "
                              f"| {first} |")
             lines.append("")
             ratios_eager.append(eager / rows["dynoc (C++)"]["step_ms"])

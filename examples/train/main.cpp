@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
                            std::chrono::steady_clock::now() - start)
                            .count());
       float loss = *static_cast<const float *>(outputs[0]->dl_tensor.data);
-      std::printf("step %d loss %.6f\n", step + 1, loss);
+      std::printf("step %d loss %.7g\n", step + 1, loss);
       if (argc > 5) {
         float want =
             reinterpret_cast<const float *>(expected.data.data())[step];

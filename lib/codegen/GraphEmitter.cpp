@@ -194,27 +194,34 @@ LogicalResult GraphEmitter::emitMatmul(Operation *op) {
       b = def->getOperand(0);
       transB = !transB;
     }
+  bool transA = false;
+  if (Operation *def = sourceOf(a).getDefiningOp())
+    if (n != "aten.linear" && isFoldedTranspose(def)) {
+      a = def->getOperand(0);
+      transA = true;
+    }
   const DimList &ad = dimsOf(a), &bd = dimsOf(b);
   if (ad.empty() || (ad.size() != 2 && n != "aten.linear") || bd.size() != 2)
     return fail(op) << "'" << n
                     << "' expects 2-D operands (a 1-D or higher-rank "
                        "input to linear)";
-  std::string K = ad.back(), M = product(ArrayRef(ad).drop_back());
+  std::string K = transA ? ad[0] : ad.back(),
+              M = transA ? ad[1] : product(ArrayRef(ad).drop_back());
   std::string N = transB ? bd[0] : bd[1], Kb = transB ? bd[1] : bd[0];
   if (!(isLiteral(K) && isLiteral(Kb)))
     require(K + " == " + Kb, op, "inner dims of the GEMM differ");
   else if (K != Kb)
     return fail(op) << "inner dims " << K << " and " << Kb
                     << " of the GEMM differ";
-  DimList computed(ad.begin(), ad.end() - 1);
+  DimList computed = transA ? DimList{M} : DimList(ad.begin(), ad.end() - 1);
   computed.push_back(N);
   setDims(out, op, computed);
   const DimList &outDims = dimsOf(out);
   double alpha = scalarAttr(op, "alpha", 1.0),
          beta = scalarAttr(op, "beta", 1.0);
   // A vector bias along the output's columns is the GEMM's bias epilogue.
-  if (bias && beta == 1.0 && dimsOf(bias).size() == 1 && dimsOf(bias)[0] == N &&
-      elemCType(bias) == elemCType(out)) {
+  if (bias && !transA && beta == 1.0 && dimsOf(bias).size() == 1 &&
+      dimsOf(bias)[0] == N && elemCType(bias) == elemCType(out)) {
     code += llvm::formatv("  if (int rc = dynoc_k::gemm_bias({0}, {1}, {2}, "
                           "{3}, {4}, {5}, {6}, {7}, {8})) return rc;\n",
                           transB ? "true" : "false", M, N, K, fmtFloat(alpha),
@@ -228,10 +235,11 @@ LogicalResult GraphEmitter::emitMatmul(Operation *op) {
                       broadcastStrides(bias, outDims), braceList(outDims),
                       name(out), name(bias), outDims.size(), fmtFloat(beta));
   code += llvm::formatv(
-      "  if (int rc = dynoc_k::gemm(false, {0}, {1}, {2}, {3}, {4}, "
+      "  if (int rc = dynoc_k::gemm({9}, {0}, {1}, {2}, {3}, {4}, "
       "{5}, {6}, {7}, {8})) return rc;\n",
       transB ? "true" : "false", M, N, K, fmtFloat(alpha), name(a), name(b),
-      bias && beta != 0.0 ? "1.f" : "0.f", name(out));
+      bias && beta != 0.0 ? "1.f" : "0.f", name(out),
+      transA ? "true" : "false");
   return success();
 }
 

@@ -231,22 +231,27 @@ inline Value sourceOf(Value v) {
   return v;
 }
 
-/// Whether every use of `v` is as the B operand of a GEMM, looking through
-/// fusion groups.
-inline bool onlyGemmB(Value v) {
+/// Whether every use of `v` is as a matrix operand of a GEMM (B; or A of mm
+/// and addmm, whose A is 2-D), looking through fusion groups.
+inline bool onlyGemmOperand(Value v) {
   return llvm::all_of(v.getUses(), [&](OpOperand &use) {
     Operation *u = use.getOwner();
     if (auto group = dyn_cast<dynoc::FusionGroupOp>(u))
-      return onlyGemmB(
+      return onlyGemmOperand(
           group.getBody().front().getArgument(use.getOperandNumber()));
     StringRef un = u->getName().getStringRef();
-    return isGemm(un) &&
-           use.getOperandNumber() == (un == "aten.addmm" ? 2u : 1u);
+    if (!isGemm(un))
+      return false;
+    unsigned b = un == "aten.addmm" ? 2u : 1u;
+    bool aIs2d = un == "aten.mm" || un == "aten.addmm";
+    return use.getOperandNumber() == b ||
+           (aIs2d && use.getOperandNumber() == b - 1);
   });
 }
 
-/// A 2-D transpose whose only users are GEMMs that read it as their B operand
-/// (the GEMM flips transB instead).
+/// A 2-D transpose whose only users are GEMMs that read it as a matrix
+/// operand (the GEMM flips transA or transB instead: backward graphs'
+/// mm(t(grad), x) and mm(grad, t(t(W)))).
 inline bool isFoldedTranspose(Operation *op) {
   StringRef n = op->getName().getStringRef();
   if (n != "aten.t" && n != "aten.transpose.int")
@@ -254,7 +259,7 @@ inline bool isFoldedTranspose(Operation *op) {
   if (op->getOperand(0).getType().cast<RankedTensorType>().getRank() != 2 ||
       op->getResult(0).use_empty())
     return false;
-  return onlyGemmB(op->getResult(0));
+  return onlyGemmOperand(op->getResult(0));
 }
 
 /// An expand to the operand's own shape (matmul's decomposition makes them).
