@@ -129,3 +129,47 @@ def test_inductor_backend_builds_the_step_graphs(dynoc, tmp_path):
     x = torch.from_numpy(np.load(cap / "data" / "x.npy"))
     y = torch.from_numpy(np.load(cap / "data" / "y.npy"))
     np.testing.assert_allclose([float(model(x, y)) for _ in range(2)], want, rtol=1e-5)
+
+
+BERT = """
+import torch
+from transformers import BertConfig, BertForSequenceClassification
+torch.manual_seed(0)
+cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64, max_position_embeddings=64)
+model = BertForSequenceClassification(cfg).train()
+opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+ids, labels = torch.randint(0, 100, (4, 16)), torch.tensor([0, 1, 1, 0])
+
+@torch.compile
+def step(ids, labels):
+    opt.zero_grad()
+    loss = model(input_ids=ids, labels=labels).loss
+    loss.backward()
+    opt.step()
+    return loss
+
+for _ in range(3):
+    print(f"{step(ids, labels).item():.4f}")
+"""
+
+
+def test_transformers_bert_training_step(dynoc, tmp_path):
+    """A training step of transformers' BERT (code no one here wrote): one
+    backward graph per step with a gradient for each of its 41 parameters, and a
+    step graph; building it fails naming the backward kernels the CPU backend
+    lacks (docs/training.md, "Not yet"), and writes nothing."""
+    script = tmp_path / "bert_train.py"
+    script.write_text(BERT)
+    cap = tmp_path / "cap"
+    dynoc("capture", script, "-o", cap, check=True)
+    manifest = json.loads((cap / "manifest.json").read_text())
+    backward = [g for g in manifest["graphs"] if g["kind"] == "backward"]
+    assert len(backward) == 2  # one per variant (the momentum buffers' recompile)
+    assert all(len(g["grads"]) == 41 for g in backward)
+    assert [s["name"] for s in manifest["steps"]] == ["step_0", "step_1"]
+    p = dynoc("build", cap / "step_1.mlir", "-o", tmp_path / "bert.so")
+    assert p.returncode == 1
+    assert "op 'aten.native_layer_norm_backward' is not supported by the CPU backend yet" \
+        in p.stderr
+    assert not (tmp_path / "bert.so").exists()

@@ -81,8 +81,8 @@ def stitch(graphs, breaks, name):
         raise NotAStep("no backward graph followed by an update")
     for b in breaks:
         if not b["reason"].startswith("autograd backward pass: recorded"):
-            raise NotAStep(f"it breaks at {b['location']} ({b['reason']}); what ran in "
-                           "Python there is a constant of this call's graphs")
+            raise NotAStep(f"it breaks at {b['location']} ({b['reason']}), and a step "
+                           "graph is one closed function of the call's inputs and weights")
     step = Graph(name, graphs[0].entry)
     env, outputs_of, written, guards = {}, {}, {}, {}
     for g in graphs:
