@@ -600,6 +600,13 @@ private:
                               int(escape), escaping ? escaping : Py_None));
   }
   PyObject *callTracker(const char *method, PyObject *args) {
+    PyObject *r = callTrackerForResult(method, args);
+    Py_XDECREF(r);
+    return r;
+  }
+  /// As callTracker, returning the tracker's result (a new reference, or
+  /// nullptr with the error reported as unraisable).
+  PyObject *callTrackerForResult(const char *method, PyObject *args) {
     PyObject *tracker = regionState().tracker;
     if (!tracker || !args) {
       Py_XDECREF(args);
@@ -611,7 +618,6 @@ private:
     Py_DECREF(args);
     if (!r)
       PyErr_WriteUnraisable(tracker);
-    Py_XDECREF(r);
     return r;
   }
   /// Truth of a branch condition: a tensor here is a graph break; a Python
@@ -956,14 +962,29 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
     return callFollowed(callable, callableSrc, args, sources, kw,
                         std::move(varargSources));
   // A library method run natively (an optimizer's step): what it records
-  // may depend on its object's state, which the tracker guards.
+  // may depend on its object's state, which the tracker guards. The tracker
+  // may hand back a callable to run instead (dynoc's rule for that method,
+  // e.g. an optimizer step with its learning rate and step count as tensors).
   if (PyMethod_Check(callable) &&
       PyFunction_Check(PyMethod_GET_FUNCTION(callable))) {
     auto dot = callableSrc.rfind('.');
+    PyObject *rule = nullptr;
     if (dot != std::string::npos)
-      callTracker("on_native_method",
-                  Py_BuildValue("(sO)", callableSrc.substr(0, dot).c_str(),
-                                PyMethod_GET_SELF(callable)));
+      rule = callTrackerForResult(
+          "on_native_method",
+          Py_BuildValue("(sOO)", callableSrc.substr(0, dot).c_str(),
+                        PyMethod_GET_SELF(callable), callable));
+    if (rule && rule != Py_None) {
+      callTracker("enter_native", Py_BuildValue("([]i)", 1));
+      PyObject *r = callNative(rule, args, kw);
+      Py_DECREF(rule);
+      PyObject *type, *value, *tb;
+      PyErr_Fetch(&type, &value, &tb);
+      callTracker("exit_native", PyTuple_New(0));
+      PyErr_Restore(type, value, tb);
+      return r;
+    }
+    Py_XDECREF(rule);
   }
   // A native call (torch op, builtin, library code): the Python scalars it
   // gets decide what it does. A size given to an ATen-backed torch function

@@ -94,6 +94,11 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
     return x + " / (1.f + std::exp(-" + x + "))";
   if (n == "aten.logical_not")
     return "!" + x;
+  if (n == "aten.reciprocal")
+    return (f32 ? "1.f / " : "1.0 / ") + x;
+  if (n == "aten.pow.Scalar") // a number to a tensor's powers (Adam's beta^t)
+    return "std::pow(" + fmtLiteral(scalarAttr(op, "self", 1.0), ct) + ", " +
+           x + ")";
   if (n == "aten._to_copy" && f32) {
     // A conversion inside a fused float loop: to bf16/f16 it rounds there,
     // as the separate op would.

@@ -27,6 +27,7 @@ struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
     RewritePatternSet patterns(&getContext());
     populateWithGenerated(patterns);
     dynoc::populateBackwardDecompositions(patterns);
+    dynoc::populatePointwiseDecompositions(patterns);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

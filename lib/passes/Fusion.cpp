@@ -49,7 +49,7 @@ bool isElementwise(Operation *op) {
       "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor",
       "aten.maximum",    "aten.minimum",    "aten.add.Scalar",
       "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar",
-      "aten.hardtanh"};
+      "aten.hardtanh",   "aten.reciprocal", "aten.pow.Scalar"};
   // Fused loops compute in float: an int64 result stays alone.
   if (op->getNumResults() == 0)
     return false;

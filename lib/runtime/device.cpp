@@ -57,6 +57,17 @@ dynrt_status_t *Device::upload(void *dst, const void *src, size_t bytes,
   return nullptr;
 }
 
+dynrt_status_t *Device::download(void *dst, const void *src,
+                                 size_t bytes) const {
+  if (isHost()) {
+    std::memcpy(dst, src, bytes);
+    return nullptr;
+  }
+  if (int rc = api_->copy(dst, src, bytes, DYNOC_COPY_DEVICE_TO_HOST, nullptr))
+    return failed("a device-to-host copy", rc);
+  return sync(nullptr);
+}
+
 dynrt_status_t *Device::copy(void *dst, const void *src, size_t bytes,
                              void *stream) const {
   if (isHost()) {

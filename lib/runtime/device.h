@@ -38,6 +38,8 @@ public:
   /// Host -> this device (a plain copy on the host).
   dynrt_status_t *upload(void *dst, const void *src, size_t bytes,
                          void *stream) const;
+  /// This device -> host (a plain copy on the host); waits for the copy.
+  dynrt_status_t *download(void *dst, const void *src, size_t bytes) const;
   /// Within this device's memory.
   dynrt_status_t *copy(void *dst, const void *src, size_t bytes,
                        void *stream) const;

@@ -1,12 +1,7 @@
 //===- model.cpp - dynrt_model_t and dynrt_context_t: load and run --------===//
-#include "cuda_graphs.h"
-#include "device.h"
-#include "dynrt/dynrt.h"
-#include "dynrt/manifest.h"
-#include "dynrt/model_abi.h"
-#include "dynrt/safetensors.h"
 #include "elf_check.h"
 #include "guards.h"
+#include "model_internal.h"
 #include "status.h"
 
 #include <dlfcn.h>
@@ -22,65 +17,9 @@
 #include <new>
 
 namespace {
-struct Variant {
-  const dynrt::GraphSpec *spec;
-  dynoc_graph_run_fn run;      // CPU models
-  dynoc_graph_run_on_fn runOn; // device models: also takes the stream
-  dynoc_graph_shapes_fn shapes;
-  std::vector<void *> weightPtrs; // one per non-user input, in order
-  /// The outputs of the graph's prepare function, computed at load: the data
-  /// of its "prepared" inputs.
-  std::vector<std::unique_ptr<dynrt::DeviceBuffer>> prepared;
-  /// Weights the graph changes in place (a BatchNorm's running statistics, a
-  /// counter buffer): after each run, output `output` is copied over the
-  /// model's own copy of the weight, `bytes` long, under `stateMutex`.
-  struct WriteBack {
-    size_t output;
-    void *state;
-    size_t bytes;
-  };
-  std::vector<WriteBack> writeBacks;
-  std::mutex *stateMutex = nullptr;
-};
-
-} // namespace
-
-struct dynrt_model_t {
-  void *handle = nullptr;
-  std::string path;
-  std::string manifestText;
-  dynrt::Manifest manifest;
-  /// Where the graphs run: host memory, or the device API of the .so.
-  dynrt::Device device;
-  std::unique_ptr<dynrt::SafetensorsFile> weights;
-  /// Device models: each weight uploaded once, by name.
-  std::map<std::string, std::unique_ptr<dynrt::DeviceBuffer>> uploaded;
-  std::vector<Variant> variants;
-  /// Private copies of the weights some graph changes in place, by name,
-  /// shared by all variants; runs that change them hold `stateMutex`.
-  std::map<std::string, std::unique_ptr<dynrt::DeviceBuffer>> state;
-  std::mutex stateMutex;
-  ~dynrt_model_t() {
-    // Device memory goes back through the .so's device API: before dlclose.
-    variants.clear();
-    uploaded.clear();
-    state.clear();
-    if (handle)
-      dlclose(handle);
-  }
-};
-
-struct dynrt_context_t {
-  dynrt_model_t *model;
-  DLDevice device;
-  void *stream;
-  dynrt::DeviceBuffer workspace;
-  /// Device models: the CUDA graphs of this context's calls.
-  dynrt::GraphCache graphs;
-};
-
-namespace {
+using dynrt::guarded;
 using dynrt::makeStatus;
+using dynrt::Variant;
 
 std::string dirOf(const std::string &path) {
   auto slash = path.rfind('/');
@@ -89,13 +28,6 @@ std::string dirOf(const std::string &path) {
 
 template <class Fn> Fn symbol(void *handle, const std::string &name) {
   return reinterpret_cast<Fn>(dlsym(handle, name.c_str()));
-}
-
-size_t byteSize(const dynrt::TensorSpec &t) {
-  size_t bytes = dynrt::dtypeInfo(t.dtype).itemSize;
-  for (int64_t d : t.shape)
-    bytes *= static_cast<size_t>(std::max<int64_t>(d, 0));
-  return bytes;
 }
 
 /// The copy of weight `w` in `copies` (by `name`), made in the model's
@@ -119,14 +51,6 @@ copyOnce(dynrt_model_t &m,
   return nullptr;
 }
 
-/// The model's own copy of weight `w`, made on first use: the graphs that
-/// change a weight in place read and write this copy, never the weights file.
-dynrt_status_t *stateCopy(dynrt_model_t &m, const std::string &name,
-                          const dynrt::TensorView &w, size_t bytes,
-                          void **out) {
-  return copyOnce(m, m.state, name, w, bytes, out);
-}
-
 /// Where the graphs read weight `w` (named `name`): the weights file's bytes
 /// on the CPU, a copy uploaded once for a device model.
 dynrt_status_t *weightData(dynrt_model_t &m, const std::string &name,
@@ -139,13 +63,25 @@ dynrt_status_t *weightData(dynrt_model_t &m, const std::string &name,
   return copyOnce(m, m.uploaded, name, w, bytes, out);
 }
 
+/// Whether some graph of the model changes weight `name` in place.
+bool mutatedByAnyGraph(const dynrt_model_t &m, const std::string &name) {
+  for (const dynrt::GraphSpec &g : m.manifest.graphs)
+    for (const dynrt::Mutation &mu : g.mutations)
+      if (mu.input == name)
+        return true;
+  return false;
+}
+
 /// Points `ptrs` at the data of each non-user input of `g`, in order: a
 /// tensor of the weights file, or for a "prepared" input the next of
-/// `prepared`. A weight the graph changes in place is bound to the model's
-/// copy of it, and `v` (if given) records the copy back after each run.
+/// `prepared`. A weight that some graph changes in place (or the caller
+/// wrote) is bound to the model's copy of it, so every graph sees its
+/// current value; `v` (if given) records the copy back after each run of a
+/// graph that changes it.
 dynrt_status_t *bindWeights(dynrt_model_t &m, const dynrt::GraphSpec &g,
                             const std::vector<void *> &prepared,
-                            std::vector<void *> &ptrs, Variant *v = nullptr) {
+                            std::vector<void *> &ptrs,
+                            dynrt::Variant *v = nullptr) {
   size_t nextPrepared = 0;
   for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i) {
     const auto &in = g.inputs[i];
@@ -168,8 +104,8 @@ dynrt_status_t *bindWeights(dynrt_model_t &m, const dynrt::GraphSpec &g,
     auto mutation = std::find_if(
         g.mutations.begin(), g.mutations.end(),
         [&](const dynrt::Mutation &mu) { return mu.input == in.name; });
-    size_t bytes = byteSize(in);
-    if (!v || mutation == g.mutations.end()) {
+    size_t bytes = dynrt::byteSize(in);
+    if (!m.state.count(in.name) && !mutatedByAnyGraph(m, in.name)) {
       void *data;
       if (dynrt_status_t *s = weightData(m, in.name, *w, bytes, &data))
         return s;
@@ -177,19 +113,22 @@ dynrt_status_t *bindWeights(dynrt_model_t &m, const dynrt::GraphSpec &g,
       continue;
     }
     void *state;
-    if (dynrt_status_t *s = stateCopy(m, in.name, *w, bytes, &state))
+    if (dynrt_status_t *s = copyOnce(m, m.state, in.name, *w, bytes, &state))
       return s;
     ptrs.push_back(state);
-    v->writeBacks.push_back({mutation->output, state, bytes});
+    if (!v)
+      continue;
     v->stateMutex = &m.stateMutex;
+    if (mutation != g.mutations.end())
+      v->writeBacks.push_back({mutation->output, state, bytes});
   }
   return nullptr;
 }
 
-/// Runs the prepare function `p` of a graph once, on the weights; its outputs
-/// go to `out`.
+/// Runs the prepare function `p` of a graph on the weights; its outputs go
+/// to `out.prepared` (made on the first run, reused on a later one).
 dynrt_status_t *runPrepare(dynrt_model_t &m, const dynrt::GraphSpec &p,
-                           Variant &out) {
+                           dynrt::Variant &out) {
   void *run = dlsym(m.handle, p.symbol.c_str());
   auto shapes = symbol<dynoc_graph_shapes_fn>(m.handle, p.shapesSymbol);
   if (!run || !shapes)
@@ -208,12 +147,14 @@ dynrt_status_t *runPrepare(dynrt_model_t &m, const dynrt::GraphSpec &p,
   if (const char *why = shapes(nullptr, outShapePtrs.data(), &workspaceBytes))
     return makeStatus(DYNRT_DATA_LOSS, "graph '" + p.name + "': " + why);
   std::vector<void *> outPtrs;
-  for (const dynrt::TensorSpec &t : p.outputs) {
-    auto buffer = std::make_unique<dynrt::DeviceBuffer>(&m.device);
+  const bool first = out.prepared.empty();
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    if (first)
+      out.prepared.push_back(std::make_unique<dynrt::DeviceBuffer>(&m.device));
     void *data;
-    if (dynrt_status_t *s = buffer->reserve(byteSize(t), &data))
+    if (dynrt_status_t *s =
+            out.prepared[i]->reserve(dynrt::byteSize(p.outputs[i]), &data))
       return s;
-    out.prepared.push_back(std::move(buffer));
     outPtrs.push_back(data);
   }
   dynrt::DeviceBuffer workspace(&m.device);
@@ -437,10 +378,12 @@ dynrt_status_t *prepare(const dynrt_model_t *m, const DLTensor *const *inputs,
   return makeStatus(DYNRT_INVALID_ARGUMENT, firstFailure);
 }
 
+} // namespace
+
 /// Frees a runtime-allocated output; `manager_ctx` is the device API its
 /// memory came from (NULL: host memory). A device output must be freed
 /// while its model is loaded.
-void deleteManaged(DLManagedTensor *t) {
+void dynrt::deleteManaged(DLManagedTensor *t) {
   if (!t)
     return;
   auto *api = static_cast<const dynoc_device_api *>(t->manager_ctx);
@@ -452,9 +395,9 @@ void deleteManaged(DLManagedTensor *t) {
   delete t;
 }
 
-dynrt_status_t *allocOutput(const dynrt::Device &device,
-                            const dynrt::TensorSpec &spec, const int64_t *shape,
-                            size_t index, DLManagedTensor **out) {
+dynrt_status_t *dynrt::allocOutput(const Device &device,
+                                   const TensorSpec &spec, const int64_t *shape,
+                                   size_t index, DLManagedTensor **out) {
   size_t numel = 1, rank = spec.shape.size();
   for (size_t d = 0; d < rank; ++d)
     numel *= static_cast<size_t>(shape[d]);
@@ -480,6 +423,11 @@ dynrt_status_t *allocOutput(const dynrt::Device &device,
   *out = t;
   return nullptr;
 }
+
+namespace {
+using dynrt::allocOutput;
+using dynrt::deleteManaged;
+using dynrt::Variant;
 
 /// Checks that a caller's output buffer fits output `i` of the call.
 dynrt_status_t *checkOutputBuffer(const dynrt::Device &device,
@@ -661,16 +609,47 @@ dynrt_status_t *outputShapes(dynrt_context_t *c, const DLTensor *const *inputs,
   return nullptr;
 }
 
-/// Runs `body`, turning a C++ exception into a status: nothing throws across
-/// the C API.
-template <class F> dynrt_status_t *guarded(const char *fn, F body) {
-  try {
-    return body();
-  } catch (const std::exception &e) {
-    return makeStatus(DYNRT_INTERNAL, std::string(fn) + ": " + e.what());
-  }
-}
 } // namespace
+
+size_t dynrt::byteSize(const dynrt::TensorSpec &t) {
+  size_t bytes = dynrt::dtypeInfo(t.dtype).itemSize;
+  for (int64_t d : t.shape)
+    bytes *= static_cast<size_t>(std::max<int64_t>(d, 0));
+  return bytes;
+}
+
+dynrt_status_t *dynrt::stateCopy(dynrt_model_t &m, const std::string &name,
+                                 const TensorView &w, size_t bytes,
+                                 void **out) {
+  bool made = !m.state.count(name);
+  if (dynrt_status_t *s = copyOnce(m, m.state, name, w, bytes, out))
+    return s;
+  if (!made)
+    return nullptr;
+  for (Variant &v : m.variants) {
+    const GraphSpec &g = *v.spec;
+    for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i)
+      if (g.inputs[i].kind != "prepared" && g.inputs[i].name == name) {
+        v.weightPtrs[i - g.numUserInputs] = *out;
+        v.stateMutex = &m.stateMutex;
+      }
+  }
+  return nullptr;
+}
+
+dynrt_status_t *dynrt::reprepare(dynrt_model_t &m, const std::string &name) {
+  for (Variant &v : m.variants) {
+    if (v.spec->prepare.empty())
+      continue;
+    const GraphSpec &p = v.spec->prepare.front();
+    bool reads = std::any_of(p.inputs.begin(), p.inputs.end(),
+                             [&](const TensorSpec &in) { return in.name == name; });
+    if (reads)
+      if (dynrt_status_t *s = runPrepare(m, p, v))
+        return s;
+  }
+  return nullptr;
+}
 
 extern "C" dynrt_status_t *dynrt_model_load(const char *path,
                                             dynrt_model_t **out_model) {

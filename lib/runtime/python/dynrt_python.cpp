@@ -275,7 +275,81 @@ PyObject *modelSetCudaGraphs(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/// weight_names() -> list of str.
+PyObject *modelWeightNames(PyObject *self, PyObject *) {
+  Model *m = implOf(self);
+  if (!m)
+    return nullptr;
+  PyObject *result = PyList_New(0);
+  for (size_t i = 0, n = dynrt_model_num_weights(m->model); result && i < n;
+       ++i) {
+    PyObject *name = PyUnicode_FromString(dynrt_model_weight_name(m->model, i));
+    if (!name || PyList_Append(result, name) != 0)
+      Py_CLEAR(result);
+    Py_XDECREF(name);
+  }
+  return result;
+}
+
+/// read_weight(name) -> DLPack capsule (a copy of its current value).
+PyObject *modelReadWeight(PyObject *self, PyObject *args) {
+  const char *name;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "s", &name))
+    return nullptr;
+  DLManagedTensor *t = nullptr;
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = dynrt_model_read_weight(m->model, name, &t);
+  Py_END_ALLOW_THREADS if (s) return raise(s);
+  PyObject *cap = PyCapsule_New(t, "dltensor", deleteUnconsumed);
+  if (!cap)
+    t->deleter(t);
+  return cap;
+}
+
+/// write_weight(name, capsule).
+PyObject *modelWriteWeight(PyObject *self, PyObject *args) {
+  const char *name;
+  PyObject *value;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "sO", &name, &value))
+    return nullptr;
+  PyObject *one = PyTuple_Pack(1, value);
+  std::vector<const DLTensor *> in;
+  bool ok = one && tensorsOf(one, "value", in);
+  Py_XDECREF(one);
+  if (!ok)
+    return nullptr;
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = dynrt_model_write_weight(m->model, name, in[0]);
+  Py_END_ALLOW_THREADS if (s) return raise(s);
+  Py_RETURN_NONE;
+}
+
+/// save_weights(path) / load_weights(path): safetensors checkpoints.
+template <dynrt_status_t *(*Fn)(dynrt_model_t *, const char *)>
+PyObject *modelCheckpoint(PyObject *self, PyObject *args) {
+  const char *path;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "s", &path))
+    return nullptr;
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = Fn(m->model, path);
+  Py_END_ALLOW_THREADS if (s) return raise(s);
+  Py_RETURN_NONE;
+}
+
 PyMethodDef modelMethods[] = {
+    {"weight_names", modelWeightNames, METH_NOARGS,
+     "weight_names() -> the names of the model's weights"},
+    {"read_weight", modelReadWeight, METH_VARARGS,
+     "read_weight(name) -> DLPack capsule of its current value"},
+    {"write_weight", modelWriteWeight, METH_VARARGS,
+     "write_weight(name, capsule): sets a weight for later runs"},
+    {"save_weights", modelCheckpoint<dynrt_model_save_weights>, METH_VARARGS,
+     "save_weights(path): every weight to a safetensors checkpoint"},
+    {"load_weights", modelCheckpoint<dynrt_model_load_weights>, METH_VARARGS,
+     "load_weights(path): restores a safetensors checkpoint"},
     {"run", modelRun, METH_VARARGS,
      "run(inputs, stream=0) -> list of DLPack capsules"},
     {"output_shapes", modelOutputShapes, METH_VARARGS,

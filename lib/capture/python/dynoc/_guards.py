@@ -69,14 +69,19 @@ def optimizer_state(opt):
     constants) and, per parameter, which state it holds (SGD's momentum buffer
     appears at the first step) and its `step` count (Adam's bias corrections
     are Python floats computed from it). A text, so guards compare it."""
+    from . import _optim_rules
+    skip_hyper, skip_state = ("params",), ()
+    if _optim_rules.applies(opt):  # the rule makes these tensor inputs
+        ruled_hyper, skip_state = _optim_rules.ruled_keys(opt)
+        skip_hyper += ruled_hyper
     groups = []
     for group in opt.param_groups:
         hyper = sorted((k, v) for k, v in group.items()
-                       if k != "params" and isinstance(v, (bool, int, float, str, tuple)))
+                       if k not in skip_hyper and isinstance(v, (bool, int, float, str, tuple)))
         state = []
         for p in group["params"]:
             s = opt.state.get(p, {})
-            step = s.get("step")
+            step = s.get("step") if "step" not in skip_state else None
             if isinstance(step, torch.Tensor):
                 step = step.item()
             state.append((tuple(sorted(s)), step))

@@ -14,7 +14,7 @@ import re
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _guards, _logs, _partition, _repeats, _symbolic
+from . import _guards, _logs, _optim_rules, _partition, _repeats, _symbolic
 from . import _mlir_writer as mw
 from ._graph import Graph, Node, Value
 
@@ -640,13 +640,14 @@ class Tracker(TorchDispatchMode):
         key = f"___hook_ids({source})"
         self.value_guards[key] = f"{key} == {_guards.hook_ids(module)!r}"
 
-    def on_native_method(self, source, obj):
-        """The evaluator runs a method of `obj` (at `source`) natively. An
+    def on_native_method(self, source, obj, method):
+        """The evaluator runs `method` of `obj` (at `source`) natively. An
         optimizer's step records an update that depends on the optimizer's
         hyperparameters and state, so those are guarded (a change
-        recompiles); other objects need nothing here."""
+        recompiles); other objects need nothing here. Returns the callable to
+        run instead (dynoc's rule for an Adam/AdamW step), or None."""
         if not isinstance(obj, torch.optim.Optimizer) or self._written(source):
-            return
+            return None
         key = f"___optimizer_state({source})"
         self.value_guards[key] = f"{key} == {_guards.optimizer_state(obj)!r}"
         # Its state tensors (momentum buffers, Adam's moments) are weights the
@@ -658,6 +659,17 @@ class Tracker(TorchDispatchMode):
                         self.optimizer_state[id(t)] = t
                         self.on_tensor(t, f"{source}.state[{source}.param_groups[{gi}]"
                                           f"['params'][{pi}]]['{name}']")
+        if getattr(method, "__name__", "") != "step" or not _optim_rules.applies(obj):
+            return None
+        self.paused += 1  # refreshing the rule's tensors is no graph op
+        try:
+            lrs = _optim_rules.lr_tensors(obj)
+        finally:
+            self.paused -= 1
+        for gi, t in enumerate(lrs):
+            self.optimizer_state[id(t)] = t
+            self.on_tensor(t, f"{source}.param_groups[{gi}]['lr']")
+        return _optim_rules.step_under_rule(obj, method, lrs)
 
     def on_type_guard(self, source, obj):
         """A match statement tested the type of `obj` (a class, mapping or

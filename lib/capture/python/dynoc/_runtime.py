@@ -98,6 +98,33 @@ class LoadedModel:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return _rebuild(self._structure, outputs)
 
+    # --- weights (docs/training.md: a step model's parameters, optimizer
+    # state and learning rates) --------------------------------------------
+    def weight_names(self):
+        """The names of the tensors the model reads besides its inputs."""
+        return self._model.weight_names()
+
+    def read_weight(self, name):
+        """A copy of weight `name`'s current value (after the training steps
+        run so far)."""
+        return dlpack.from_dlpack(self._model.read_weight(name))
+
+    def write_weight(self, name, value):
+        """Sets weight `name` for later calls: a learning rate
+        (`G['opt'].param_groups[0]['lr']`), a parameter. A Python number is a
+        0-d tensor of the weight's dtype."""
+        if not isinstance(value, torch.Tensor):
+            value = torch.tensor(value, dtype=self.read_weight(name).dtype)
+        self._model.write_weight(name, dlpack.to_dlpack(value.detach().contiguous()))
+
+    def save_weights(self, path):
+        """Writes every weight's current value to a safetensors checkpoint."""
+        self._model.save_weights(str(path))
+
+    def load_weights(self, path):
+        """Restores the weights a safetensors checkpoint holds."""
+        self._model.load_weights(str(path))
+
     def __repr__(self):
         return f"dynoc.LoadedModel({self.path!r})"
 

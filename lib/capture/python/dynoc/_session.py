@@ -181,6 +181,8 @@ class Session:
         used = self._used_weights()
         if used:
             from safetensors.torch import save_file
+            from . import _optim_rules
+            _optim_rules.refresh_all()  # learning rates as the script left them
             tensors = {n: self.weights[n].detach().contiguous().clone() for n in sorted(used)}
             save_file(tensors, os.path.join(self.out_dir, WEIGHTS_FILE))
         with open(os.path.join(self.out_dir, "manifest.json"), "w") as f:

@@ -143,6 +143,50 @@ DYNRT_EXPORT DLDevice dynrt_model_device(const dynrt_model_t *model);
 DYNRT_EXPORT int32_t dynrt_model_output_ndim(const dynrt_model_t *model,
                                              size_t index);
 
+//===----------------------------------------------------------------------===//
+// Weights: parameters, optimizer state, learning rates, checkpoints
+//===----------------------------------------------------------------------===//
+
+// The tensors a model's graphs read besides their inputs (the manifest's
+// parameter, buffer and constant inputs: a step model's parameters, its
+// optimizer's state and learning rates `<opt>.param_groups[G]['lr']`), by
+// manifest name. A weight's current value is the model's own copy once a
+// graph changed it in place (a training step) or the caller wrote it, and
+// the weights file's otherwise. Writes and checkpoint loads must not run
+// while another thread runs the model; reads and saves may.
+
+// How many weights the model has; dynrt_model_weight_name(model, i) names
+// weight i (NULL out of range; valid while the model is loaded).
+DYNRT_EXPORT size_t dynrt_model_num_weights(const dynrt_model_t *model);
+DYNRT_EXPORT const char *dynrt_model_weight_name(const dynrt_model_t *model,
+                                                 size_t index);
+
+// A copy of weight `name`'s current value, on the model's device; the
+// caller calls its deleter. An unknown name is DYNRT_NOT_FOUND.
+DYNRT_EXPORT dynrt_status_t *dynrt_model_read_weight(dynrt_model_t *model,
+                                                     const char *name,
+                                                     DLManagedTensor **out);
+
+// Sets weight `name` to `value` (its dtype and shape, contiguous, in host
+// memory or on the model's device) for every later run: a new learning rate,
+// a parameter fine-tuned elsewhere. A weight the model precomputed something
+// from at load has that recomputed.
+DYNRT_EXPORT dynrt_status_t *dynrt_model_write_weight(dynrt_model_t *model,
+                                                      const char *name,
+                                                      const DLTensor *value);
+
+// A checkpoint: every weight's current value, written to the safetensors
+// file `path` (through a temporary file renamed into place).
+DYNRT_EXPORT dynrt_status_t *dynrt_model_save_weights(dynrt_model_t *model,
+                                                      const char *path);
+
+// Restores a checkpoint: each tensor of the safetensors file `path` must be
+// a weight of the model with its dtype and shape (else
+// DYNRT_INVALID_ARGUMENT naming it, and nothing is written); weights the file
+// lacks keep their values.
+DYNRT_EXPORT dynrt_status_t *dynrt_model_load_weights(dynrt_model_t *model,
+                                                      const char *path);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

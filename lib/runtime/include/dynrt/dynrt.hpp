@@ -83,6 +83,32 @@ public:
     return own(raw);
   }
 
+  /// The weights' names (parameters, optimizer state, learning rates).
+  std::vector<std::string> weightNames() const {
+    std::vector<std::string> names;
+    for (size_t i = 0, n = dynrt_model_num_weights(model_.get()); i < n; ++i)
+      names.emplace_back(dynrt_model_weight_name(model_.get(), i));
+    return names;
+  }
+  /// A copy of weight `name`'s current value.
+  Tensor readWeight(const std::string &name) const {
+    DLManagedTensor *t = nullptr;
+    check(dynrt_model_read_weight(model_.get(), name.c_str(), &t));
+    return std::move(own({t}).front());
+  }
+  /// Sets weight `name` (not while another thread runs the model).
+  void writeWeight(const std::string &name, const DLTensor &value) {
+    check(dynrt_model_write_weight(model_.get(), name.c_str(), &value));
+  }
+  /// Writes every weight's current value to a safetensors checkpoint.
+  void saveWeights(const std::string &path) const {
+    check(dynrt_model_save_weights(model_.get(), path.c_str()));
+  }
+  /// Restores the weights a safetensors checkpoint holds.
+  void loadWeights(const std::string &path) {
+    check(dynrt_model_load_weights(model_.get(), path.c_str()));
+  }
+
   dynrt_model_t *get() const { return model_.get(); }
 
 private:

@@ -13,6 +13,10 @@ std::unique_ptr<mlir::Pass> createDecomposePass();
 /// The backward-pass kernels' decompositions (BackwardDecompositions.cpp),
 /// part of dynoc-decompose.
 void populateBackwardDecompositions(mlir::RewritePatternSet &patterns);
+/// Composite pointwise ops (addcmul, addcdiv, lerp, rsub) as core
+/// elementwise ops in ATen's order of operations
+/// (PointwiseDecompositions.cpp), applied by dynoc-decompose.
+void populatePointwiseDecompositions(mlir::RewritePatternSet &patterns);
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
 std::unique_ptr<mlir::Pass> createInferShapesPass();

@@ -1,0 +1,106 @@
+"""dynoc's rules for optimizer steps (docs/training.md, "Optimizer rules").
+
+An optimizer's `step()` runs natively and its ATen calls are recorded as the
+update graph. For Adam and AdamW, torch's default (non-capturable) code reads
+the step count with `.item()` and computes the bias corrections as Python
+floats: each step would be a break and a recompile, and the learning rate a
+constant of the graph. The rule here runs the same optimizer the way torch runs
+it when a compiler or a CUDA graph captures it (`capturable=True`, as
+torch.compile's note [torch.compile x capturable]): the step count stays a
+tensor in the optimizer's state, the bias corrections are tensor ops, and each
+group's learning rate is a 0-d tensor that dynoc owns and names
+`<optimizer>.param_groups[G]['lr']`. The update graph then reads the learning
+rate and the step count as weights (the step count is written back, +1 per
+step), so a learning-rate change or the next step is a new value, not a
+recompile. The optimizer's own objects are restored after each step: eager code
+that reads `group['lr']` or `group['capturable']` sees what it set.
+"""
+import contextlib
+import weakref
+
+import torch
+
+# Optimizers whose step has a capturable formulation this rule uses. Others
+# (SGD reads no step count; the rest are not tested here) run their own code,
+# recorded as it runs, with their hyperparameters guarded.
+_CAPTURABLE = (torch.optim.Adam, torch.optim.AdamW)
+
+# Per optimizer: the 0-d learning-rate tensor of each group. One tensor per
+# group for the optimizer's lifetime, so the update graph's weight of that
+# name is one object whose value the rule refreshes before each step.
+_lr_tensors = weakref.WeakKeyDictionary()
+
+
+def applies(opt):
+    """Whether `opt`'s step runs under this rule: an Adam or AdamW on the CPU
+    with the single-tensor implementation (not fused, not foreach, not
+    differentiable) and plain-number hyperparameters."""
+    if type(opt) not in _CAPTURABLE:
+        return False
+    for group in opt.param_groups:
+        if group.get("fused") or group.get("foreach") or group.get("differentiable"):
+            return False
+        if not isinstance(group.get("lr"), (int, float)) or \
+                not all(isinstance(b, (int, float)) for b in group.get("betas", ())):
+            return False
+        if any(p.device.type != "cpu" for p in group["params"]):
+            return False
+    return True
+
+
+def ruled_keys(opt):
+    """The hyperparameters and state entries the rule turns into tensor inputs:
+    a guard on the optimizer's state leaves them out."""
+    return ("lr", "capturable"), ("step",)
+
+
+@contextlib.contextmanager
+def _compiling():
+    # torch's optimizers skip their eager-only device checks and keep the
+    # step a tensor (optimizer._get_value) while a compiler traces them.
+    import torch.compiler as tc
+    saved = tc._is_compiling_flag
+    tc._is_compiling_flag = True
+    try:
+        yield
+    finally:
+        tc._is_compiling_flag = saved
+
+
+def lr_tensors(opt):
+    """The learning-rate tensors of `opt`'s groups, refreshed from the groups'
+    current values (call with the recorder paused: the refresh is not part of
+    any graph)."""
+    tensors = _lr_tensors.get(opt)
+    if tensors is None or len(tensors) != len(opt.param_groups):
+        tensors = [torch.zeros((), dtype=torch.float32) for _ in opt.param_groups]
+        _lr_tensors[opt] = tensors
+    with torch.no_grad():
+        for t, group in zip(tensors, opt.param_groups):
+            t.fill_(float(group["lr"]))
+    return tensors
+
+
+def refresh_all():
+    """Refreshes every optimizer's learning-rate tensors from its groups. A
+    step whose guards pass runs the optimizer's own code, not the rule, so the
+    tensors hold the rate of the last recorded step until this runs (before
+    the weights file is written)."""
+    for opt in list(_lr_tensors.keys()):
+        lr_tensors(opt)
+
+
+def step_under_rule(opt, method, lrs):
+    """A callable that runs `method` (the optimizer's bound `step`) under the
+    rule with the learning-rate tensors `lrs`, restoring the groups after."""
+    def step(*args, **kwargs):
+        saved = [(g["lr"], g["capturable"]) for g in opt.param_groups]
+        for g, lr in zip(opt.param_groups, lrs):
+            g["lr"], g["capturable"] = lr, True
+        try:
+            with _compiling():
+                return method(*args, **kwargs)
+        finally:
+            for g, (lr, capturable) in zip(opt.param_groups, saved):
+                g["lr"], g["capturable"] = lr, capturable
+    return step

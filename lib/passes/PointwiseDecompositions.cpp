@@ -1,0 +1,149 @@
+//===- PointwiseDecompositions.cpp - composite pointwise ops -> core ops --===//
+//
+// The composite pointwise ops optimizers call (Adam's lerp_, addcmul_,
+// addcdiv_, the bias corrections' rsub) as the elementwise ops both backends
+// emit and fuse. Each keeps ATen's CPU kernel's order of operations, so an
+// update graph rounds as eager does: addcmul is self + (value * t1) * t2,
+// addcdiv self + (value * t1) / t2, and lerp takes the form ATen picks for its
+// weight. Intermediate values take the broadcast shape of their operands,
+// which the declarative table in Decompositions.td cannot compute.
+//
+//===----------------------------------------------------------------------===//
+#include "dynoc/IR/AtenDialect.h"
+#include "dynoc/Passes/Passes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace dynoc::aten;
+
+namespace {
+/// The type of an elementwise op on `a` and `b` (static broadcasting; a
+/// dynamic dim stays dynamic) with the element type of `like`.
+Type broadcastType(Value a, Value b, Value like) {
+  auto at = a.getType().cast<RankedTensorType>(),
+       bt = b.getType().cast<RankedTensorType>();
+  int64_t rank = std::max(at.getRank(), bt.getRank());
+  SmallVector<int64_t> shape(rank, 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t ad = d - (rank - at.getRank()), bd = d - (rank - bt.getRank());
+    int64_t x = ad >= 0 ? at.getDimSize(ad) : 1,
+            y = bd >= 0 ? bt.getDimSize(bd) : 1;
+    shape[d] = x == 1 ? y : (y == 1 || x == y) ? x : ShapedType::kDynamic;
+  }
+  return RankedTensorType::get(
+      shape, like.getType().cast<RankedTensorType>().getElementType());
+}
+
+std::optional<double> number(Attribute a) {
+  if (auto f = a.dyn_cast_or_null<FloatAttr>())
+    return f.getValueAsDouble();
+  if (auto i = a.dyn_cast_or_null<IntegerAttr>())
+    return double(i.getInt());
+  return std::nullopt;
+}
+
+/// value * t1, or t1 when there is no value (it defaults to 1).
+Value scaled(PatternRewriter &rewriter, Location loc, Value t1,
+             Attribute value) {
+  if (!value || number(value) == 1.0)
+    return t1;
+  return rewriter.create<AtenMulScalarOp>(loc, t1.getType(), t1, value);
+}
+
+/// addcmul(self, t1, t2, value) = self + (value * t1) * t2.
+struct Addcmul : OpRewritePattern<AtenAddcmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenAddcmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value t1 = scaled(rewriter, loc, op.getTensor1(), op.getValueAttr());
+    Value prod = rewriter.create<AtenMulTensorOp>(
+        loc, broadcastType(t1, op.getTensor2(), op.getSelf()), t1,
+        op.getTensor2());
+    rewriter.replaceOpWithNewOp<AtenAddTensorOp>(op, op.getType(), op.getSelf(),
+                                                 prod, Attribute());
+    return success();
+  }
+};
+
+/// addcdiv(self, t1, t2, value) = self + (value * t1) / t2.
+struct Addcdiv : OpRewritePattern<AtenAddcdivOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenAddcdivOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (!op.getTensor1().getType().cast<ShapedType>().getElementType().isa<
+            FloatType>())
+      return rewriter.notifyMatchFailure(op, "integer division");
+    Value t1 = scaled(rewriter, loc, op.getTensor1(), op.getValueAttr());
+    Value quot = rewriter.create<AtenDivTensorOp>(
+        loc, broadcastType(t1, op.getTensor2(), op.getSelf()), t1,
+        op.getTensor2());
+    rewriter.replaceOpWithNewOp<AtenAddTensorOp>(op, op.getType(), op.getSelf(),
+                                                 quot, Attribute());
+    return success();
+  }
+};
+
+/// lerp(self, end, w) = self + w * (end - self) for |w| < 0.5, else
+/// end - (end - self) * (1 - w): ATen's two forms, picked as it picks them.
+struct LerpScalar : OpRewritePattern<AtenLerpScalarOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenLerpScalarOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<double> w = number(op.getWeightAttr());
+    if (!w)
+      return rewriter.notifyMatchFailure(op, "weight is not a number");
+    Location loc = op.getLoc();
+    Value diff = rewriter.create<AtenSubTensorOp>(
+        loc, broadcastType(op.getEnd(), op.getSelf(), op.getSelf()),
+        op.getEnd(), op.getSelf(), Attribute());
+    if (std::fabs(*w) < 0.5) {
+      Value step = rewriter.create<AtenMulScalarOp>(loc, diff.getType(), diff,
+                                                    op.getWeightAttr());
+      rewriter.replaceOpWithNewOp<AtenAddTensorOp>(
+          op, op.getType(), op.getSelf(), step, Attribute());
+      return success();
+    }
+    Value step = rewriter.create<AtenMulScalarOp>(
+        loc, diff.getType(), diff, rewriter.getF64FloatAttr(1.0 - *w));
+    rewriter.replaceOpWithNewOp<AtenSubTensorOp>(op, op.getType(), op.getEnd(),
+                                                 step, Attribute());
+    return success();
+  }
+};
+
+/// rsub(x, other, alpha) = other - alpha * x, as -(alpha * x) + other.
+struct RsubScalar : OpRewritePattern<AtenRsubScalarOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenRsubScalarOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = scaled(rewriter, loc, op.getSelf(), op.getAlphaAttr());
+    Value neg = rewriter.create<AtenNegOp>(loc, x.getType(), x);
+    rewriter.replaceOpWithNewOp<AtenAddScalarOp>(op, op.getType(), neg,
+                                                 op.getOtherAttr(), Attribute());
+    return success();
+  }
+};
+
+/// rsub(x, y, alpha) = y - alpha * x.
+struct RsubTensor : OpRewritePattern<AtenRsubTensorOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenRsubTensorOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<AtenSubTensorOp>(
+        op, op.getType(), op.getOther(), op.getSelf(), op.getAlphaAttr());
+    return success();
+  }
+};
+} // namespace
+
+void dynoc::populatePointwiseDecompositions(RewritePatternSet &patterns) {
+  patterns.add<Addcmul, Addcdiv, LerpScalar, RsubScalar, RsubTensor>(
+      patterns.getContext());
+}
