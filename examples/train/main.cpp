@@ -1,6 +1,7 @@
 //===- main.cpp - train a model from C++ with libdynrt alone --------------===//
 //
 //   train STEP.so X.npy Y.npy [STEPS] [EXPECTED_LOSSES.npy]
+//         [--lr LR] [--checkpoint OUT.safetensors]
 //
 // STEP.so is a training step graph built by `dynoc build step_N.mlir`: each
 // call runs forward, backward and the optimizer update, and libdynrt writes the
@@ -8,7 +9,10 @@
 // weights. This loop calls it STEPS times (default 20) on the batch (X, Y) and
 // prints the loss of each step; given eager's losses of the same steps, it
 // prints the largest relative difference and whether the curves match. The
-// median step time comes last.
+// median step time comes last. --lr sets every learning rate of the step
+// (the weights named `...param_groups[G]['lr']`) before the first step;
+// --checkpoint writes the parameters and optimizer state after the last step
+// as safetensors (libdynrt's weight API, docs/training.md).
 //
 //===----------------------------------------------------------------------===//
 #include "dynrt/dynrt.hpp"
@@ -19,13 +23,38 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 int main(int argc, char **argv) {
+  // Options first; the rest are positional.
+  std::vector<char *> positional = {argv[0]};
+  const char *lrText = nullptr, *checkpoint = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "--lr" || arg == "--checkpoint") && i + 1 < argc)
+      (arg == "--lr" ? lrText : checkpoint) = argv[++i];
+    else if (arg.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "train: error: unknown option '%s'\n", argv[i]);
+      return 2;
+    } else
+      positional.push_back(argv[i]);
+  }
+  argc = int(positional.size());
+  argv = positional.data();
   if (argc < 4) {
-    std::fprintf(
-        stderr, "usage: %s STEP.so X.npy Y.npy [STEPS] [EXPECTED_LOSSES.npy]\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s STEP.so X.npy Y.npy [STEPS] [EXPECTED_LOSSES.npy] "
+                 "[--lr LR] [--checkpoint OUT.safetensors]\n",
+                 argv[0]);
+    return 2;
+  }
+  char *lrEnd = nullptr;
+  float lr = lrText ? std::strtof(lrText, &lrEnd) : 0.f;
+  if (lrText && (lrEnd == lrText || *lrEnd || !(lr > 0))) {
+    std::fprintf(stderr,
+                 "train: error: --lr must be a positive number, got '%s'\n",
+                 lrText);
     return 2;
   }
   int steps = argc > 4 ? std::atoi(argv[4]) : 20;
@@ -59,6 +88,21 @@ int main(int argc, char **argv) {
                    argv[1], model.numInputs());
       return 1;
     }
+    if (lrText) {
+      dynrt::HostTensor value({}, lr);
+      DLTensor v = value.view();
+      int set = 0;
+      for (const std::string &name : model.weightNames())
+        if (name.size() > 6 && name.compare(name.size() - 6, 6, "['lr']") == 0)
+          model.writeWeight(name, v), ++set;
+      if (!set) {
+        std::fprintf(stderr,
+                     "train: error: '%s' has no learning-rate weight (its "
+                     "optimizer has no dynoc rule: docs/training.md)\n",
+                     argv[1]);
+        return 1;
+      }
+    }
     DLTensor xv = x.view(), yv = y.view();
     double worst = 0;
     std::vector<double> micros;
@@ -76,6 +120,10 @@ int main(int argc, char **argv) {
         worst = std::max(worst, std::fabs(double(loss) - want) /
                                     std::max(std::fabs(double(want)), 1e-12));
       }
+    }
+    if (checkpoint) {
+      model.saveWeights(checkpoint);
+      std::printf("wrote checkpoint %s\n", checkpoint);
     }
     std::sort(micros.begin(), micros.end());
     std::printf("median step time %.1f us\n", micros[micros.size() / 2]);

@@ -76,8 +76,11 @@ struct Addcdiv : OpRewritePattern<AtenAddcdivOp> {
   LogicalResult matchAndRewrite(AtenAddcdivOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (!op.getTensor1().getType().cast<ShapedType>().getElementType().isa<
-            FloatType>())
+    if (!op.getTensor1()
+             .getType()
+             .cast<ShapedType>()
+             .getElementType()
+             .isa<FloatType>())
       return rewriter.notifyMatchFailure(op, "integer division");
     Value t1 = scaled(rewriter, loc, op.getTensor1(), op.getValueAttr());
     Value quot = rewriter.create<AtenDivTensorOp>(
@@ -125,8 +128,8 @@ struct RsubScalar : OpRewritePattern<AtenRsubScalarOp> {
     Location loc = op.getLoc();
     Value x = scaled(rewriter, loc, op.getSelf(), op.getAlphaAttr());
     Value neg = rewriter.create<AtenNegOp>(loc, x.getType(), x);
-    rewriter.replaceOpWithNewOp<AtenAddScalarOp>(op, op.getType(), neg,
-                                                 op.getOtherAttr(), Attribute());
+    rewriter.replaceOpWithNewOp<AtenAddScalarOp>(
+        op, op.getType(), neg, op.getOtherAttr(), Attribute());
     return success();
   }
 };

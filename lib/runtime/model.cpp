@@ -395,9 +395,9 @@ void dynrt::deleteManaged(DLManagedTensor *t) {
   delete t;
 }
 
-dynrt_status_t *dynrt::allocOutput(const Device &device,
-                                   const TensorSpec &spec, const int64_t *shape,
-                                   size_t index, DLManagedTensor **out) {
+dynrt_status_t *dynrt::allocOutput(const Device &device, const TensorSpec &spec,
+                                   const int64_t *shape, size_t index,
+                                   DLManagedTensor **out) {
   size_t numel = 1, rank = spec.shape.size();
   for (size_t d = 0; d < rank; ++d)
     numel *= static_cast<size_t>(shape[d]);
@@ -642,8 +642,9 @@ dynrt_status_t *dynrt::reprepare(dynrt_model_t &m, const std::string &name) {
     if (v.spec->prepare.empty())
       continue;
     const GraphSpec &p = v.spec->prepare.front();
-    bool reads = std::any_of(p.inputs.begin(), p.inputs.end(),
-                             [&](const TensorSpec &in) { return in.name == name; });
+    bool reads =
+        std::any_of(p.inputs.begin(), p.inputs.end(),
+                    [&](const TensorSpec &in) { return in.name == name; });
     if (reads)
       if (dynrt_status_t *s = runPrepare(m, p, v))
         return s;

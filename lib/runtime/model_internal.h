@@ -1,4 +1,5 @@
-//===- model_internal.h - the loaded model's state, shared by its parts ----===//
+//===- model_internal.h - the loaded model's state, shared by its parts
+//----===//
 //
 // dynrt_model_t and dynrt_context_t, for the files of libdynrt that implement
 // the C API: model.cpp (load and run) and weights.cpp (weight accessors and

@@ -25,7 +25,8 @@ std::vector<const dynrt::TensorSpec *> weightsOf(const dynrt_model_t &m) {
   std::set<std::string> seen;
   auto add = [&](const dynrt::GraphSpec &g) {
     for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i)
-      if (g.inputs[i].kind != "prepared" && seen.insert(g.inputs[i].name).second)
+      if (g.inputs[i].kind != "prepared" &&
+          seen.insert(g.inputs[i].name).second)
         out.push_back(&g.inputs[i]);
   };
   for (const dynrt::GraphSpec &g : m.manifest.graphs) {
@@ -81,9 +82,9 @@ dynrt_status_t *readWeight(dynrt_model_t *m, const char *name,
           dynrt::allocOutput(m->device, *w, w->shape.data(), 0, &t))
     return s;
   size_t bytes = dynrt::byteSize(*w);
-  dynrt_status_t *s = onDevice
-                          ? m->device.copy(t->dl_tensor.data, src, bytes, nullptr)
-                          : m->device.upload(t->dl_tensor.data, src, bytes, nullptr);
+  dynrt_status_t *s =
+      onDevice ? m->device.copy(t->dl_tensor.data, src, bytes, nullptr)
+               : m->device.upload(t->dl_tensor.data, src, bytes, nullptr);
   if (!s)
     s = m->device.sync(nullptr);
   if (s) {
@@ -115,10 +116,9 @@ dynrt_status_t *checkValue(const dynrt_model_t &m, const dynrt::TensorSpec &w,
     return t + "]";
   };
   if (shape != w.shape)
-    return makeStatus(DYNRT_INVALID_ARGUMENT, where + " has shape " +
-                                                  text(w.shape) +
-                                                  "; the value has " +
-                                                  text(shape));
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      where + " has shape " + text(w.shape) +
+                          "; the value has " + text(shape));
   if (v->strides) {
     int64_t expected = 1;
     for (int d = v->ndim - 1; d >= 0; --d) {
@@ -128,14 +128,16 @@ dynrt_status_t *checkValue(const dynrt_model_t &m, const dynrt::TensorSpec &w,
       expected *= v->shape[d];
     }
   }
-  bool host = v->device.device_type == kDLCPU ||
-              v->device.device_type == kDLCUDAHost;
+  bool host =
+      v->device.device_type == kDLCPU || v->device.device_type == kDLCUDAHost;
   if (!host && (m.device.isHost() ||
                 v->device.device_type != m.device.dl().device_type ||
                 v->device.device_id != m.device.dl().device_id))
     return makeStatus(DYNRT_INVALID_ARGUMENT,
-                      where + ": the value is on another device than the "
-                              "model (" + m.device.name() + ")");
+                      where +
+                          ": the value is on another device than the "
+                          "model (" +
+                          m.device.name() + ")");
   return nullptr;
 }
 
@@ -151,8 +153,8 @@ dynrt_status_t *store(dynrt_model_t &m, const dynrt::TensorSpec &w,
   if (dynrt_status_t *s = dynrt::stateCopy(m, w.name, *file, bytes, &dst))
     return s;
   const void *src = static_cast<const char *>(v->data) + v->byte_offset;
-  bool host = v->device.device_type == kDLCPU ||
-              v->device.device_type == kDLCUDAHost;
+  bool host =
+      v->device.device_type == kDLCPU || v->device.device_type == kDLCUDAHost;
   dynrt_status_t *s = host ? m.device.upload(dst, src, bytes, nullptr)
                            : m.device.copy(dst, src, bytes, nullptr);
   if (!s)

@@ -1,29 +1,38 @@
 """dynoc's rules for optimizer steps (docs/training.md, "Optimizer rules").
 
 An optimizer's `step()` runs natively and its ATen calls are recorded as the
-update graph. For Adam and AdamW, torch's default (non-capturable) code reads
-the step count with `.item()` and computes the bias corrections as Python
-floats: each step would be a break and a recompile, and the learning rate a
-constant of the graph. The rule here runs the same optimizer the way torch runs
-it when a compiler or a CUDA graph captures it (`capturable=True`, as
-torch.compile's note [torch.compile x capturable]): the step count stays a
-tensor in the optimizer's state, the bias corrections are tensor ops, and each
-group's learning rate is a 0-d tensor that dynoc owns and names
-`<optimizer>.param_groups[G]['lr']`. The update graph then reads the learning
-rate and the step count as weights (the step count is written back, +1 per
-step), so a learning-rate change or the next step is a new value, not a
-recompile. The optimizer's own objects are restored after each step: eager code
-that reads `group['lr']` or `group['capturable']` sees what it set.
+update graph. Left alone, a step bakes its learning rate into the graph as a
+constant (a schedule's change is a recompile), and Adam's and AdamW's default
+code reads the step count with `.item()` (its bias corrections are Python
+floats): each step would be a break and a recompile. The rules here run the
+same optimizer code the way torch runs it when a compiler or a CUDA graph
+captures it:
+
+- each group's learning rate is a 0-d tensor that dynoc owns and names
+  `<optimizer>.param_groups[G]['lr']`, refreshed from the group before each
+  step: the update graph reads it as a weight, so a new rate is a new value
+  of that input, not a recompile. (SGD's tensor-lr path multiplies through
+  `addcmul_` when the rate requires grad; the step runs under no_grad, so
+  that flag only picks the path.)
+- Adam and AdamW run with `capturable=True` (torch.compile's note [torch.compile
+  x capturable]): the step count stays a tensor in the optimizer's state, the
+  bias corrections are tensor ops, and the update writes the count back, +1
+  per step.
+
+The optimizer's own objects are restored after each step: code that reads
+`group['lr']` or `group['capturable']` sees what it set.
 """
 import contextlib
 import weakref
 
 import torch
 
-# Optimizers whose step has a capturable formulation this rule uses. Others
-# (SGD reads no step count; the rest are not tested here) run their own code,
-# recorded as it runs, with their hyperparameters guarded.
+# Optimizers with a capturable formulation (step count as a tensor), and
+# those that only need the tensor learning rate. Others (NAdam, RMSprop, ...:
+# not checked against eager here) run their own code as it is, recorded with
+# their hyperparameters guarded.
 _CAPTURABLE = (torch.optim.Adam, torch.optim.AdamW)
+_TENSOR_LR = (torch.optim.SGD,)
 
 # Per optimizer: the 0-d learning-rate tensor of each group. One tensor per
 # group for the optimizer's lifetime, so the update graph's weight of that
@@ -32,10 +41,10 @@ _lr_tensors = weakref.WeakKeyDictionary()
 
 
 def applies(opt):
-    """Whether `opt`'s step runs under this rule: an Adam or AdamW on the CPU
-    with the single-tensor implementation (not fused, not foreach, not
+    """Whether `opt`'s step runs under a rule: an SGD, Adam or AdamW on the
+    CPU with the single-tensor implementation (not fused, not foreach, not
     differentiable) and plain-number hyperparameters."""
-    if type(opt) not in _CAPTURABLE:
+    if type(opt) not in _CAPTURABLE + _TENSOR_LR:
         return False
     for group in opt.param_groups:
         if group.get("fused") or group.get("foreach") or group.get("differentiable"):
@@ -51,7 +60,9 @@ def applies(opt):
 def ruled_keys(opt):
     """The hyperparameters and state entries the rule turns into tensor inputs:
     a guard on the optimizer's state leaves them out."""
-    return ("lr", "capturable"), ("step",)
+    if type(opt) in _CAPTURABLE:
+        return ("lr", "capturable"), ("step",)
+    return ("lr",), ()
 
 
 @contextlib.contextmanager
@@ -73,7 +84,8 @@ def lr_tensors(opt):
     any graph)."""
     tensors = _lr_tensors.get(opt)
     if tensors is None or len(tensors) != len(opt.param_groups):
-        tensors = [torch.zeros((), dtype=torch.float32) for _ in opt.param_groups]
+        tensors = [torch.zeros((), dtype=torch.float32, requires_grad=type(opt) in _TENSOR_LR)
+                   for _ in opt.param_groups]
         _lr_tensors[opt] = tensors
     with torch.no_grad():
         for t, group in zip(tensors, opt.param_groups):
@@ -93,14 +105,18 @@ def refresh_all():
 def step_under_rule(opt, method, lrs):
     """A callable that runs `method` (the optimizer's bound `step`) under the
     rule with the learning-rate tensors `lrs`, restoring the groups after."""
+    keys = ("lr", "capturable") if type(opt) in _CAPTURABLE else ("lr",)
+
     def step(*args, **kwargs):
-        saved = [(g["lr"], g["capturable"]) for g in opt.param_groups]
+        saved = [{k: g[k] for k in keys} for g in opt.param_groups]
         for g, lr in zip(opt.param_groups, lrs):
-            g["lr"], g["capturable"] = lr, True
+            g["lr"] = lr
+            if "capturable" in keys:
+                g["capturable"] = True
         try:
             with _compiling():
                 return method(*args, **kwargs)
         finally:
-            for g, (lr, capturable) in zip(opt.param_groups, saved):
-                g["lr"], g["capturable"] = lr, capturable
+            for g, values in zip(opt.param_groups, saved):
+                g.update(values)
     return step

@@ -1,0 +1,124 @@
+//===- WeightsTest.cpp - libdynrt's weight accessors and checkpoints ------===//
+#include "ModelFixtures.h"
+
+#include "dynrt/dynrt.hpp"
+#include "dynrt/safetensors.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+using fixtures::HostTensor;
+using fixtures::makeTensor;
+
+namespace {
+std::vector<float> values(const dynrt::Tensor &t) {
+  const DLTensor &d = t->dl_tensor;
+  size_t n = 1;
+  for (int i = 0; i < d.ndim; ++i)
+    n *= size_t(d.shape[i]);
+  const float *p = static_cast<const float *>(d.data);
+  return std::vector<float>(p, p + n);
+}
+
+std::vector<float> run(dynrt::Model &model, HostTensor &x, HostTensor &y) {
+  DLTensor xv = x.view(), yv = y.view();
+  return values(model.run({&xv, &yv})[0]);
+}
+
+std::string errorOf(dynrt_status_t *s) {
+  REQUIRE(s != nullptr);
+  std::string msg = dynrt_status_message(s);
+  dynrt_status_free(s);
+  return msg;
+}
+} // namespace
+
+TEST_CASE("weights are listed, read and written by name") {
+  dynrt::Model model(fixtures::buildModel("dyn_mlp", "dyn_mlp_weights"));
+  auto names = model.weightNames();
+  CHECK(names == std::vector<std::string>{"fc.weight", "fc.bias"});
+  auto bias = model.readWeight("fc.bias");
+  REQUIRE(bias->dl_tensor.ndim == 1);
+  CHECK(bias->dl_tensor.shape[0] == 8);
+  CHECK(values(bias)[2] == Approx(0.05f * 2 - 0.2f));
+
+  // fc.weight = 0, fc.bias = 0.5: the output is relu(0.5) + y. The model
+  // precomputes from fc.weight at load (its transpose); a write recomputes.
+  HostTensor x = makeTensor({3, 16}, 1), y = makeTensor({3, 8}, 2);
+  HostTensor zeros({8, 16}, 0.f), half({8}, 0.5f);
+  DLTensor zv = zeros.view(), hv = half.view();
+  model.writeWeight("fc.weight", zv);
+  model.writeWeight("fc.bias", hv);
+  std::vector<float> out = run(model, x, y);
+  for (size_t i = 0; i < out.size(); ++i)
+    CHECK(out[i] == Approx(0.5f + y.data[i]));
+  CHECK(values(model.readWeight("fc.bias"))[0] == 0.5f);
+}
+
+TEST_CASE("writing a weight recomputes what the model precomputed from it") {
+  // scaled_bias computes fc.bias * 2 once at load (a prepared input).
+  dynrt::Model model(fixtures::buildModel("scaled_bias", "scaled_bias"));
+  HostTensor x({2, 8}, 1.f), bias({8}, 3.f);
+  DLTensor xv = x.view(), bv = bias.view();
+  CHECK(values(model.run({&xv})[0])[1] == Approx(2 * (0.05f - 0.2f)));
+  model.writeWeight("fc.bias", bv);
+  for (float v : values(model.run({&xv})[0]))
+    CHECK(v == 6.f);
+}
+
+TEST_CASE("a checkpoint restores the weights it saved") {
+  std::string so = fixtures::buildModel("dyn_mlp", "dyn_mlp_weights");
+  std::string ckpt = fixtures::tempPath("dyn_mlp_ckpt.safetensors");
+  HostTensor x = makeTensor({4, 16}, 3), y = makeTensor({4, 8}, 4);
+  std::vector<float> want;
+  {
+    dynrt::Model trained(so);
+    HostTensor bias({8}, 0.25f);
+    DLTensor bv = bias.view();
+    trained.writeWeight("fc.bias", bv);
+    want = run(trained, x, y);
+    trained.saveWeights(ckpt);
+  }
+  dynrt::Model fresh(so);
+  CHECK(run(fresh, x, y) != want);
+  fresh.loadWeights(ckpt);
+  CHECK(run(fresh, x, y) == want);
+}
+
+TEST_CASE("bad weight names, values and checkpoints are named errors") {
+  dynrt::Model model(fixtures::buildModel("dyn_mlp", "dyn_mlp_weights"));
+  DLManagedTensor *t = nullptr;
+  dynrt_status_t *s = dynrt_model_read_weight(model.get(), "fc.nope", &t);
+  REQUIRE(s != nullptr);
+  CHECK(dynrt_status_code(s) == DYNRT_NOT_FOUND);
+  CHECK_THAT(errorOf(s), Catch::Contains("no weight named 'fc.nope'"));
+
+  HostTensor wrong({4}, 1.f);
+  DLTensor wv = wrong.view();
+  CHECK_THAT(errorOf(dynrt_model_write_weight(model.get(), "fc.bias", &wv)),
+             Catch::Contains("weight 'fc.bias' has shape [8]; the value has "
+                             "[4]"));
+
+  std::string missing = fixtures::tempPath("no_such_ckpt.safetensors");
+  CHECK(errorOf(dynrt_model_load_weights(model.get(), missing.c_str()))
+            .find("no_such_ckpt.safetensors") != std::string::npos);
+
+  // A checkpoint of another model: nothing of it is written.
+  std::string other = fixtures::tempPath("other_ckpt.safetensors");
+  std::map<std::string, dynrt::TensorView> tensors;
+  std::vector<float> bytes(8, 7.f);
+  tensors["fc.bias"] = {dynrt::DType::F32,
+                        {8},
+                        reinterpret_cast<const uint8_t *>(bytes.data()),
+                        32};
+  tensors["encoder.weight"] = tensors["fc.bias"];
+  std::string error;
+  REQUIRE(dynrt::writeSafetensors(other, tensors, error));
+  CHECK_THAT(errorOf(dynrt_model_load_weights(model.get(), other.c_str())),
+             Catch::Contains("holds 'encoder.weight', which is no weight"));
+  CHECK(values(model.readWeight("fc.bias"))[0] != 7.f);
+}
