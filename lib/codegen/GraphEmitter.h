@@ -156,6 +156,9 @@ inline unsigned supportedDTypes(Operation *op) {
           "aten.bernoulli", "aten.bernoulli.Tensor", "aten.rand", "aten.randn",
           "aten.rand_like", "aten.randn_like"})
       m[n] = kF32 | kF64;
+    // Gradient checks run in f64: the backward decompositions' math ops.
+    for (const char *n : {"aten.erf", "aten.exp", "aten.tanh"})
+      m[n] = kF32 | kF64;
     m["aten.leaky_relu"] = kF32 | kF64;
     m["aten.hardtanh"] = kF32 | kF64;
     m["aten.mse_loss"] = kF32 | kF64;

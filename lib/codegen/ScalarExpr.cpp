@@ -94,6 +94,8 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
     return x + " / (1.f + std::exp(-" + x + "))";
   if (n == "aten.logical_not")
     return "!" + x;
+  if (n == "aten.erf")
+    return "std::erf(" + x + ")";
   if (n == "aten.reciprocal")
     return (f32 ? "1.f / " : "1.0 / ") + x;
   if (n == "aten.pow.Scalar") // a number to a tensor's powers (Adam's beta^t)

@@ -14,6 +14,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace dynoc::aten;
 
@@ -192,11 +194,264 @@ struct NllLossBackward : OpRewritePattern<AtenNllLossBackwardOp> {
     return success();
   }
 };
+/// A scalar multiple: x * c in x's type.
+Value scale(PatternRewriter &rewriter, Location loc, Value x, double c) {
+  return rewriter.create<AtenMulScalarOp>(loc, x.getType(), x,
+                                          f64(rewriter, c));
+}
+
+Value mul(PatternRewriter &rewriter, Location loc, Value a, Value b) {
+  return rewriter.create<AtenMulTensorOp>(loc, a.getType(), a, b);
+}
+
+Value add(PatternRewriter &rewriter, Location loc, Value a, Value b) {
+  return rewriter.create<AtenAddTensorOp>(loc, a.getType(), a, b, Attribute());
+}
+
+/// gelu_backward(g, x): g * (cdf(x) + x * pdf(x)) for the exact GELU, and the
+/// derivative of 0.5 x (1 + tanh(k (x + 0.044715 x^3))) for the tanh one, in
+/// ATen's order of operations.
+struct GeluBackward : OpRewritePattern<AtenGeluBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenGeluBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getSelf();
+    std::optional<StringRef> approx = op.getApproximate();
+    Value d;
+    if (!approx || *approx == "none") {
+      const double kAlpha = M_SQRT1_2, kBeta = M_2_SQRTPI * M_SQRT1_2 * 0.5;
+      Value e = rewriter.create<AtenErfOp>(loc, x.getType(),
+                                           scale(rewriter, loc, x, kAlpha));
+      Value cdf =
+          scale(rewriter, loc,
+                rewriter.create<AtenAddScalarOp>(
+                    loc, x.getType(), e, f64(rewriter, 1.0), Attribute()),
+                0.5);
+      Value pdf =
+          scale(rewriter, loc,
+                rewriter.create<AtenExpOp>(
+                    loc, x.getType(),
+                    scale(rewriter, loc, mul(rewriter, loc, x, x), -0.5)),
+                kBeta);
+      d = add(rewriter, loc, cdf, mul(rewriter, loc, x, pdf));
+    } else if (*approx == "tanh") {
+      const double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5, kKappa = 0.044715;
+      Value x2 = mul(rewriter, loc, x, x);
+      Value x3 = mul(rewriter, loc, x2, x);
+      Value inner =
+          scale(rewriter, loc,
+                add(rewriter, loc, x, scale(rewriter, loc, x3, kKappa)), kBeta);
+      Value t = rewriter.create<AtenTanhOp>(loc, x.getType(), inner);
+      Value left = scale(rewriter, loc, x, 0.5);
+      Value right = rewriter.create<AtenAddScalarOp>(
+          loc, x.getType(), t, f64(rewriter, 1.0), Attribute());
+      Value leftDerivative = scale(rewriter, loc, right, 0.5);
+      Value tanhDerivative = oneMinus(rewriter, loc, mul(rewriter, loc, t, t));
+      Value innerDerivative =
+          scale(rewriter, loc,
+                rewriter.create<AtenAddScalarOp>(
+                    loc, x.getType(), scale(rewriter, loc, x2, 3 * kKappa),
+                    f64(rewriter, 1.0), Attribute()),
+                kBeta);
+      Value rightDerivative =
+          mul(rewriter, loc, mul(rewriter, loc, left, tanhDerivative),
+              innerDerivative);
+      d = add(rewriter, loc, leftDerivative, rightDerivative);
+    } else {
+      return rewriter.notifyMatchFailure(op, "unknown approximation");
+    }
+    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, op.getType(),
+                                                 op.getGradOutput(), d);
+    return success();
+  }
+};
+
+/// native_layer_norm_backward(dy, x, normalized_shape, mean, rstd, w, b):
+/// with x^ = (x - mean) * rstd and g = dy * w over the normalized (last k)
+/// dims, dx = rstd * (g - mean(g) - x^ * mean(g * x^)), dw = sum(dy * x^) and
+/// db = sum(dy) over the leading dims. Results the mask leaves out (or that
+/// nothing reads) are not computed.
+struct LayerNormBackward : OpRewritePattern<AtenNativeLayerNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenNativeLayerNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput(), dy = op.getGradOut();
+    auto type = x.getType().cast<RankedTensorType>();
+    auto rowType = op.getMean().getType().cast<RankedTensorType>();
+    int64_t rank = type.getRank(), k = int64_t(op.getNormalizedShape().size());
+    if (k == 0 || k > rank || rowType.getRank() != rank ||
+        rowType.getElementType() != type.getElementType())
+      return rewriter.notifyMatchFailure(op, "unexpected statistics shape");
+    SmallVector<int64_t> normDims, leadDims;
+    for (int64_t d = 0; d < rank; ++d)
+      (d >= rank - k ? normDims : leadDims).push_back(d);
+    auto keep = rewriter.getBoolAttr(true);
+    auto rowMean = [&](Value v) -> Value {
+      return rewriter.create<AtenMeanDimOp>(
+          loc, rowType, v, rewriter.getDenseI64ArrayAttr(normDims), keep,
+          TypeAttr());
+    };
+    auto leadSum = [&](Value v, Type t) -> Value {
+      if (leadDims.empty())
+        return v;
+      return rewriter.create<AtenSumDimIntListOp>(
+          loc, t, v, rewriter.getDenseI64ArrayAttr(leadDims),
+          rewriter.getBoolAttr(false), TypeAttr());
+    };
+    ArrayRef<bool> mask = op.getOutputMask();
+    auto wanted = [&](unsigned i) {
+      return (i >= mask.size() || mask[i]) && !op->getResult(i).use_empty();
+    };
+    Value xhat = mul(rewriter, loc,
+                     rewriter.create<AtenSubTensorOp>(
+                         loc, type, x, op.getMean(), Attribute()),
+                     op.getRstd());
+    Value dx, dw, db;
+    if (wanted(0)) {
+      Value g = op.getWeight() ? mul(rewriter, loc, dy, op.getWeight()) : dy;
+      Value inner = rewriter.create<AtenSubTensorOp>(
+          loc, type,
+          rewriter.create<AtenSubTensorOp>(loc, type, g, rowMean(g),
+                                           Attribute()),
+          mul(rewriter, loc, xhat, rowMean(mul(rewriter, loc, g, xhat))),
+          Attribute());
+      dx = mul(rewriter, loc, inner, op.getRstd());
+    }
+    if (wanted(1)) {
+      if (!op.getWeight())
+        return rewriter.notifyMatchFailure(op,
+                                           "a weight gradient without weight");
+      dw = leadSum(mul(rewriter, loc, dy, xhat), op.getResult1().getType());
+    }
+    if (wanted(2))
+      db = leadSum(dy, op.getResult2().getType());
+    rewriter.replaceOp(op, {dx, dw, db});
+    return success();
+  }
+};
+
+/// embedding_dense_backward(g, indices, V, padding_idx): row v of the result
+/// sums the rows of g whose index is v (none for padding_idx), as one GEMM:
+/// onehot(indices, V)^T @ g, with the (N, V) one-hot from a comparison with
+/// arange(V). Static shapes; no scale_grad_by_freq.
+struct EmbeddingBackward : OpRewritePattern<AtenEmbeddingDenseBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenEmbeddingDenseBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gType = op.getGradOutput().getType().cast<RankedTensorType>();
+    auto idxType = op.getIndices().getType().cast<RankedTensorType>();
+    if (op.getScaleGradByFreq())
+      return rewriter.notifyMatchFailure(op, "scale_grad_by_freq");
+    if (!gType.hasStaticShape() || !idxType.hasStaticShape() ||
+        gType.getRank() != idxType.getRank() + 1)
+      return rewriter.notifyMatchFailure(op, "dynamic or unexpected shapes");
+    Location loc = op.getLoc();
+    int64_t n = idxType.getNumElements(), v = op.getNumWeights(),
+            d = gType.getShape().back();
+    Type i1 = rewriter.getI1Type(), iType = idxType.getElementType(),
+         elem = gType.getElementType();
+    Value column = rewriter.create<AtenViewOp>(
+        loc, RankedTensorType::get({n, 1}, iType), op.getIndices(),
+        rewriter.getDenseI64ArrayAttr({n, 1}));
+    Value rows = rewriter.create<AtenArangeOp>(
+        loc, RankedTensorType::get({v}, iType), rewriter.getI64IntegerAttr(v),
+        TypeAttr::get(iType), StringAttr(), StringAttr(), BoolAttr());
+    auto maskType = RankedTensorType::get({n, v}, i1);
+    Value hit = rewriter.create<AtenEqTensorOp>(loc, maskType, column, rows);
+    if (int64_t(op.getPaddingIdx()) >= 0) {
+      Value kept = rewriter.create<AtenNeScalarOp>(
+          loc, RankedTensorType::get({n, 1}, i1), column,
+          rewriter.getI64IntegerAttr(op.getPaddingIdx()));
+      hit = rewriter.create<AtenMulTensorOp>(loc, maskType, hit, kept);
+    }
+    Value onehot = rewriter.create<ToCopyOp>(
+        loc, RankedTensorType::get({n, v}, elem), hit, TypeAttr::get(elem),
+        StringAttr(), StringAttr(), BoolAttr(), BoolAttr(), StringAttr());
+    Value onehotT = rewriter.create<AtenTOp>(
+        loc, RankedTensorType::get({v, n}, elem), onehot);
+    Value g2 = rewriter.create<AtenViewOp>(
+        loc, RankedTensorType::get({n, d}, elem), op.getGradOutput(),
+        rewriter.getDenseI64ArrayAttr({n, d}));
+    rewriter.replaceOpWithNewOp<AtenMmOp>(op, op.getType(), onehotT, g2);
+    return success();
+  }
+};
+
+/// constant_pad_nd's pad list that puts `left` and `right` zeros around dim
+/// `dim` of a rank-`rank` tensor (pairs from the last dim backwards).
+DenseI64ArrayAttr padAround(PatternRewriter &rewriter, int64_t rank,
+                            int64_t dim, int64_t left, int64_t right) {
+  SmallVector<int64_t> pad(2 * (rank - dim), 0);
+  pad[2 * (rank - 1 - dim)] = left;
+  pad[2 * (rank - 1 - dim) + 1] = right;
+  return rewriter.getDenseI64ArrayAttr(pad);
+}
+
+/// slice_backward(g, sizes, dim, start, end, 1): g with zeros around it along
+/// `dim` (a strided slice's gradient is not a pad).
+struct SliceBackward : OpRewritePattern<AtenSliceBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenSliceBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> sizes = op.getInputSizes();
+    int64_t rank = int64_t(sizes.size()), dim = int64_t(op.getDim());
+    if (dim < 0)
+      dim += rank;
+    if (int64_t(op.getStep()) != 1 || dim < 0 || dim >= rank ||
+        ShapedType::isDynamic(sizes[dim]))
+      return rewriter.notifyMatchFailure(op, "a strided or dynamic slice");
+    int64_t size = sizes[dim];
+    auto clamp = [&](int64_t i) {
+      if (i < 0)
+        i += size;
+      return std::min(std::max<int64_t>(i, 0), size);
+    };
+    int64_t start = clamp(int64_t(op.getStart())),
+            end = std::max(start, clamp(int64_t(op.getEnd())));
+    rewriter.replaceOpWithNewOp<AtenConstantPadNdOp>(
+        op, op.getType(), op.getGradOutput(),
+        padAround(rewriter, rank, dim, start, size - end), f64(rewriter, 0.0));
+    return success();
+  }
+};
+
+/// select_backward(g, sizes, dim, index): g as a size-1 dim `dim`, with zeros
+/// around it.
+struct SelectBackward : OpRewritePattern<AtenSelectBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenSelectBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> sizes = op.getInputSizes();
+    int64_t rank = int64_t(sizes.size()), dim = int64_t(op.getDim());
+    if (dim < 0)
+      dim += rank;
+    if (dim < 0 || dim >= rank || ShapedType::isDynamic(sizes[dim]))
+      return rewriter.notifyMatchFailure(op, "a dynamic dim");
+    // ODS gives i64 attributes as uint64_t: read them signed.
+    int64_t index = int64_t(op.getIndex());
+    if (index < 0)
+      index += sizes[dim];
+    auto type = op.getType().cast<RankedTensorType>();
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = 1;
+    Value g = rewriter.create<AtenUnsqueezeOp>(
+        op.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+        op.getGradOutput(), rewriter.getI64IntegerAttr(dim));
+    rewriter.replaceOpWithNewOp<AtenConstantPadNdOp>(
+        op, op.getType(), g,
+        padAround(rewriter, rank, dim, index, sizes[dim] - index - 1),
+        f64(rewriter, 0.0));
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
   patterns
       .add<ThresholdBackward, SigmoidBackward, TanhBackward, MseLossBackward,
-           SoftmaxBackward, LogSoftmaxBackward, NllLossBackward>(
+           SoftmaxBackward, LogSoftmaxBackward, NllLossBackward, GeluBackward,
+           LayerNormBackward, EmbeddingBackward, SliceBackward, SelectBackward>(
           patterns.getContext());
 }
