@@ -80,3 +80,43 @@ func.func @nll_loss_backward(%g: tensor<f32>, %x: tensor<8x4xf32>, %t: tensor<8x
   %0 = "aten.nll_loss_backward"(%g, %x, %t, %w) {reduction = 1 : i64, ignore_index = -100 : i64, operand_segment_sizes = array<i32: 1, 1, 1, 0, 1>} : (tensor<f32>, tensor<8x4xf32>, tensor<8xi64>, tensor<f32>) -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
+
+// The layer norm's input gradient: rstd * (g - mean(g) - x^ * mean(g * x^));
+// the weight's and bias's sum over the leading dims.
+// CHECK-LABEL: func.func @layer_norm_backward
+func.func @layer_norm_backward(%dy: tensor<2x3x8xf32>, %x: tensor<2x3x8xf32>, %mean: tensor<2x3x1xf32>, %rstd: tensor<2x3x1xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  // CHECK: %[[C:.*]] = aten.sub.Tensor %arg1, %arg2
+  // CHECK: %[[XH:.*]] = aten.mul.Tensor %[[C]], %arg3
+  // CHECK: %[[G:.*]] = aten.mul.Tensor %arg0, %arg4
+  // CHECK: aten.mean.dim %[[G]] {dim = array<i64: 2>, keepdim = true} : (tensor<2x3x8xf32>) -> tensor<2x3x1xf32>
+  // CHECK: aten.sum.dim_IntList %{{.*}} {dim = array<i64: 0, 1>, keepdim = false} : (tensor<2x3x8xf32>) -> tensor<8xf32>
+  // CHECK: aten.sum.dim_IntList %arg0 {dim = array<i64: 0, 1>, keepdim = false} : (tensor<2x3x8xf32>) -> tensor<8xf32>
+  // CHECK-NOT: native_layer_norm_backward
+  %0:3 = "aten.native_layer_norm_backward"(%dy, %x, %mean, %rstd, %w, %b) {normalized_shape = array<i64: 8>, output_mask = array<i1: true, true, true>, operand_segment_sizes = array<i32: 1, 1, 1, 1, 1, 1>} : (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// The embedding's gradient: a one-hot of the indices (padding rows left
+// out), transposed, times the output gradient.
+// CHECK-LABEL: func.func @embedding_dense_backward
+func.func @embedding_dense_backward(%g: tensor<2x5x4xf32>, %i: tensor<2x5xi64>) -> tensor<11x4xf32> {
+  // CHECK: %[[C:.*]] = aten.view %arg1 {size = array<i64: 10, 1>}
+  // CHECK: %[[A:.*]] = aten.arange {dtype = i64, end = 11 : i64}
+  // CHECK: %[[H:.*]] = aten.eq.Tensor %[[C]], %[[A]] : (tensor<10x1xi64>, tensor<11xi64>) -> tensor<10x11xi1>
+  // CHECK: aten.ne.Scalar %[[C]] {other = 0 : i64}
+  // CHECK: aten._to_copy %{{.*}} {dtype = f32} : (tensor<10x11xi1>) -> tensor<10x11xf32>
+  // CHECK: aten.mm %{{.*}}, %{{.*}} : (tensor<11x10xf32>, tensor<10x4xf32>) -> tensor<11x4xf32>
+  %0 = aten.embedding_dense_backward %g, %i {num_weights = 11 : i64, padding_idx = 0 : i64, scale_grad_by_freq = false} : (tensor<2x5x4xf32>, tensor<2x5xi64>) -> tensor<11x4xf32>
+  return %0 : tensor<11x4xf32>
+}
+
+// slice_backward and select_backward (a negative index) pad with zeros.
+// CHECK-LABEL: func.func @slice_select_backward
+func.func @slice_select_backward(%g: tensor<2x3x4xf32>, %h: tensor<2x4xf32>) -> (tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
+  // CHECK: aten.constant_pad_nd %arg0 {pad = array<i64: 0, 0, 1, 1>, value = 0.000000e+00 : f64}
+  // CHECK: %[[U:.*]] = aten.unsqueeze %arg1 {dim = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x1x4xf32>
+  // CHECK: aten.constant_pad_nd %[[U]] {pad = array<i64: 0, 0, 4, 0>, value = 0.000000e+00 : f64}
+  %0 = aten.slice_backward %g {input_sizes = array<i64: 2, 5, 4>, dim = 1 : i64, start = 1 : i64, end = 4 : i64, step = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+  %1 = aten.select_backward %h {input_sizes = array<i64: 2, 5, 4>, dim = 1 : i64, index = -1 : i64} : (tensor<2x4xf32>) -> tensor<2x5x4xf32>
+  return %0, %1 : tensor<2x5x4xf32>, tensor<2x5x4xf32>
+}
