@@ -332,6 +332,51 @@ struct LayerNormBackward : OpRewritePattern<AtenNativeLayerNormBackwardOp> {
   }
 };
 
+/// native_layer_norm(x, shape, w, b, eps) whose mean or rstd a backward pass
+/// reads (a training forward): mean = mean(x), rstd = rsqrt(mean((x -
+/// mean)^2) + eps) over the normalized dims, y = (x - mean) * rstd * w + b.
+/// Without such a reader, the fused layer norm kernel stays.
+struct LayerNormWithStatistics : OpRewritePattern<AtenNativeLayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenNativeLayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getResult1().use_empty() && op.getResult2().use_empty())
+      return rewriter.notifyMatchFailure(op, "no statistics read");
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    auto type = x.getType().cast<RankedTensorType>();
+    auto rowType = op.getResult1().getType().cast<RankedTensorType>();
+    int64_t rank = type.getRank(), k = int64_t(op.getNormalizedShape().size());
+    if (k == 0 || k > rank || rowType.getRank() != rank ||
+        rowType.getElementType() != type.getElementType())
+      return rewriter.notifyMatchFailure(op, "unexpected statistics shape");
+    SmallVector<int64_t> normDims;
+    for (int64_t d = rank - k; d < rank; ++d)
+      normDims.push_back(d);
+    auto rowMean = [&](Value v) -> Value {
+      return rewriter.create<AtenMeanDimOp>(
+          loc, rowType, v, rewriter.getDenseI64ArrayAttr(normDims),
+          rewriter.getBoolAttr(true), TypeAttr());
+    };
+    Value mean = rowMean(x);
+    Value centered =
+        rewriter.create<AtenSubTensorOp>(loc, type, x, mean, Attribute());
+    Value var = rowMean(mul(rewriter, loc, centered, centered));
+    Value rstd = rewriter.create<AtenRsqrtOp>(
+        loc, rowType,
+        rewriter.create<AtenAddScalarOp>(
+            loc, rowType, var, f64(rewriter, op.getEps().convertToDouble()),
+            Attribute()));
+    Value y = mul(rewriter, loc, centered, rstd);
+    if (op.getWeight())
+      y = mul(rewriter, loc, y, op.getWeight());
+    if (op.getBias())
+      y = add(rewriter, loc, y, op.getBias());
+    rewriter.replaceOp(op, {y, mean, rstd});
+    return success();
+  }
+};
+
 /// embedding_dense_backward(g, indices, V, padding_idx): row v of the result
 /// sums the rows of g whose index is v (none for padding_idx), as one GEMM:
 /// onehot(indices, V)^T @ g, with the (N, V) one-hot from a comparison with
@@ -452,6 +497,6 @@ void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
   patterns
       .add<ThresholdBackward, SigmoidBackward, TanhBackward, MseLossBackward,
            SoftmaxBackward, LogSoftmaxBackward, NllLossBackward, GeluBackward,
-           LayerNormBackward, EmbeddingBackward, SliceBackward, SelectBackward>(
-          patterns.getContext());
+           LayerNormBackward, LayerNormWithStatistics, EmbeddingBackward,
+           SliceBackward, SelectBackward>(patterns.getContext());
 }

@@ -6,7 +6,9 @@
 // update graph rounds as eager does: addcmul is self + (value * t1) * t2,
 // addcdiv self + (value * t1) / t2, and lerp takes the form ATen picks for its
 // weight. Intermediate values take the broadcast shape of their operands,
-// which the declarative table in Decompositions.td cannot compute.
+// which the declarative table in Decompositions.td cannot compute. Also
+// _safe_softmax (softmax with fully masked rows at 0), which the attention of
+// torch's SDPA math path records.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -144,9 +146,40 @@ struct RsubTensor : OpRewritePattern<AtenRsubTensorOp> {
     return success();
   }
 };
+/// _safe_softmax(x, dim) (the attention softmax of torch's SDPA math path):
+/// softmax, with 0 for rows that are all -inf (fully masked) instead of NaN.
+struct SafeSoftmax : OpRewritePattern<SafeSoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SafeSoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType().cast<RankedTensorType>();
+    if (op.getSelf().getType() != type)
+      return rewriter.notifyMatchFailure(op, "a dtype conversion");
+    Location loc = op.getLoc();
+    int64_t rank = type.getRank(), dim = int64_t(op.getDim());
+    if (dim < 0)
+      dim += rank;
+    SmallVector<int64_t> rowShape(type.getShape());
+    rowShape[dim] = 1;
+    Value softmax = rewriter.create<SoftmaxOp>(loc, type, op.getSelf(),
+                                               rewriter.getI64IntegerAttr(dim),
+                                               rewriter.getBoolAttr(false));
+    Value rowMax = rewriter.create<AtenAmaxOp>(
+        loc, RankedTensorType::get(rowShape, type.getElementType()),
+        op.getSelf(), rewriter.getDenseI64ArrayAttr({dim}),
+        rewriter.getBoolAttr(true));
+    Value masked = rewriter.create<AtenEqScalarOp>(
+        loc, RankedTensorType::get(rowShape, rewriter.getI1Type()), rowMax,
+        rewriter.getF64FloatAttr(-INFINITY));
+    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
+        op, type, softmax, masked, rewriter.getF64FloatAttr(0.0));
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populatePointwiseDecompositions(RewritePatternSet &patterns) {
-  patterns.add<Addcmul, Addcdiv, LerpScalar, RsubScalar, RsubTensor>(
-      patterns.getContext());
+  patterns
+      .add<Addcmul, Addcdiv, LerpScalar, RsubScalar, RsubTensor, SafeSoftmax>(
+          patterns.getContext());
 }

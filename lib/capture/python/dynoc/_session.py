@@ -23,6 +23,7 @@ class Session:
         self.breaks = []
         self.recompiles = []
         self.weights = {}   # name -> tensor (parameters, buffers, constants)
+        self._weight_names = {}  # id(tensor) -> its name, for add_weight
         self.steps = []     # training step graphs (_step.py), one per training call
         self.step_refusals = []  # {"entry", "reason"}: training calls with no step graph
         self._graph_count = 0
@@ -33,12 +34,19 @@ class Session:
         return name
 
     def add_weight(self, name, tensor):
-        """Registers a parameter/buffer; returns the (session-unique) name."""
+        """Registers a parameter/buffer; returns the (session-unique) name.
+        A tensor registered before keeps its first name: a parameter reached
+        once without a source (`_parameter_N`) and once through one is one
+        weight, which a training step reads and writes under one name."""
+        known = self._weight_names.get(id(tensor))
+        if known is not None and self.weights.get(known) is tensor:
+            return known
         base, k = name, 1
         while name in self.weights and self.weights[name] is not tensor:
             name = f"{base}_{k}"
             k += 1
         self.weights[name] = tensor
+        self._weight_names[id(tensor)] = name
         return name
 
     def add_constant(self, name, tensor):
