@@ -1,4 +1,4 @@
-"""One training step (forward, backward, SGD-with-momentum update) at batch 32:
+"""One training step (forward, backward, optimizer update) at batch 32:
 PyTorch eager vs torch.compile (Inductor) vs dynoc's step model from Python
 (dynoc.load) vs from C++ (examples/train, libdynrt alone). Writes
 docs/perf-train.md.
@@ -9,9 +9,10 @@ Each engine runs in a process of its own (so each has its own peak RSS), on the
 same threads (OMP_NUM_THREADS = the machine's cores), from the same seeded model
 and batch: 3 steps first (dynoc captures those; Inductor compiles at the first),
 then `--steps` timed steps; the median step time, the loss after the last step (the
-engines must agree) and the process's peak RSS are reported. Models: the ones whose
-backward kernels dynoc builds today (docs/training.md): an MLP regressor (MSE) and
-an MLP classifier (cross-entropy).
+engines must agree) and the process's peak RSS are reported. Models: an MLP
+regressor (MSE) with SGD and momentum, and with AdamW; an MLP classifier
+(cross-entropy); examples/train/gpt.py's character-level GPT (layer norms, causal
+attention, GELU, embeddings) with AdamW, on 32 windows of its corpus.
 """
 import argparse
 import datetime
@@ -33,15 +34,27 @@ DYNOC = ROOT / "bazel-bin/tools/dynoc/dynoc"
 TRAIN_BIN = ROOT / "bazel-bin/examples/train/train"
 WARM = 3  # steps before timing: dynoc's capture, Inductor's compile
 
-MODELS = {
-    "mlp_regression": ("""model = nn.Sequential(nn.Linear(64, 512), nn.ReLU(), nn.Linear(512, 512),
+SGD = "torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)"
+ADAMW = "torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)"
+MLP_REGRESSION = """model = nn.Sequential(nn.Linear(64, 512), nn.ReLU(), nn.Linear(512, 512),
                       nn.ReLU(), nn.Linear(512, 1))
 x = torch.randn(32, 64)
-y = x[:, :1] * 2 + torch.sin(x[:, 1:2])""", "nn.functional.mse_loss(model(x), y)"),
+y = x[:, :1] * 2 + torch.sin(x[:, 1:2])"""
+# name: (setup making model, x, y; the loss; the optimizer)
+MODELS = {
+    "mlp_regression": (MLP_REGRESSION, "nn.functional.mse_loss(model(x), y)", SGD),
+    "mlp_regression_adamw": (MLP_REGRESSION, "nn.functional.mse_loss(model(x), y)", ADAMW),
     "mlp_classifier": ("""model = nn.Sequential(nn.Linear(64, 512), nn.Tanh(), nn.Linear(512, 512),
                       nn.Tanh(), nn.Linear(512, 10))
 x = torch.randn(32, 64)
-y = torch.randint(0, 10, (32,))""", "nn.functional.cross_entropy(model(x), y)"),
+y = torch.randint(0, 10, (32,))""", "nn.functional.cross_entropy(model(x), y)", SGD),
+    "tiny_gpt_adamw": (f"""sys.path.insert(0, {str(ROOT / "examples" / "train")!r})
+from gpt import CORPUS, TinyGPT, batch
+text = open(CORPUS).read()
+vocab = sorted(set(text))
+x, y = batch(text, vocab, count=32)
+model = TinyGPT(len(vocab))""", "nn.functional.cross_entropy(model(x).view(-1, len(vocab)), y.view(-1))",
+                       ADAMW),
 }
 
 SCRIPT = """
@@ -51,7 +64,7 @@ import torch
 import torch.nn as nn
 torch.manual_seed(0)
 {setup}
-opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+opt = {optimizer}
 
 def train_step(x, y):
     opt.zero_grad()
@@ -109,9 +122,9 @@ def measured(argv, env):
 
 
 def bench_model(name, steps, work, env):
-    setup, loss = MODELS[name]
+    setup, loss, optimizer = MODELS[name]
     script = work / f"{name}.py"
-    script.write_text(SCRIPT.format(setup=setup, loss=loss, warm=WARM))
+    script.write_text(SCRIPT.format(setup=setup, loss=loss, optimizer=optimizer, warm=WARM))
     rows = {}
     for engine in ("eager", "inductor"):
         out = work / f"{name}.{engine}.json"
@@ -157,6 +170,7 @@ def main():
     lines = [f"# Training step performance (CPU)", "",
              f"Measured {datetime.date.today()} by `bench/train/run.py` on {machine()}; "
              f"batch 32, {args.steps} timed steps after {WARM} (median step time), "
+             "SGD with momentum or AdamW as each model's name says, "
              f"OMP_NUM_THREADS={os.cpu_count()}, each engine in its own process. "
              "`compile / build` is Inductor's first call (compile and one step) and "
              "`dynoc build step_1.mlir`. The loss is after the last step; the engines "
