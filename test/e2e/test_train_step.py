@@ -217,6 +217,51 @@ def test_adam_step_model_trains_like_eager(adam_step, python, tmp_path):
         model.read_weight("nope")
 
 
+ACCUMULATE = """
+import sys
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+x = torch.randn(32, 8)
+y = x.sum(1, keepdim=True)
+
+@torch.compile
+def step(x, y):
+    opt.zero_grad()
+    for xb, yb in ((x[:16], y[:16]), (x[16:], y[16:])):
+        loss = torch.nn.functional.mse_loss(model(xb), yb) / 2
+        loss.backward()
+    opt.step()
+    return loss
+
+for i in range(int(sys.argv[1])):
+    print(f"{step(x, y).item():.9g}")
+torch.save({"x": x, "y": y}, sys.argv[2])
+"""
+
+
+def test_gradient_accumulation_step_trains_like_eager(dynoc, python, tmp_path):
+    """Two micro-batches per step (corpus p120): the step graph holds both
+    backward passes, the second accumulating into the first's gradients, and
+    5 more steps of the built step give eager's losses."""
+    import dynoc as dy
+    import torch
+    script = tmp_path / "accumulate.py"
+    script.write_text(ACCUMULATE)
+    cap = tmp_path / "cap"
+    dynoc("capture", script, "-o", cap, "--", "3", str(tmp_path / "batch.pt"), check=True)
+    manifest = json.loads((cap / "manifest.json").read_text())
+    step = manifest["steps"][1]
+    assert all(not m["input"].startswith("graph_") for m in step["mutations"]), step["mutations"]
+    dynoc("build", cap / "step_1.mlir", "-o", tmp_path / "acc.so", check=True)
+    want = [float(v) for v in python(script, "8", str(tmp_path / "b.pt"), check=True).stdout.split()]
+    batch = torch.load(tmp_path / "batch.pt")
+    model = dy.load(tmp_path / "acc.so")
+    got = [float(model(batch["x"], batch["y"])) for _ in range(5)]
+    np.testing.assert_allclose(got, want[3:], rtol=1e-5)
+
+
 def test_optimizer_without_a_rule_is_no_step_graph_and_says_why(dynoc, tmp_path):
     """NAdam has no dynoc rule: its Python code reads the step count with
     .item(), so each step breaks and recompiles (its state is guarded) and no

@@ -101,8 +101,16 @@ def stitch(graphs, breaks, name):
         outputs_of[g.name] = [local[o.vid] for o in g.outputs]
         for m in g.mutations:
             src = next(v for v in g.inputs if v.name == m["input"])
+            new = outputs_of[g.name][m["output"]]
+            made = _OUTPUT.match(src.name or "")
+            if made:
+                # A value of the step changed in place (a gradient accumulated
+                # by a second backward pass): later graphs read the new value;
+                # nothing outside the step is written.
+                outputs_of[made.group(1)][int(made.group(2))] = new
+                continue
             key = (src.kind, src.name)
-            env[key] = written[key] = outputs_of[g.name][m["output"]]
+            env[key] = written[key] = new
         for gd in g.guards:
             guards.setdefault(gd["text"], gd)
     step.output_structure = _structure(graphs[-1].output_structure, outputs_of, step)
