@@ -160,6 +160,17 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
                << "'" << attrs::kMutations << "' is not a JSON array";
       g["mutations"] = mutations;
     }
+    // A backward graph says so, and which leaves' gradients it returns
+    // (dynoc.load_trainable pairs it with its forward: docs/training.md).
+    if (auto k = func->getAttrOfType<StringAttr>(attrs::kKind))
+      g["kind"] = k.str();
+    if (auto s = func->getAttrOfType<StringAttr>(attrs::kGrads)) {
+      json grads = json::parse(s.str(), nullptr, false);
+      if (grads.is_discarded() || !grads.is_array())
+        return func.emitError()
+               << "'" << attrs::kGrads << "' is not a JSON array";
+      g["grads"] = grads;
+    }
     g["guards"] = json::array();
     if (auto guards = func->getAttrOfType<ArrayAttr>(attrs::kGuards))
       for (Attribute a : guards)

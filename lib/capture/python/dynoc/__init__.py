@@ -10,12 +10,13 @@ import torch
 from . import _region, _session
 from ._compiled_module import CompiledModule
 from ._explain import ExplainOutput, explain
+from ._autograd import TrainableModel, load_trainable
 from ._runtime import Error, GuardError, LoadedModel, load
 
 __all__ = ["compile", "optimize", "optimize_assert", "is_compiling", "is_dynamo_compiling",
            "list_backends", "reset", "config", "allow_in_graph", "disallow_in_graph",
            "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
-           "load", "LoadedModel", "Error", "GuardError", "explain", "ExplainOutput"]
+           "load", "LoadedModel", "load_trainable", "TrainableModel", "Error", "GuardError", "explain", "ExplainOutput"]
 
 _BACKENDS = {"eager": ("debug",), "inductor": ()}
 

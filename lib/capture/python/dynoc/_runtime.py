@@ -76,6 +76,14 @@ class LoadedModel:
                             for m in graph.get("mutations", []) if m["input"] in users]
 
     def __call__(self, *tensors):
+        outputs = self.run_outputs(*tensors)
+        if not self._structure or self._structure.get("type") == "intermediate":
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return _rebuild(self._structure, outputs)
+
+    def run_outputs(self, *tensors):
+        """Runs the model; returns every output of its graph, as a list, in
+        the graph's order (a forward graph's saved values included)."""
         if len(tensors) != self._num_inputs:
             raise TypeError(f"{self.path} takes {self._num_inputs} tensors, got {len(tensors)}")
         capsules = []
@@ -94,9 +102,7 @@ class LoadedModel:
         for k, o in self._writebacks:
             with torch.no_grad():
                 tensors[k].copy_(outputs[o])
-        if not self._structure:
-            return outputs[0] if len(outputs) == 1 else tuple(outputs)
-        return _rebuild(self._structure, outputs)
+        return outputs
 
     # --- weights (docs/training.md: a step model's parameters, optimizer
     # state and learning rates) --------------------------------------------
