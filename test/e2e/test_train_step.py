@@ -162,10 +162,11 @@ def adam_step(request, dynoc, tmp_path):
     return request.param, script, manifest, p, tmp_path / "step.so"
 
 
-def test_adam_step_graph_takes_step_count_and_lr_as_inputs(adam_step):
+def test_adam_step_graph_takes_step_count_and_lr_as_inputs(adam_step, python, tmp_path):
     """dynoc's rule for Adam/AdamW (docs/training.md): the step count and the
     learning rate are tensors the update reads, so the only recompile is the
-    first step's (the state appears) and the lr change at step 4 is none."""
+    first step's (the state appears) and the lr change at step 4 is none; the
+    built step then trains like eager (check_adam_step_model_trains_like_eager)."""
     kind, _, manifest, p, _ = adam_step
     assert [s["name"] for s in manifest["steps"]] == ["step_0", "step_1"], p.stderr
     assert manifest["step_refusals"] == []
@@ -181,9 +182,10 @@ def test_adam_step_graph_takes_step_count_and_lr_as_inputs(adam_step):
     guard = next(g for g in update["guards"] if "___optimizer_state" in g)
     # no learning rate among the hyperparameters, no step count per parameter
     assert "'lr'" not in guard and guard.count("'step'), None)") == 4, guard
+    check_adam_step_model_trains_like_eager(adam_step, python, tmp_path)
 
 
-def test_adam_step_model_trains_like_eager(adam_step, python, tmp_path):
+def check_adam_step_model_trains_like_eager(adam_step, python, tmp_path):
     """The built step continues training from the captured state: 15 more
     steps with the learning rate written at the 8th (dynoc.LoadedModel's
     write_weight) match eager's losses, and the parameters after them match
