@@ -17,13 +17,13 @@ recompiles once (the optimizer state appears) and is stitched into
 `step_1.mlir`. The C++ loop continues from the captured state: its losses
 are eager's losses of steps 4, 5, ... (`--steps 23 --losses-from 3`).
 """
-import argparse
 import math
 import os
 
-import numpy as np
 import torch
 import torch.nn as nn
+
+import loop
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus.txt")
 
@@ -75,13 +75,7 @@ def batch(text, vocab, count=16, context=32):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--losses-from", type=int, default=0,
-                        help="print losses from this step on (0-based)")
-    parser.add_argument("--save-data", metavar="DIR")
-    parser.add_argument("--save-losses", metavar="FILE")
-    args = parser.parse_args()
+    args = loop.arguments("a character-level GPT with AdamW")
     torch.manual_seed(0)
     with open(CORPUS) as f:
         text = f.read()
@@ -99,19 +93,7 @@ def main():
         opt.step()
         return loss
 
-    losses = []
-    for step in range(args.steps):
-        loss = train_step(x, y).item()
-        if step >= args.losses_from:
-            losses.append(loss)
-            print(f"step {step + 1} loss {loss:.6f}")
-    if args.save_data:
-        os.makedirs(args.save_data, exist_ok=True)
-        np.save(os.path.join(args.save_data, "x.npy"), x.numpy())
-        np.save(os.path.join(args.save_data, "y.npy"), y.numpy())
-    if args.save_losses:
-        np.save(args.save_losses, np.array(losses, dtype=np.float32))
-
+    loop.run(train_step, x, y, args)
 
 if __name__ == "__main__":
     main()

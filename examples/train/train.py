@@ -16,11 +16,9 @@ losses are eager's losses of steps 4, 5, ... (`--steps 23 --losses-from 3`).
 --save-data DIR writes the batch (x.npy, y.npy); --save-losses FILE writes the
 losses printed, as .npy.
 """
-import argparse
-import os
-
-import numpy as np
 import torch
+
+import loop
 
 
 class MLP(torch.nn.Module):
@@ -34,13 +32,7 @@ class MLP(torch.nn.Module):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--losses-from", type=int, default=0,
-                        help="print losses from this step on (0-based)")
-    parser.add_argument("--save-data", metavar="DIR")
-    parser.add_argument("--save-losses", metavar="FILE")
-    args = parser.parse_args()
+    args = loop.arguments("an MLP regressor with SGD and momentum")
     torch.manual_seed(0)
     model = MLP()
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -55,19 +47,7 @@ def main():
         opt.step()
         return loss
 
-    losses = []
-    for step in range(args.steps):
-        loss = train_step(x, y).item()
-        if step >= args.losses_from:
-            losses.append(loss)
-            print(f"step {step + 1} loss {loss:.6f}")
-    if args.save_data:
-        os.makedirs(args.save_data, exist_ok=True)
-        np.save(os.path.join(args.save_data, "x.npy"), x.numpy())
-        np.save(os.path.join(args.save_data, "y.npy"), y.numpy())
-    if args.save_losses:
-        np.save(args.save_losses, np.array(losses, dtype=np.float32))
-
+    loop.run(train_step, x, y, args)
 
 if __name__ == "__main__":
     main()

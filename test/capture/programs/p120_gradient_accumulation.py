@@ -13,6 +13,8 @@
 # expect recompiles: 1
 # expect input: user graph_1.output_0
 # dynamo: stdout
+import sys
+
 import torch
 
 torch.manual_seed(0)
@@ -32,6 +34,10 @@ def step(x, y):
     return loss
 
 
-for i in range(3):
-    print(f"{step(x, y).item():.4f}")
+# test_train_step.py runs this with more steps and saves the batch and losses.
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+losses = [step(x, y).item() for i in range(steps)]
+print([f"{loss:.4f}" for loss in losses])
 print([round(p.sum().item(), 4) for p in model.parameters()])
+if len(sys.argv) > 2:
+    torch.save({"x": x, "y": y, "losses": losses}, sys.argv[2])
