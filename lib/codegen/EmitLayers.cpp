@@ -2,8 +2,9 @@
 //
 // The CPU printing of layer ops that real training scripts record at the
 // dispatcher: nll_loss_forward (F.cross_entropy), mse_loss, mkldnn_rnn_layer
-// (nn.LSTM) and transposed convolution (nn.ConvTranspose2d). Their kernels are
-// in prelude/dynoc_kernels_nn.h.
+// (nn.LSTM), transposed convolution (nn.ConvTranspose2d) and a convolution's
+// backward (convolution_backward). Their kernels are in
+// prelude/dynoc_kernels_nn.h.
 //
 //===----------------------------------------------------------------------===//
 #include "GraphEmitter.h"
@@ -140,6 +141,70 @@ LogicalResult GraphEmitter::emitConvTranspose(Operation *op) {
       name(out), name(conv.getInput()), name(conv.getWeight()),
       bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], K, R, S, o[2],
       o[3], sh, sw, ph, pw, dh, dw, groups);
+  return success();
+}
+
+/// aten.convolution_backward of a 2-D NCHW convolution (transposed =
+/// false), each result only where something reads it: the input's gradient
+/// is the transposed convolution of dy with the weight (its adjoint), the
+/// weight's per-image GEMMs of dy with the input's columns, the bias's sums
+/// of dy per channel.
+LogicalResult GraphEmitter::emitConvolutionBackward(Operation *op) {
+  auto cb = cast<aten::AtenConvolutionBackwardOp>(op);
+  if (cb.getTransposed())
+    return fail(op) << "the backward of a transposed convolution is not "
+                       "supported yet";
+  const DimList &dy = dimsOf(cb.getGradOutput()), &x = dimsOf(cb.getInput()),
+                &w = dimsOf(cb.getWeight());
+  if (dy.size() != 4 || x.size() != 4 || w.size() != 4)
+    return fail(op) << "only the backward of 2-D convolutions (NCHW) is "
+                       "supported so far";
+  int64_t groups = cb.getGroups();
+  if (!isLiteral(w[2]) || !isLiteral(w[3]) || groups < 1)
+    return fail(op) << "convolution backward needs a static kernel size and "
+                       "groups >= 1";
+  const int64_t sh = convPair(cb.getStride(), 1, 0),
+                sw = convPair(cb.getStride(), 1, 1),
+                ph = convPair(cb.getPadding(), 0, 0),
+                pw = convPair(cb.getPadding(), 0, 1),
+                dh = convPair(cb.getDilation(), 1, 0),
+                dw = convPair(cb.getDilation(), 1, 1);
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || ph < 0 || pw < 0)
+    return fail(op) << "convolution backward needs strides and dilations >= "
+                       "1 and paddings >= 0";
+  int64_t R = std::stoll(w[2]), S = std::stoll(w[3]);
+  require(product({w[1], std::to_string(groups)}) + " == " + x[1], op,
+          "input channels do not match the weight");
+  require(dy[1] + " == " + w[0] + " && " + dy[0] + " == " + x[0], op,
+          "the output gradient does not match the input and weight");
+  std::string window = llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}", sh,
+                                     sw, ph, pw, dh, dw, groups);
+  Value dx = op->getResult(0), dW = op->getResult(1), db = op->getResult(2);
+  if (needed(dx)) {
+    setDims(dx, op, x);
+    code += llvm::formatv("  dynoc_k::conv_transpose2d({0}, {1}, {2}, "
+                          "nullptr, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, "
+                          "{11}, {12});\n",
+                          name(dx), name(cb.getGradOutput()),
+                          name(cb.getWeight()), dy[0], dy[1], dy[2], dy[3],
+                          x[1], R, S, x[2], x[3], window);
+  }
+  if (needed(dW)) {
+    setDims(dW, op, w);
+    std::string col =
+        scratch(product({w[1], std::to_string(R * S), dy[2], dy[3], "4"}));
+    code += llvm::formatv(
+        "  if (int rc = dynoc_k::conv2d_backward_weight({0}, {1}, {2}, {3}, "
+        "{4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13})) return rc;\n",
+        name(dW), name(cb.getGradOutput()), name(cb.getInput()), x[0], x[1],
+        x[2], x[3], w[0], R, S, dy[2], dy[3], window, col);
+  }
+  if (needed(db)) {
+    setDims(db, op, {w[0]});
+    code += llvm::formatv(
+        "  dynoc_k::conv_backward_bias({0}, {1}, {2}, {3}, {4});\n", name(db),
+        name(cb.getGradOutput()), dy[0], dy[1], product({dy[2], dy[3]}));
+  }
   return success();
 }
 

@@ -71,6 +71,7 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.expand_as"] = &GraphEmitter::emitExpand;
     m["aten.bmm"] = &GraphEmitter::emitBmm;
     m["aten.convolution"] = &GraphEmitter::emitConvolution;
+    m["aten.convolution_backward"] = &GraphEmitter::emitConvolutionBackward;
     m["aten.native_batch_norm"] = &GraphEmitter::emitBatchNorm;
     m["aten._native_batch_norm_legit_no_training"] =
         &GraphEmitter::emitBatchNorm;

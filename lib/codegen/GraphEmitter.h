@@ -406,6 +406,7 @@ private:
   LogicalResult emitMseLoss(Operation *op);
   LogicalResult emitLstmLayer(Operation *op);
   LogicalResult emitConvTranspose(Operation *op);
+  LogicalResult emitConvolutionBackward(Operation *op);
   // EmitRandom.cpp
   LogicalResult emitRandom(Operation *op);
   // EmitIndexing.cpp

@@ -28,6 +28,7 @@ struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
     populateWithGenerated(patterns);
     dynoc::populateBackwardDecompositions(patterns);
     dynoc::populatePointwiseDecompositions(patterns);
+    dynoc::populateStatisticsDecompositions(patterns);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -207,6 +207,8 @@ dynrt_status_t *bindVariants(dynrt_model_t &m) {
 
 dynrt_status_t *loadWeights(dynrt_model_t &m) {
   std::string error;
+  m.weightChanged = symbol<dynoc_model_weight_changed_fn>(
+      m.handle, DYNOC_MODEL_WEIGHT_CHANGED_SYMBOL);
   if (m.manifest.weightsEmbedded) {
     auto fn =
         symbol<dynoc_model_weights_fn>(m.handle, DYNOC_MODEL_WEIGHTS_SYMBOL);
@@ -520,10 +522,13 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
     if (s)
       return s;
   }
-  for (const Variant::WriteBack &wb : v.writeBacks)
+  for (const Variant::WriteBack &wb : v.writeBacks) {
     if (dynrt_status_t *s =
             m.device.copy(wb.state, outPtrs[wb.output], wb.bytes, stream))
       return s;
+    if (m.weightChanged)
+      m.weightChanged(wb.state);
+  }
   // Without a context the workspace is freed on return: the device must be
   // done with it.
   if (!context)

@@ -74,6 +74,8 @@ struct dynrt_model_t {
   /// variants; runs that read them and writes hold `stateMutex`.
   std::map<std::string, std::unique_ptr<dynrt::DeviceBuffer>> state;
   std::mutex stateMutex;
+  /// The .so's notice that a weight's data changed (model_abi.h), or null.
+  dynoc_model_weight_changed_fn weightChanged = nullptr;
   ~dynrt_model_t() {
     // Device memory goes back through the .so's device API: before dlclose.
     variants.clear();

@@ -159,6 +159,8 @@ dynrt_status_t *store(dynrt_model_t &m, const dynrt::TensorSpec &w,
                            : m.device.copy(dst, src, bytes, nullptr);
   if (!s)
     s = m.device.sync(nullptr);
+  if (!s && m.weightChanged)
+    m.weightChanged(dst);
   return s ? s : dynrt::reprepare(m, w.name);
 }
 

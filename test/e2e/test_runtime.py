@@ -193,6 +193,42 @@ def test_a_buffer_the_graph_updates_carries_over_between_calls(dynoc, tmp_path):
     torch.testing.assert_close(load_file(tmp_path / "m.weights.safetensors")["avg"], saved)
 
 
+def test_written_convolution_weights_are_used_on_the_next_call(dynoc, tmp_path):
+    """The CPU convolutions keep their weights packed in oneDNN's layout
+    between calls; each write of a weight (dynoc.LoadedModel.write_weight,
+    dynrt_model_write_weight) makes them pack it again (the model's
+    dynoc_model_weight_changed, docs/runtime.md): three writes in a row give
+    eager's outputs for the new weights each time."""
+    import dynoc as dy
+    script = tmp_path / "cnn.py"
+    script.write_text(
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),\n"
+        "                        torch.nn.Conv2d(8, 4, 3, stride=2)).eval()\n"
+        "with torch.no_grad():\n"
+        "    print(torch.compile(m)(torch.randn(2, 3, 10, 10)).shape)\n")
+    dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
+    model = dy.load(tmp_path / "m.so")
+    weights = load_file(tmp_path / "out" / "weights.safetensors")
+    x = torch.randn(2, 3, 10, 10)
+
+    def eager(w0, w2):
+        h = torch.relu(torch.nn.functional.conv2d(x, w0, weights["0.bias"], padding=1))
+        return torch.nn.functional.conv2d(h, w2, weights["2.bias"], stride=2)
+
+    w0, w2 = weights["0.weight"], weights["2.weight"]
+    torch.testing.assert_close(model(x), eager(w0, w2))
+    for i in range(3):
+        w0 = torch.randn_like(w0)
+        model.write_weight("0.weight", w0)
+        if i == 1:
+            w2 = torch.randn_like(w2)
+            model.write_weight("2.weight", w2)
+        torch.testing.assert_close(model(x), eager(w0, w2), msg=f"after write {i}")
+
+
 EMBED_GRAPH = """\
 func.func @graph_0(%ids: tensor<?xi64>, %t: tensor<4x3xf32>) -> tensor<?x3xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['ids']"}, {kind = "parameter", name = "table"}], dynoc.weights = "weights.safetensors"} {
   %e = aten.embedding %t, %ids : (tensor<4x3xf32>, tensor<?xi64>) -> tensor<?x3xf32>

@@ -72,6 +72,26 @@ x, y = torch.randn(5, 4).requires_grad_(), torch.randn(5)""",
 x, y = torch.randn(3, 5, 6), torch.randn(3, 5, 8)""", "nn.functional.mse_loss(model(x), y)",
                    ["G['model'][0].weight", "G['model'][0].bias",
                     "G['model'][1].weight", "G['model'][1].bias"]),
+    # batch norm in train mode (native_batch_norm_backward over the batch's
+    # statistics): 1-d after a linear, 2-d over an (N, C, H, W) view, with
+    # the input's gradient too
+    "batch_norm": ("""model = nn.Module()
+model.fc, model.bn1, model.bn2 = nn.Linear(6, 8), nn.BatchNorm1d(8), nn.BatchNorm2d(2)
+x, y = torch.randn(10, 6).requires_grad_(), torch.randn(10, 8)""",
+                   "nn.functional.mse_loss(model.bn2(model.bn1(model.fc(x)).view(10, 2, 2, 2))"
+                   ".flatten(1), y)",
+                   ["G['model'].fc.weight", "G['model'].fc.bias", "G['model'].bn1.weight",
+                    "G['model'].bn1.bias", "G['model'].bn2.weight", "G['model'].bn2.bias",
+                    "L['x']"]),
+    # convolution_backward: a padded convolution, a strided grouped dilated
+    # one (the transposed convolution of dy for the input's gradient,
+    # per-image GEMMs over the input's columns for the weight's)
+    "convolution": ("""model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Tanh(),
+                      nn.Conv2d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2))
+x, y = torch.randn(2, 3, 9, 8).requires_grad_(), torch.randn(2, 6, 5, 4)""",
+                    "nn.functional.mse_loss(model(x), y)",
+                    ["G['model'][0].weight", "G['model'][0].bias", "G['model'][2].weight",
+                     "G['model'][2].bias", "L['x']"]),
     # gelu_backward, exact and tanh-approximated
     "gelu": ("""model = nn.Linear(6, 8)
 x, y = torch.randn(7, 6), torch.randn(7, 8)""",
@@ -114,8 +134,8 @@ def capture(dynoc, tmp_path, case, dtype):
     return out, json.loads((out / "manifest.json").read_text())
 
 
-# The CPU backend's batched GEMM runs in f32 only.
-F32_ONLY = {"causal_attention"}
+# The CPU backend's batched GEMM and convolutions run in f32 only.
+F32_ONLY = {"causal_attention", "convolution"}
 
 
 @pytest.mark.parametrize("case,dtype", [(c, d) for c in sorted(CASES)

@@ -247,6 +247,51 @@ def test_gradient_accumulation_step_trains_like_eager(dynoc, python, tmp_path):
     np.testing.assert_allclose(got, want[3:], rtol=1e-5)
 
 
+PROGRAMS = pathlib.Path(ROOT) / "test" / "capture" / "programs"
+
+
+@pytest.mark.parametrize("program,module", [
+    ("p121_batch_norm_training.py", "G['model'].{}"),
+    ("p122_cnn_batch_norm_training.py", "G['model'][{}]")])
+def test_batch_norm_train_mode_step_trains_like_eager(dynoc, python, tmp_path, program,
+                                                      module):
+    """BatchNorm in train mode (corpus p121: after linear layers; p122: in a
+    CNN, whose backward has convolution_backward): the forward graph updates
+    the running statistics (buffers the step writes back, one weight each
+    under its module name in both variants); 5 more steps of the built step
+    give eager's losses, parameters, running statistics and batch counts
+    (the CNN's convolutions pack their weights again after each step's
+    write-back)."""
+    import dynoc as dy
+    import torch
+    script = tmp_path / "bn.py"
+    script.write_text((PROGRAMS / program).read_text())
+    cap = tmp_path / "cap"
+    dynoc("capture", script, "-o", cap, "--", "3", str(tmp_path / "batch.pt"), check=True)
+    python(script, "8", str(tmp_path / "eager.pt"), check=True)
+    eager = torch.load(tmp_path / "eager.pt")
+
+    def weight(key):  # a state_dict key as the weight's name
+        head, rest = key.split(".", 1)
+        return module.format(head) + "." + rest
+
+    stats = [weight(k) for k in eager["state"] if ".running_" in k or "num_batches" in k]
+    assert len(stats) == 6
+    manifest = json.loads((cap / "manifest.json").read_text())
+    assert manifest["step_refusals"] == []
+    for step in manifest["steps"]:
+        written = {m["input"] for m in step["mutations"]}
+        assert set(stats) <= written, (step["name"], written)
+    dynoc("build", cap / "step_1.mlir", "-o", tmp_path / "bn.so", check=True)
+    batch = torch.load(tmp_path / "batch.pt")
+    model = dy.load(tmp_path / "bn.so")
+    got = [float(model(batch["x"], batch["y"])) for _ in range(5)]
+    np.testing.assert_allclose(got, eager["losses"][3:], rtol=1e-5)
+    for key, want in eager["state"].items():
+        np.testing.assert_allclose(model.read_weight(weight(key)), want,
+                                   rtol=1e-5, atol=1e-6, err_msg=key)
+
+
 AUTOCAST = ACCUMULATE.replace(
     """    for xb, yb in ((x[:16], y[:16]), (x[16:], y[16:])):
         loss = torch.nn.functional.mse_loss(model(xb), yb) / 2

@@ -277,6 +277,48 @@ inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
   return rc;
 }
 
+// The columns of a 2-D convolution's input: col[crs][n * P + p] (P = OH *
+// OW, crs over group g's C/groups channels and the R x S window) for images
+// [n0, n0 + count), zeros where the window reads padding.
+inline void im2col(const float *in, int64_t C, int64_t H, int64_t W,
+                   int64_t Cg, int64_t R, int64_t S, int64_t OH, int64_t OW,
+                   int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                   int64_t dw, int64_t n0, int64_t count, int64_t g,
+                   float *dst0) {
+  int64_t CRS = Cg * R * S, P = OH * OW, width = count * P;
+#pragma omp parallel for collapse(2) if (CRS * width > kParallelGrain)
+  for (int64_t crs = 0; crs < CRS; ++crs)
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t c = crs / (R * S), r = (crs / S) % R, s = crs % S;
+      const float *img = in + ((n0 + n) * C + g * Cg + c) * H * W;
+      float *dst = dst0 + crs * width + n * P;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t ih = oh * sh - ph + r * dh;
+        if (ih < 0 || ih >= H) {
+          std::memset(dst + oh * OW, 0, size_t(OW) * sizeof(float));
+          continue;
+        }
+        const float *row = img + ih * W;
+        if (sw == 1) {
+          // A contiguous run of the input row, zeros on either side.
+          int64_t shift = s * dw - pw;
+          int64_t lo = std::min(OW, std::max<int64_t>(0, -shift));
+          int64_t hi = std::max(lo, std::min(OW, W - shift));
+          float *d = dst + oh * OW;
+          std::memset(d, 0, size_t(lo) * sizeof(float));
+          std::memcpy(d + lo, row + lo + shift,
+                      size_t(hi - lo) * sizeof(float));
+          std::memset(d + hi, 0, size_t(OW - hi) * sizeof(float));
+          continue;
+        }
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t iw = ow * sw - pw + s * dw;
+          dst[oh * OW + ow] = iw >= 0 && iw < W ? row[iw] : 0.f;
+        }
+      }
+    }
+}
+
 // 2-D convolution, NCHW, as im2col + GEMM. With one group, the columns of
 // all N images go into one GEMM (a wide one keeps oneDNN efficient), whose
 // [K, N*P] result is then laid out as NCHW with the bias; `col` is scratch of
@@ -288,44 +330,13 @@ inline int conv2d(float *out, const float *in, const float *w,
                   int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
                   int64_t dw, int64_t groups, float *col) {
   int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S, P = OH * OW;
-  // col[crs][n * P + p] for images [n0, n0 + count) of group g.
-  auto im2col = [&](int64_t n0, int64_t count, int64_t g, float *dst0) {
-    int64_t width = count * P;
-#pragma omp parallel for collapse(2) if (CRS * width > kParallelGrain)
-    for (int64_t crs = 0; crs < CRS; ++crs)
-      for (int64_t n = 0; n < count; ++n) {
-        int64_t c = crs / (R * S), r = (crs / S) % R, s = crs % S;
-        const float *img = in + ((n0 + n) * C + g * Cg + c) * H * W;
-        float *dst = dst0 + crs * width + n * P;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          int64_t ih = oh * sh - ph + r * dh;
-          if (ih < 0 || ih >= H) {
-            std::memset(dst + oh * OW, 0, size_t(OW) * sizeof(float));
-            continue;
-          }
-          const float *row = img + ih * W;
-          if (sw == 1) {
-            // A contiguous run of the input row, zeros on either side.
-            int64_t shift = s * dw - pw;
-            int64_t lo = std::min(OW, std::max<int64_t>(0, -shift));
-            int64_t hi = std::max(lo, std::min(OW, W - shift));
-            float *d = dst + oh * OW;
-            std::memset(d, 0, size_t(lo) * sizeof(float));
-            std::memcpy(d + lo, row + lo + shift,
-                        size_t(hi - lo) * sizeof(float));
-            std::memset(d + hi, 0, size_t(OW - hi) * sizeof(float));
-            continue;
-          }
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            int64_t iw = ow * sw - pw + s * dw;
-            dst[oh * OW + ow] = iw >= 0 && iw < W ? row[iw] : 0.f;
-          }
-        }
-      }
+  auto columns = [&](int64_t n0, int64_t count, int64_t g, float *dst) {
+    im2col(in, C, H, W, Cg, R, S, OH, OW, sh, sw, ph, pw, dh, dw, n0, count, g,
+           dst);
   };
   if (groups == 1) {
     float *cols = col, *tmp = col + CRS * N * P;
-    im2col(0, N, 0, cols);
+    columns(0, N, 0, cols);
     if (int rc = gemm(false, false, K, N * P, CRS, 1.f, w, cols, 0.f, tmp))
       return rc;
 #pragma omp parallel for collapse(2) if (N * K * P > kParallelGrain)
@@ -342,7 +353,7 @@ inline int conv2d(float *out, const float *in, const float *w,
   }
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < groups; ++g) {
-      im2col(n, 1, g, col);
+      columns(n, 1, g, col);
       float *dst = out + (n * K + g * Kg) * P;
       if (bias)
         for (int64_t k = 0; k < Kg; ++k)

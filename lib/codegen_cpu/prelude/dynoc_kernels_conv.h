@@ -15,15 +15,31 @@ struct DnnlConv {
   int64_t key[17];
   const float *weights;
   dnnl_primitive_t conv = nullptr, srcReorder = nullptr, dstReorder = nullptr;
-  dnnl_memory_desc_t userSrc, userDst, convSrc, convDst, convW, bias;
+  // Weights in PyTorch's layout -> packedW (null: the layouts agree).
+  dnnl_primitive_t wReorder = nullptr;
+  dnnl_memory_desc_t userSrc, userDst, userW, convSrc, convDst, convW, bias;
   size_t srcBytes = 0, dstBytes = 0, scratchBytes = 0;
   float *packedW = nullptr;
+  // Set when the weights at `weights` were written (a training step's
+  // write-back, dynrt_model_write_weight): packedW is packed again before
+  // the next run. The runtime writes a weight and runs graphs that read it
+  // under one lock, so no run reads packedW meanwhile.
+  std::atomic<bool> stale{false};
 };
+
+struct ConvSite;
+// Every ConvSite of the model, linked at static initialization.
+inline ConvSite *&convSites() {
+  static ConvSite *head = nullptr;
+  return head;
+}
 
 struct ConvSite {
   std::atomic<DnnlConv *> current{nullptr};
   std::mutex mu;
   std::vector<std::unique_ptr<DnnlConv>> plans; // freed with the model
+  ConvSite *next;
+  ConvSite() : next(convSites()) { convSites() = this; }
   ~ConvSite() {
     for (auto &p : plans) {
       dnnl_primitive_destroy(p->conv);
@@ -31,10 +47,22 @@ struct ConvSite {
         dnnl_primitive_destroy(p->srcReorder);
       if (p->dstReorder)
         dnnl_primitive_destroy(p->dstReorder);
+      if (p->wReorder)
+        dnnl_primitive_destroy(p->wReorder);
       std::free(p->packedW);
     }
   }
 };
+
+// Marks the plans that packed the weights at `w` stale.
+inline void conv_weights_changed(const void *w) {
+  for (ConvSite *site = convSites(); site; site = site->next) {
+    std::lock_guard<std::mutex> lock(site->mu);
+    for (auto &p : site->plans)
+      if (p->weights == w)
+        p->stale.store(true, std::memory_order_release);
+  }
+}
 
 inline dnnl_engine_t dnnlEngine() {
   static dnnl_engine_t engine = [] {
@@ -81,6 +109,19 @@ inline bool dnnlRun(
   return ok;
 }
 
+// Packs the plan's weights (at plan->weights) into packedW.
+inline bool packConvWeights(DnnlConv *plan) {
+  if (!plan->wReorder) {
+    std::memcpy(plan->packedW, plan->weights,
+                dnnl_memory_desc_get_size(&plan->convW));
+    return true;
+  }
+  return dnnlRun(plan->wReorder,
+                 {{DNNL_ARG_FROM, &plan->userW,
+                   const_cast<float *>(plan->weights)},
+                  {DNNL_ARG_TO, &plan->convW, plan->packedW}});
+}
+
 inline DnnlConv *makeDnnlConv(const int64_t *key, const float *w) {
   auto plan = std::make_unique<DnnlConv>();
   std::memcpy(plan->key, key, sizeof(plan->key));
@@ -95,7 +136,7 @@ inline DnnlConv *makeDnnlConv(const int64_t *key, const float *w) {
   dnnl_dims_t wt = {K, C, R, S}, gwt = {G, K / G, C / G, R, S};
   const int wRank = G == 1 ? 4 : 5;
   const dnnl_format_tag_t wTag = G == 1 ? dnnl_oihw : dnnl_goihw;
-  dnnl_memory_desc_t anySrc, anyW, anyDst, userW;
+  dnnl_memory_desc_t anySrc, anyW, anyDst, &userW = plan->userW;
   if (dnnl_memory_desc_init_by_tag(&plan->userSrc, 4, src, dnnl_f32,
                                    dnnl_nchw) ||
       dnnl_memory_desc_init_by_tag(&plan->userDst, 4, dst, dnnl_f32,
@@ -147,31 +188,21 @@ inline DnnlConv *makeDnnlConv(const int64_t *key, const float *w) {
     dnnl_primitive_desc_destroy(rpd);
     return ok;
   };
-  dnnl_primitive_t wReorder = nullptr;
   if (!reorder(plan->userSrc, plan->convSrc, &plan->srcReorder) ||
       !reorder(plan->convDst, plan->userDst, &plan->dstReorder) ||
-      !reorder(userW, plan->convW, &wReorder))
+      !reorder(userW, plan->convW, &plan->wReorder))
     return nullptr;
   plan->srcBytes =
       plan->srcReorder ? dnnl_memory_desc_get_size(&plan->convSrc) : 0;
   plan->dstBytes =
       plan->dstReorder ? dnnl_memory_desc_get_size(&plan->convDst) : 0;
-  // The weights, once, in the primitive's layout.
+  // The weights, once (again when they are written), in the primitive's
+  // layout.
   size_t wBytes = dnnl_memory_desc_get_size(&plan->convW);
   plan->packedW =
       static_cast<float *>(std::aligned_alloc(64, (wBytes + 63) / 64 * 64));
-  if (!plan->packedW)
+  if (!plan->packedW || !packConvWeights(plan.get()))
     return nullptr;
-  if (wReorder) {
-    bool ok =
-        dnnlRun(wReorder, {{DNNL_ARG_FROM, &userW, const_cast<float *>(w)},
-                           {DNNL_ARG_TO, &plan->convW, plan->packedW}});
-    dnnl_primitive_destroy(wReorder);
-    if (!ok)
-      return nullptr;
-  } else {
-    std::memcpy(plan->packedW, w, wBytes);
-  }
   return plan.release();
 }
 
@@ -330,6 +361,14 @@ inline int conv2d_primitive(ConvSite &site, float *out, const float *in,
     }
     site.current.store(plan, std::memory_order_release);
   }
+  if (plan->stale.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(site.mu);
+    if (plan->stale.load(std::memory_order_relaxed)) {
+      if (!packConvWeights(plan))
+        return 1;
+      plan->stale.store(false, std::memory_order_release);
+    }
+  }
   size_t scratch = plan->srcBytes + plan->dstBytes + plan->scratchBytes + 192;
   char *buf = threadScratch(scratch);
   if (!buf)
@@ -374,3 +413,10 @@ inline int conv2d_primitive(ConvSite &site, float *out, const float *in,
 }
 
 } // namespace dynoc_k
+
+// The model ABI's weight-change notice (model_abi.h): libdynrt calls it after
+// it writes the weight at `w`.
+extern "C" __attribute__((visibility("default"))) void
+dynoc_model_weight_changed(const void *w) {
+  dynoc_k::conv_weights_changed(w);
+}

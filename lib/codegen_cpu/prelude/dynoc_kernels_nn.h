@@ -1,7 +1,7 @@
 // dynoc_kernels_nn.h - layer kernels that real training scripts record at the
 // dispatcher: nll_loss_forward (cross-entropy), random fills (dropout's
-// bernoulli, initializers), an LSTM layer (mkldnn_rnn_layer) and transposed
-// 2-D convolution. Appended to dynoc_kernels.h in the embedded prelude (see
+// bernoulli, initializers), an LSTM layer (mkldnn_rnn_layer), transposed
+// 2-D convolution and a convolution's weight and bias gradients. Appended to dynoc_kernels.h in the embedded prelude (see
 // lib/codegen_cpu/BUILD.bazel), so it uses that file's helpers.
 
 namespace dynoc_k {
@@ -251,6 +251,44 @@ inline void conv_transpose2d(float *out, const float *in, const float *w,
           }
       }
     }
+}
+
+// The weight gradient of a 2-D convolution (NCHW): per image n and group g,
+// dw[g] += dy[n, g] (K/groups x P) @ im2col(x[n], g)^T (P x C/groups*R*S),
+// P = OH * OW; `col` is scratch of C/groups * R * S * P floats.
+inline int conv2d_backward_weight(float *dw, const float *dy, const float *x,
+                                  int64_t N, int64_t C, int64_t H, int64_t W,
+                                  int64_t K, int64_t R, int64_t S, int64_t OH,
+                                  int64_t OW, int64_t sh, int64_t sw,
+                                  int64_t ph, int64_t pw, int64_t dh,
+                                  int64_t dw_, int64_t groups, float *col) {
+  const int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S,
+                P = OH * OW;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      im2col(x, C, H, W, Cg, R, S, OH, OW, sh, sw, ph, pw, dh, dw_, n, 1, g,
+             col);
+      if (int rc = gemm(false, true, Kg, CRS, P, 1.f, dy + (n * K + g * Kg) * P,
+                        col, n == 0 ? 0.f : 1.f, dw + g * Kg * CRS))
+        return rc;
+    }
+  return 0;
+}
+
+// The bias gradient of a convolution: db[k] = sum of dy[n, k, :] over n,
+// accumulated in double.
+inline void conv_backward_bias(float *db, const float *dy, int64_t N, int64_t K,
+                               int64_t P) {
+#pragma omp parallel for if (N * K * P > kParallelGrain)
+  for (int64_t k = 0; k < K; ++k) {
+    double acc = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      const float *row = dy + (n * K + k) * P;
+      for (int64_t p = 0; p < P; ++p)
+        acc += row[p];
+    }
+    db[k] = float(acc);
+  }
 }
 
 // Row-major C[M, N] = alpha * A @ op(B) + bias[N] (a linear layer): the

@@ -27,6 +27,19 @@ _ESCAPES = {"aten::_local_scalar_dense": "Tensor.item() (or int/float/bool of a 
             "aten::equal": "torch.equal makes a Python bool"}
 
 
+def _running_stats(func, args, kwargs):
+    """For native_batch_norm in training mode with running statistics:
+    ((input, momentum), (running_mean, running_var)); else None."""
+    if func is not torch.ops.aten.native_batch_norm.default:
+        return None
+    names = [a.name for a in func._schema.arguments]
+    bound = dict(zip(names, args), **kwargs)
+    rm, rv = bound.get("running_mean"), bound.get("running_var")
+    if not bound.get("training") or rm is None or rv is None:
+        return None
+    return (bound["input"], float(bound["momentum"])), (rm, rv)
+
+
 def _op_name(func):
     name = func._schema.name.split("::", 1)[1]
     return f"aten.{name}" + ("" if func._overloadname == "default" else f".{func._overloadname}")
@@ -319,6 +332,13 @@ class Tracker(TorchDispatchMode):
                 isinstance(args[0], torch.Tensor) and id(args[0]) not in self.fresh_empty and \
                 self._value_of(args[0]) is None:
             self._lift(args[0])  # an input about to change: lifted as it was
+        stats = None if self.paused else _running_stats(func, args, kwargs)
+        before = None
+        if stats:  # inputs about to change: lifted (and saved) as they were
+            for t in stats[1]:
+                if self._value_of(t) is None:
+                    self._lift(t)
+            before = [t.clone() for t in stats[1]]
         out = func(*args, **kwargs)
         if self.paused:
             return out
@@ -347,9 +367,51 @@ class Tracker(TorchDispatchMode):
             return out
         try:
             self._record(func, args, kwargs, out)
+            if stats:
+                self._record_running_stats(stats, before, out)
         except mw.Unencodable as e:
             self._run_outside(func, args, kwargs, out, str(e))
         return out
+
+    def _mark_mutated(self, target):
+        """`target` is about to change in place. An input of the current graph
+        is then one of its mutated inputs (written back by the caller); a
+        constant becomes state, a buffer: one weight under one name in every
+        graph and variant (a BatchNorm's running statistics, a counter)."""
+        cur = self._value_of(target)
+        if cur is not None and cur.kind is None:
+            return  # made by this graph: a value, no write-back
+        v = self._lift(target)
+        if v.kind == "constant":
+            session = self.region.session
+            session.weights.pop(v.name, None)  # the name this lift took
+            v.kind = "buffer"
+            v.name = session.add_weight(self.sources.get(id(target)) or v.name, target)
+        self.mutated_inputs.setdefault((id(target), id(self.current)),
+                                       (target, self.current, v.name))
+
+    def _record_running_stats(self, stats, before, out):
+        """native_batch_norm in training mode also updates the running mean
+        and variance in place, though its schema does not say so (torch's
+        functionalization has _native_batch_norm_legit_functional for that):
+        recorded as the functional update ATen computes, rm' = rm (1 - m) +
+        mean m and rv' = rv (1 - m) + var m with the batch's unbiased
+        variance, and rm, rv as mutated inputs of the graph (written back)."""
+        aten = torch.ops.aten
+        (x, momentum), (rm, rv) = stats
+        dims = [d for d in range(x.dim()) if d != 1]
+        var = aten.var.correction(x, dims, correction=1)
+        self._record(aten.var.correction, (x, dims), {"correction": 1}, var)
+        for stat, old, batch in ((rm, before[0], out[1]), (rv, before[1], var)):
+            self._mark_mutated(stat)
+            # `stat` holds the new value already; its Value is still the old
+            # one, which the first two ops read (computed here from `old`).
+            kept = aten.mul.Scalar(old, 1 - momentum)
+            self._record(aten.mul.Scalar, (stat, 1 - momentum), {}, kept)
+            added = aten.mul.Scalar(batch, momentum)
+            self._record(aten.mul.Scalar, (batch, momentum), {}, added)
+            self._record(aten.add.Tensor, (kept, added), {}, stat)
+            self.mutation_values[(id(stat), id(self.current))] = self.values[id(stat)]
 
     def _enter_backward(self, task):
         """An op of a backward pass (loss.backward(), torch.autograd.grad).
@@ -472,11 +534,7 @@ class Tracker(TorchDispatchMode):
                                        if a.has_default_value() and a.name not in kwargs)
             if target._base is not None:
                 raise mw.Unencodable("in-place update of a view is not functionalized")
-            cur = self._value_of(target)
-            if cur is None or cur.kind is not None:  # an input of this graph
-                v = self._lift(target)
-                self.mutated_inputs.setdefault((id(target), id(self.current)),
-                                               (target, self.current, v.name))
+            self._mark_mutated(target)
         func = recorded
         schema = func._schema
         operands, attrs, segments, flexible = [], {}, [], 0

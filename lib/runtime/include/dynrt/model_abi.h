@@ -41,6 +41,16 @@
 // nonzero code with a message in last_error(). A CPU model of version 3 is
 // still read.
 //
+// A model that keeps data derived from its weights between runs (the CPU
+// target's convolutions keep them packed in oneDNN's layout) exports
+//
+//   void dynoc_model_weight_changed(const void *weight);
+//
+// which the runtime calls, holding the lock its runs over written weights
+// take, after it writes the weight data at `weight` (a training step's
+// write-back, a caller's dynrt_model_write_weight): the model derives its
+// data again before the next run. Optional; no version change.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DYNRT_MODEL_ABI_H
 #define DYNRT_MODEL_ABI_H
@@ -53,6 +63,7 @@
 #define DYNOC_MODEL_ABI_VERSION_SYMBOL "dynoc_model_abi_version"
 #define DYNOC_MODEL_WEIGHTS_SYMBOL "dynoc_model_weights"
 #define DYNOC_MODEL_DEVICE_SYMBOL "dynoc_model_device"
+#define DYNOC_MODEL_WEIGHT_CHANGED_SYMBOL "dynoc_model_weight_changed"
 
 #define DYNOC_DEVICE_API_VERSION 1
 enum dynoc_copy_kind {
@@ -101,5 +112,6 @@ typedef int (*dynoc_graph_run_on_fn)(const int64_t *const *in_shapes,
                                      void *const *args, void *const *outputs,
                                      void *workspace, void *stream);
 typedef const dynoc_device_api *(*dynoc_model_device_fn)(void);
+typedef void (*dynoc_model_weight_changed_fn)(const void *weight);
 
 #endif // DYNRT_MODEL_ABI_H

@@ -17,6 +17,10 @@ void populateBackwardDecompositions(mlir::RewritePatternSet &patterns);
 /// elementwise ops in ATen's order of operations
 /// (PointwiseDecompositions.cpp), applied by dynoc-decompose.
 void populatePointwiseDecompositions(mlir::RewritePatternSet &patterns);
+/// var.correction and batch norm's training forward and backward as
+/// reductions and elementwise ops (StatisticsDecompositions.cpp), applied by
+/// dynoc-decompose.
+void populateStatisticsDecompositions(mlir::RewritePatternSet &patterns);
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
 std::unique_ptr<mlir::Pass> createInferShapesPass();

@@ -1,0 +1,233 @@
+//===- StatisticsDecompositions.cpp - variance and training batch norm ----===//
+//
+// Ops that compute per-channel statistics of a batch, as the reductions and
+// elementwise ops both backends emit: var.correction, native_batch_norm in
+// training mode (its batch mean and inverse standard deviation) and
+// native_batch_norm_backward (docs/training.md). Static shapes: the element
+// counts they divide by are constants of the graph.
+//
+//===----------------------------------------------------------------------===//
+#include "dynoc/IR/AtenDialect.h"
+#include "dynoc/Passes/Passes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace dynoc::aten;
+
+namespace {
+/// Emits the ops of one rewrite at one location.
+struct Builder {
+  PatternRewriter &rewriter;
+  Location loc;
+
+  Attribute f64(double v) { return rewriter.getF64FloatAttr(v); }
+  Value mul(Value a, Value b, Type t) {
+    return rewriter.create<AtenMulTensorOp>(loc, t, a, b);
+  }
+  Value sub(Value a, Value b, Type t) {
+    return rewriter.create<AtenSubTensorOp>(loc, t, a, b, Attribute());
+  }
+  Value scale(Value x, double c) {
+    return rewriter.create<AtenMulScalarOp>(loc, x.getType(), x, f64(c));
+  }
+  /// sum or mean of x over `dims` (sorted) with keepdim: one reduction per
+  /// run of adjacent dims, the last run first (the emitters reduce adjacent
+  /// dims only; the mean of equal-sized groups' means is the mean).
+  Value reduce(Value x, ArrayRef<int64_t> dims, bool isMean) {
+    for (size_t end = dims.size(); end > 0;) {
+      size_t begin = end - 1;
+      while (begin > 0 && dims[begin - 1] + 1 == dims[begin])
+        --begin;
+      auto type = x.getType().cast<RankedTensorType>();
+      SmallVector<int64_t> shape(type.getShape());
+      for (size_t i = begin; i < end; ++i)
+        shape[dims[i]] = 1;
+      auto t = RankedTensorType::get(shape, type.getElementType());
+      auto run = rewriter.getDenseI64ArrayAttr(dims.slice(begin, end - begin));
+      if (isMean)
+        x = rewriter.create<AtenMeanDimOp>(
+            loc, t, x, run, rewriter.getBoolAttr(true), TypeAttr());
+      else
+        x = rewriter.create<AtenSumDimIntListOp>(
+            loc, t, x, run, rewriter.getBoolAttr(true), TypeAttr());
+      end = begin;
+    }
+    return x;
+  }
+  Value sum(Value x, ArrayRef<int64_t> dims) { return reduce(x, dims, false); }
+  Value mean(Value x, ArrayRef<int64_t> dims) { return reduce(x, dims, true); }
+  Value view(Value x, RankedTensorType t) {
+    return rewriter.create<AtenViewOp>(
+        loc, t, x, rewriter.getDenseI64ArrayAttr(t.getShape()));
+  }
+};
+
+/// The shape of `type` with every dim but `keep` as 1.
+RankedTensorType channelShape(RankedTensorType type, int64_t keep) {
+  SmallVector<int64_t> shape(type.getRank(), 1);
+  shape[keep] = type.getDimSize(keep);
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// var(x, dims, correction) = sum((x - mean(x))^2, dims) / (N - correction),
+/// N the element count over `dims` (all dims when none are given).
+struct VarCorrection : OpRewritePattern<AtenVarCorrectionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenVarCorrectionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().cast<RankedTensorType>();
+    auto resultType = op.getType().cast<RankedTensorType>();
+    if (!type.hasStaticShape() || !type.getElementType().isa<FloatType>())
+      return rewriter.notifyMatchFailure(op, "dynamic shape or integer input");
+    SmallVector<int64_t> dims;
+    if (auto d = op.getDim())
+      for (int64_t v : *d)
+        dims.push_back(v < 0 ? v + type.getRank() : v);
+    if (dims.empty())
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        dims.push_back(d);
+    double correction = 1.0;
+    if (auto c = op.getCorrectionAttr()) {
+      if (auto i = c.dyn_cast<IntegerAttr>())
+        correction = double(i.getInt());
+      else if (auto f = c.dyn_cast<FloatAttr>())
+        correction = f.getValueAsDouble();
+      else
+        return rewriter.notifyMatchFailure(op, "boolean correction");
+    }
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= type.getDimSize(d);
+    llvm::sort(dims);
+    Builder b{rewriter, op.getLoc()};
+    Value centered = b.sub(op.getSelf(), b.mean(op.getSelf(), dims), type);
+    Value squares = b.sum(b.mul(centered, centered, type), dims);
+    if (!op.getKeepdim().value_or(false))
+      squares = b.view(squares, resultType);
+    // ATen divides by max(N - correction, 0): a zero divisor gives inf/nan.
+    double divisor = std::max(double(n) - correction, 0.0);
+    rewriter.replaceOp(op, b.scale(squares, 1.0 / divisor));
+    return success();
+  }
+};
+
+/// native_batch_norm(x, w, b, rm, rv, training=True, momentum, eps) over the
+/// batch's statistics per channel (dim 1): mean = mean(x), invstd =
+/// rsqrt(mean((x - mean)^2) + eps), y = (x - mean) * invstd * w + b; results
+/// 1 and 2 are mean and invstd as (C). The running statistics' update is
+/// recorded as ops of its own by capture (the ATen schema does not show it).
+struct BatchNormTraining : OpRewritePattern<AtenNativeBatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenNativeBatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getTraining())
+      return rewriter.notifyMatchFailure(op, "eval mode (folded or fused)");
+    auto type = op.getInput().getType().cast<RankedTensorType>();
+    if (type.getRank() < 2 || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic or rank < 2 input");
+    Builder b{rewriter, op.getLoc()};
+    auto chan = channelShape(type, 1);
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != 1)
+        dims.push_back(d);
+    Value mean = b.mean(op.getInput(), dims);
+    Value centered = b.sub(op.getInput(), mean, type);
+    Value var = b.mean(b.mul(centered, centered, type), dims);
+    Value invstd = rewriter.create<AtenRsqrtOp>(
+        b.loc, chan,
+        rewriter.create<AtenAddScalarOp>(b.loc, chan, var,
+                                         b.f64(op.getEps().convertToDouble()),
+                                         Attribute()));
+    Value y = b.mul(centered, invstd, type);
+    if (Value w = op.getWeight())
+      y = b.mul(y, b.view(w, chan), type);
+    if (Value bias = op.getBias())
+      y = rewriter.create<AtenAddTensorOp>(b.loc, type, y, b.view(bias, chan),
+                                           Attribute());
+    auto statType = [&](unsigned i) {
+      return op->getResult(i).getType().cast<RankedTensorType>();
+    };
+    if (statType(1).getNumElements() != chan.getNumElements() ||
+        statType(2).getNumElements() != chan.getNumElements())
+      return rewriter.notifyMatchFailure(op, "unexpected statistics shape");
+    rewriter.replaceOp(
+        op, {y, b.view(mean, statType(1)), b.view(invstd, statType(2))});
+    return success();
+  }
+};
+
+/// native_batch_norm_backward(g, x, w, rm, rv, mean, invstd, train, eps,
+/// mask). Per channel, over the other dims, with x^ = (x - mean) * invstd:
+/// dw = sum(g * x^), db = sum(g), and dx = w * invstd * (g - mean(g) - x^ *
+/// mean(g * x^)) in training, dx = g * w * rsqrt(rv + eps) in eval mode.
+/// Results the mask leaves out (or that nothing reads) are not computed.
+struct BatchNormBackward : OpRewritePattern<AtenNativeBatchNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenNativeBatchNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getInput().getType().cast<RankedTensorType>();
+    if (type.getRank() < 2 || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic or rank < 2 input");
+    bool train = op.getTrain();
+    Value mean = train ? op.getSaveMean() : op.getRunningMean();
+    if (!mean || (train ? !op.getSaveInvstd() : !op.getRunningVar()))
+      return rewriter.notifyMatchFailure(op, "statistics not given");
+    Builder b{rewriter, op.getLoc()};
+    auto chan = channelShape(type, 1);
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != 1)
+        dims.push_back(d);
+    Value invstd;
+    if (train) {
+      invstd = b.view(op.getSaveInvstd(), chan);
+    } else {
+      Value rv = b.view(op.getRunningVar(), chan);
+      invstd = rewriter.create<AtenRsqrtOp>(
+          b.loc, chan,
+          rewriter.create<AtenAddScalarOp>(b.loc, chan, rv,
+                                           b.f64(op.getEps().convertToDouble()),
+                                           Attribute()));
+    }
+    Value g = op.getGradOut();
+    Value xhat =
+        b.mul(b.sub(op.getInput(), b.view(mean, chan), type), invstd, type);
+    ArrayRef<bool> mask = op.getOutputMask();
+    auto wanted = [&](unsigned i) {
+      return (i >= mask.size() || mask[i]) && !op->getResult(i).use_empty();
+    };
+    auto channelSum = [&](Value v, unsigned result) {
+      auto t = op->getResult(result).getType().cast<RankedTensorType>();
+      return b.view(b.sum(v, dims), t);
+    };
+    Value dx, dw, db;
+    if (wanted(0)) {
+      Value wInvstd = op.getWeight()
+                          ? b.mul(b.view(op.getWeight(), chan), invstd, chan)
+                          : invstd;
+      if (train) {
+        Value inner =
+            b.sub(b.sub(g, b.mean(g, dims), type),
+                  b.mul(xhat, b.mean(b.mul(g, xhat, type), dims), type), type);
+        dx = b.mul(inner, wInvstd, type);
+      } else {
+        dx = b.mul(g, wInvstd, type);
+      }
+    }
+    if (wanted(1))
+      dw = channelSum(b.mul(g, xhat, type), 1);
+    if (wanted(2))
+      db = channelSum(g, 2);
+    rewriter.replaceOp(op, {dx, dw, db});
+    return success();
+  }
+};
+} // namespace
+
+void dynoc::populateStatisticsDecompositions(RewritePatternSet &patterns) {
+  patterns.add<VarCorrection, BatchNormTraining, BatchNormBackward>(
+      patterns.getContext());
+}
