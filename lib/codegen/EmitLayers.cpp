@@ -2,8 +2,8 @@
 //
 // The CPU printing of layer ops that real training scripts record at the
 // dispatcher: nll_loss_forward (F.cross_entropy), mse_loss, mkldnn_rnn_layer
-// (nn.LSTM), transposed convolution (nn.ConvTranspose2d) and a convolution's
-// backward (convolution_backward). Their kernels are in
+// (nn.LSTM), transposed convolution (nn.ConvTranspose2d), and the backward of
+// convolutions and max pooling. Their kernels are in
 // prelude/dynoc_kernels_nn.h.
 //
 //===----------------------------------------------------------------------===//
@@ -205,6 +205,33 @@ LogicalResult GraphEmitter::emitConvolutionBackward(Operation *op) {
         "  dynoc_k::conv_backward_bias({0}, {1}, {2}, {3}, {4});\n", name(db),
         name(cb.getGradOutput()), dy[0], dy[1], product({dy[2], dy[3]}));
   }
+  return success();
+}
+
+/// aten.max_pool2d_with_indices_backward, NCHW: each output's gradient goes
+/// to the input element its window took (the forward's indices).
+LogicalResult GraphEmitter::emitMaxPoolBackward(Operation *op) {
+  auto mb = cast<aten::AtenMaxPool2dWithIndicesBackwardOp>(op);
+  const DimList &dy = dimsOf(mb.getGradOutput()), &x = dimsOf(mb.getSelf()),
+                &idx = dimsOf(mb.getIndices());
+  if (dy.size() != 4 || x.size() != 4 || idx.size() != 4)
+    return fail(op) << "max_pool2d backward expects NCHW";
+  if (!mb.getIndices()
+           .getType()
+           .cast<RankedTensorType>()
+           .getElementType()
+           .isInteger(64))
+    return fail(op) << "max_pool2d backward expects int64 indices";
+  require(dy[0] + " == " + idx[0] + " && " + dy[1] + " == " + idx[1] + " && " +
+              dy[2] + " == " + idx[2] + " && " + dy[3] + " == " + idx[3],
+          op, "the gradient and the indices differ in shape");
+  Value dx = op->getResult(0);
+  setDims(dx, op, x);
+  code +=
+      llvm::formatv("  dynoc_k::max_pool2d_backward({0}, {1}, {2}, {3}, "
+                    "{4}, {5}, {6}, {7});\n",
+                    name(dx), name(mb.getGradOutput()), name(mb.getIndices()),
+                    product({x[0], x[1]}), x[2], x[3], dy[2], dy[3]);
   return success();
 }
 

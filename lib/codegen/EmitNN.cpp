@@ -118,7 +118,8 @@ LogicalResult GraphEmitter::emitBatchNorm(Operation *op) {
 
 LogicalResult GraphEmitter::emitMaxPool(Operation *op) {
   auto mp = cast<aten::AtenMaxPool2dWithIndicesOp>(op);
-  if (failed(onlyFirstResult(op, "indices")))
+  Value indices = op->getResult(1);
+  if (!target.poolingIndices() && failed(onlyFirstResult(op, "indices")))
     return failure();
   if (mp.getCeilMode() && *mp.getCeilMode())
     return fail(op) << "max_pool2d with ceil_mode "
@@ -146,11 +147,22 @@ LogicalResult GraphEmitter::emitMaxPool(Operation *op) {
           {in[0], in[1], outDim(in[2], ph, dh, kh, sh),
            outDim(in[3], pw, dw, kw, sw)});
   const DimList &o = dimsOf(out);
+  std::string window = llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}",
+                                     kh, kw, sh, sw, ph, pw, dh, dw);
+  if (needed(indices)) {
+    // A training forward: the backward reads which element each window took.
+    setDims(indices, op, o);
+    code += llvm::formatv("  dynoc_k::max_pool2d_indices({0}, {1}, {2}, {3}, "
+                          "{4}, {5}, {6}, {7}, {8});\n",
+                          name(out), name(indices), name(mp.getSelf()),
+                          product({in[0], in[1]}), in[2], in[3], o[2], o[3],
+                          window);
+    return success();
+  }
   code += llvm::formatv(
-      "  dynoc_k::max_pool2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
-      "{10}, {11}, {12}, {13}, {14});\n",
+      "  dynoc_k::max_pool2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7});\n",
       name(out), name(mp.getSelf()), product({in[0], in[1]}), in[2], in[3],
-      o[2], o[3], kh, kw, sh, sw, ph, pw, dh, dw);
+      o[2], o[3], window);
   return success();
 }
 

@@ -162,6 +162,10 @@ inline unsigned supportedDTypes(Operation *op) {
     m["aten.leaky_relu"] = kF32 | kF64;
     m["aten.hardtanh"] = kF32 | kF64;
     m["aten.mse_loss"] = kF32 | kF64;
+    // Max pooling's int64 indices (a training forward's, its backward's).
+    for (const char *n : {"aten.max_pool2d_with_indices",
+                          "aten.max_pool2d_with_indices_backward"})
+      m[n] = kF32 | kI64;
     m["aten.cumsum"] = kF32 | kF64 | kI64 | kI32 | kBool;
     m["aten.constant_pad_nd"] = kAnyDType;
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
@@ -407,6 +411,7 @@ private:
   LogicalResult emitLstmLayer(Operation *op);
   LogicalResult emitConvTranspose(Operation *op);
   LogicalResult emitConvolutionBackward(Operation *op);
+  LogicalResult emitMaxPoolBackward(Operation *op);
   // EmitRandom.cpp
   LogicalResult emitRandom(Operation *op);
   // EmitIndexing.cpp

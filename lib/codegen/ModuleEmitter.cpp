@@ -164,6 +164,8 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
     // (dynoc.load_trainable pairs it with its forward: docs/training.md).
     if (auto k = func->getAttrOfType<StringAttr>(attrs::kKind))
       g["kind"] = k.str();
+    if (auto f = func->getAttrOfType<StringAttr>(attrs::kFunction))
+      g["function"] = f.str();
     if (auto s = func->getAttrOfType<StringAttr>(attrs::kGrads)) {
       json grads = json::parse(s.str(), nullptr, false);
       if (grads.is_discarded() || !grads.is_array())

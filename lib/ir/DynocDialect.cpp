@@ -227,7 +227,8 @@ LogicalResult dynoc::DynocDialect::verifyOperationAttribute(Operation *op,
     return verifyGuards(func, a.getValue());
   if (name == attrs::kEntry || name == attrs::kOutputs ||
       name == attrs::kWeights || name == attrs::kMutations ||
-      name == attrs::kPrepares || name == attrs::kGrads) {
+      name == attrs::kPrepares || name == attrs::kGrads ||
+      name == attrs::kFunction) {
     if (!a.getValue().isa<StringAttr>())
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();

@@ -73,6 +73,8 @@ static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
     spec.workspaceBytes = g["workspace_bytes"].get<int64_t>();
   where = "graph '" + spec.name + "'";
   r.string(g, "entry", spec.entry, where);
+  r.string(g, "function", spec.function, where);
+  r.string(g, "kind", spec.kind, where);
   r.error.clear();
   if (g.contains("output_structure"))
     spec.outputStructure = g["output_structure"].dump();
@@ -227,8 +229,11 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
       p.deviceType = spec.deviceType;
     m.graphs.push_back(std::move(spec));
   }
-  auto &first = m.graphs.front();
-  for (auto &g : m.graphs)
+  // Variants of one function agree on their signature.
+  for (auto &g : m.graphs) {
+    auto &first = *std::find_if(
+        m.graphs.begin(), m.graphs.end(),
+        [&](const GraphSpec &f) { return f.function == g.function; });
     if (g.numUserInputs != first.numUserInputs ||
         g.outputs.size() != first.outputs.size() ||
         !std::equal(g.outputs.begin(), g.outputs.end(), first.outputs.begin(),
@@ -238,6 +243,7 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
       return r.fail(
           "variants '" + first.name + "' and '" + g.name +
           "' disagree on the number of inputs or outputs or the output ranks");
+  }
   return true;
 }
 

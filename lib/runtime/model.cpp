@@ -335,9 +335,22 @@ struct Prepared {
   int64_t workspaceBytes = 0;
 };
 
-dynrt_status_t *prepare(const dynrt_model_t *m, const DLTensor *const *inputs,
-                        size_t numInputs, size_t numOutputs, Prepared &call) {
-  const dynrt::GraphSpec &first = *m->variants.front().spec;
+/// Selects the variant of `function` (a bundled model's; "" for the model's
+/// one function) whose guards pass for `inputs`.
+dynrt_status_t *prepare(const dynrt_model_t *m, const std::string &function,
+                        const DLTensor *const *inputs, size_t numInputs,
+                        size_t numOutputs, Prepared &call) {
+  const Variant *firstVariant = nullptr;
+  for (const Variant &v : m->variants)
+    if (v.spec->function == function) {
+      firstVariant = &v;
+      break;
+    }
+  if (!firstVariant)
+    return makeStatus(DYNRT_INVALID_ARGUMENT, "model '" + m->path +
+                                                  "' has no function '" +
+                                                  function + "'");
+  const dynrt::GraphSpec &first = *firstVariant->spec;
   if (numInputs != first.numUserInputs)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
                       "model takes " + std::to_string(first.numUserInputs) +
@@ -360,6 +373,8 @@ dynrt_status_t *prepare(const dynrt_model_t *m, const DLTensor *const *inputs,
     outShapePtrs[i] = call.outShapes[i].data();
   std::string firstFailure;
   for (const Variant &v : m->variants) {
+    if (v.spec->function != function)
+      continue;
     std::string failure;
     // Guards first: their failure is in the manifest's (the user's) words.
     if (!dynrt::checkGuards(*v.spec, inputs, failure) ||
@@ -536,17 +551,25 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
   return nullptr;
 }
 
+/// The function dynrt_model_run and the context calls run: the first
+/// graph's.
+const std::string &mainFunction(const dynrt_model_t *m) {
+  return m->manifest.graphs.front().function;
+}
+
 dynrt_status_t *runAllocating(const char *fn, dynrt_model_t *m,
                               dynrt_context_t *context,
                               const DLTensor *const *inputs, size_t numInputs,
-                              DLManagedTensor **outputs, size_t numOutputs) {
+                              DLManagedTensor **outputs, size_t numOutputs,
+                              const std::string *function = nullptr) {
   if (!m || (!inputs && numInputs) || (!outputs && numOutputs))
     return makeStatus(DYNRT_INVALID_ARGUMENT,
                       std::string(fn) + ": null argument");
   for (size_t i = 0; i < numOutputs; ++i)
     outputs[i] = nullptr;
   Prepared call;
-  if (dynrt_status_t *s = prepare(m, inputs, numInputs, numOutputs, call))
+  if (dynrt_status_t *s = prepare(m, function ? *function : mainFunction(m),
+                                  inputs, numInputs, numOutputs, call))
     return s;
   std::vector<void *> outPtrs(numOutputs);
   auto freeAll = [&] {
@@ -578,7 +601,8 @@ dynrt_status_t *prepareContextCall(const char *fn, dynrt_context_t *c,
   if (!c || (!inputs && numInputs) || (!outs && numOutputs))
     return makeStatus(DYNRT_INVALID_ARGUMENT,
                       std::string(fn) + ": null argument");
-  return prepare(c->model, inputs, numInputs, numOutputs, call);
+  return prepare(c->model, mainFunction(c->model), inputs, numInputs,
+                 numOutputs, call);
 }
 
 dynrt_status_t *runInto(dynrt_context_t *c, const DLTensor *const *inputs,
@@ -615,6 +639,15 @@ dynrt_status_t *outputShapes(dynrt_context_t *c, const DLTensor *const *inputs,
 }
 
 } // namespace
+
+dynrt_status_t *dynrt::runFunction(const char *fn, dynrt_context_t *context,
+                                   const std::string &function,
+                                   const DLTensor *const *inputs,
+                                   size_t numInputs, DLManagedTensor **outputs,
+                                   size_t numOutputs) {
+  return runAllocating(fn, context->model, context, inputs, numInputs, outputs,
+                       numOutputs, &function);
+}
 
 size_t dynrt::byteSize(const dynrt::TensorSpec &t) {
   size_t bytes = dynrt::dtypeInfo(t.dtype).itemSize;

@@ -93,6 +93,14 @@ struct dynrt_context_t {
   dynrt::DeviceBuffer workspace;
   /// Device models: the CUDA graphs of this context's calls.
   dynrt::GraphCache graphs;
+  /// A bundled model's functions: each one's outputs of its last call on
+  /// this context (functions.cpp), which later calls read by name.
+  std::map<std::string, std::vector<DLManagedTensor *>> kept;
+  ~dynrt_context_t() {
+    for (auto &[name, outputs] : kept)
+      for (DLManagedTensor *t : outputs)
+        dynrt::deleteManaged(t);
+  }
 };
 
 namespace dynrt {
@@ -100,6 +108,13 @@ namespace dynrt {
 /// every variant that reads the weight rebound to it.
 dynrt_status_t *stateCopy(dynrt_model_t &m, const std::string &name,
                           const TensorView &w, size_t bytes, void **out);
+/// Runs function `function` of the context's model (its first variant whose
+/// guards pass) on `inputs`, into runtime-allocated outputs; `fn` names the
+/// API call in errors.
+dynrt_status_t *runFunction(const char *fn, dynrt_context_t *context,
+                            const std::string &function,
+                            const DLTensor *const *inputs, size_t numInputs,
+                            DLManagedTensor **outputs, size_t numOutputs);
 /// Runs the prepare function of each variant that reads weight `name`
 /// again (its prepared data was computed from the old value).
 dynrt_status_t *reprepare(dynrt_model_t &m, const std::string &name);

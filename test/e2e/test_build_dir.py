@@ -126,3 +126,30 @@ def test_convolution_variants_bundle(dynoc, tmp_path):
             y = conv(x)
             want = y.mean() if y.size(-1) > 3 else y.sum()
             assert torch.allclose(m(x), want, atol=1e-5)
+
+
+def test_graph_files_of_one_capture_bundle_as_functions(dynoc, tmp_path):
+    """`dynoc build A.mlir B.mlir C.mlir`: a training capture's forward, its
+    backward and the update as one model with a function per graph
+    (docs/runtime.md; test/unit/FunctionsTest.cpp runs one from C++); files
+    of two captures, a directory among them or a graph given twice are
+    refused with the reason."""
+    import dynoc as dy
+    cap = tmp_path / "cap"
+    capture(dynoc, "p121_batch_norm_training.py", cap)
+    files = [cap / f"graph_{k}.mlir" for k in range(3)]
+    p = dynoc("build", *files, "-o", tmp_path / "train.so", check=True)
+    assert "3 function(s) in one model: graph_0, graph_1, graph_2" in p.stderr
+    m = dy.load(tmp_path / "train.so")
+    graphs = m.manifest["graphs"]
+    assert [g["function"] for g in graphs] == ["graph_0", "graph_1", "graph_2"]
+    assert graphs[1]["kind"] == "backward"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "graph_1.mlir").write_text(files[1].read_text())
+    for args, why in [((files[0], other / "graph_1.mlir"), "bundled graph files share one "
+                       "capture directory's weights"),
+                      ((files[0], cap), "is a directory: a bundle takes graph files"),
+                      ((files[0], files[0]), "graph 'graph_0' is given twice")]:
+        p = dynoc("build", *args, "-o", tmp_path / "bad.so")
+        assert p.returncode != 0 and why in p.stderr, p.stderr

@@ -92,6 +92,13 @@ x, y = torch.randn(2, 3, 9, 8).requires_grad_(), torch.randn(2, 6, 5, 4)""",
                     "nn.functional.mse_loss(model(x), y)",
                     ["G['model'][0].weight", "G['model'][0].bias", "G['model'][2].weight",
                      "G['model'][2].bias", "L['x']"]),
+    # max_pool2d_with_indices_backward: 2x2 windows, and 3x3 ones with
+    # stride 2, padding and ties (a ReLU's zeros) that pick the first element
+    "max_pool": ("""model = nn.Conv2d(2, 3, 3, padding=1)
+x, y = torch.randn(2, 2, 8, 8), torch.randn(2, 3, 2, 2)
+pool, pool3 = nn.MaxPool2d(2), nn.MaxPool2d(3, stride=2, padding=1)""",
+                 "nn.functional.mse_loss(pool3(pool(torch.relu(model(x)))), y)",
+                 ["G['model'].weight", "G['model'].bias"]),
     # gelu_backward, exact and tanh-approximated
     "gelu": ("""model = nn.Linear(6, 8)
 x, y = torch.randn(7, 6), torch.randn(7, 8)""",
@@ -135,7 +142,7 @@ def capture(dynoc, tmp_path, case, dtype):
 
 
 # The CPU backend's batched GEMM and convolutions run in f32 only.
-F32_ONLY = {"causal_attention", "convolution"}
+F32_ONLY = {"causal_attention", "convolution", "max_pool"}
 
 
 @pytest.mark.parametrize("case,dtype", [(c, d) for c in sorted(CASES)

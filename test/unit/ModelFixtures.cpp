@@ -21,6 +21,10 @@ std::string runfile(const std::string &path) {
 }
 } // namespace
 
+std::string graphPath(const std::string &graph) {
+  return runfile("test/models/" + graph + ".mlir");
+}
+
 std::string tempPath(const std::string &name) {
   const char *dir = std::getenv("TEST_TMPDIR");
   return std::string(dir ? dir : "/tmp") + "/" + name;

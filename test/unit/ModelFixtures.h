@@ -22,6 +22,9 @@ std::string tempPath(const std::string &name);
 std::string buildModel(const std::string &graph, const std::string &out,
                        const std::string &flags = "");
 
+/// The path of test/models/<graph>.mlir in the test's runfiles.
+std::string graphPath(const std::string &graph);
+
 using HostTensor = dynrt::HostTensor;
 
 /// `shape` filled with values from a small deterministic generator.

@@ -174,6 +174,59 @@ int buildCaptureDir(const BuildRequest &request) {
   return lowerModule(*module, request, first);
 }
 
+/// `dynoc build A.mlir B.mlir ...`: one model with each graph file as a
+/// function named after its graph (dynrt_context_call), sharing the weights
+/// file of their capture directory.
+int buildBundle(const BuildRequest &request) {
+  mlir::DialectRegistry registry;
+  registerGraphDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false); // as in buildGraphFile
+  std::vector<std::unique_ptr<llvm::SourceMgr>> sources;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::set<std::string> names;
+  namespace fs = std::filesystem;
+  fs::path dir = fs::absolute(request.inputs.front()).parent_path();
+  for (const std::string &path : request.inputs) {
+    if (fs::is_directory(path))
+      return fail("build", "'" + path +
+                               "' is a directory: a bundle takes graph files "
+                               "(dynoc build GRAPH.mlir GRAPH.mlir ...)");
+    if (fs::absolute(path).parent_path() != dir)
+      return fail("build", "'" + path + "' is not in '" + dir.string() +
+                               "': bundled graph files share one capture "
+                               "directory's weights");
+    sources.push_back(std::make_unique<llvm::SourceMgr>());
+    mlir::SourceMgrDiagnosticHandler handler(*sources.back(), &context);
+    auto parsed = parseGraphFile(path, context, *sources.back());
+    if (!parsed)
+      return 1;
+    auto funcs = parsed->getBody()->getOps<mlir::func::FuncOp>();
+    if (std::distance(funcs.begin(), funcs.end()) != 1)
+      return fail("build", "'" + path +
+                               "' holds more than one graph; a bundle takes "
+                               "one graph per file");
+    mlir::func::FuncOp func = *funcs.begin();
+    std::string name = func.getSymName().str();
+    if (!names.insert(name).second)
+      return fail("build", "graph '" + name + "' is given twice");
+    func->setAttr(attrs::kFunction, mlir::StringAttr::get(&context, name));
+    if (!module) {
+      module = std::move(parsed);
+      continue;
+    }
+    func->moveBefore(module->getBody(), module->getBody()->end());
+  }
+  llvm::SourceMgr &sourceMgr = *sources.front();
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::string list;
+  for (auto func : module->getBody()->getOps<mlir::func::FuncOp>())
+    list += (list.empty() ? "" : ", ") + func.getSymName().str();
+  fmt::print(stderr, "[dynoc build] {} function(s) in one model: {}\n",
+             request.inputs.size(), list);
+  return lowerModule(*module, request, request.inputs.front());
+}
+
 void addBuildCommand(CLI::App &app, int &exitCode) {
   auto *cmd = app.add_subcommand(
       "build", "Compile a captured graph file (.mlir), or a capture "
@@ -181,9 +234,12 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
                "libdynrt runs. Its weights go to <MODEL>.weights.safetensors "
                "beside it.");
   auto opts = std::make_shared<BuildRequest>();
-  cmd->add_option("GRAPH", opts->input,
+  cmd->add_option("GRAPH", opts->inputs,
                   "graph file written by 'dynoc capture', or its output "
-                  "directory (all variants of one entry in one model)")
+                  "directory (all variants of one entry in one model); "
+                  "several graph files of one capture: one model with a "
+                  "function per graph (a forward, its backward and an "
+                  "update; docs/runtime.md)")
       ->required();
   cmd->add_option("--entry", opts->entry,
                   "with a directory: the entry (file:line:function, as in "
@@ -224,6 +280,15 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
     if (opts->target != "cuda" &&
         (opts->allowTf32 || opts->arch != BuildRequest().arch)) {
       exitCode = fail("build", "--arch and --allow-tf32 need --target=cuda");
+      return;
+    }
+    opts->input = opts->inputs.front();
+    if (opts->inputs.size() > 1) {
+      if (!opts->entry.empty()) {
+        exitCode = fail("build", "--entry needs a capture directory");
+        return;
+      }
+      exitCode = buildBundle(*opts);
       return;
     }
     exitCode = std::filesystem::is_directory(opts->input)

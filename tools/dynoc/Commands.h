@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace dynoc::cli {
 
@@ -24,7 +25,10 @@ void addRunCommand(CLI::App &app, int &exitCode);
 
 /// What `dynoc build` was asked to do.
 struct BuildRequest {
-  std::string input;  // a graph file or a capture directory
+  std::string input; // a graph file or a capture directory
+  /// Several graph files: one model with a function per file (its input is
+  /// the first).
+  std::vector<std::string> inputs;
   std::string output; // the model .so (or source, or .mlir with --emit)
   std::string target = "cpu", emit = "so", entry;
   std::string arch = "sm_90";

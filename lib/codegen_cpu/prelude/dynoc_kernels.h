@@ -11,6 +11,7 @@
 #include <cstring>
 #include <dnnl.h>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <tuple>

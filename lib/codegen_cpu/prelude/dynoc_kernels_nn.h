@@ -1,7 +1,8 @@
 // dynoc_kernels_nn.h - layer kernels that real training scripts record at the
 // dispatcher: nll_loss_forward (cross-entropy), random fills (dropout's
 // bernoulli, initializers), an LSTM layer (mkldnn_rnn_layer), transposed
-// 2-D convolution and a convolution's weight and bias gradients. Appended to dynoc_kernels.h in the embedded prelude (see
+// 2-D convolution, a convolution's weight and bias gradients, and max
+// pooling's indices and gradient. Appended to dynoc_kernels.h in the embedded prelude (see
 // lib/codegen_cpu/BUILD.bazel), so it uses that file's helpers.
 
 namespace dynoc_k {
@@ -288,6 +289,60 @@ inline void conv_backward_bias(float *db, const float *dy, int64_t N, int64_t K,
         acc += row[p];
     }
     db[k] = float(acc);
+  }
+}
+
+// 2-D max pooling with its indices, NCHW (planes = N * C), as ATen's CPU
+// kernel picks them: the first largest element of each window in row-major
+// order (a NaN wins, the last one), as an offset into its H x W plane.
+// Padding counts as -inf.
+inline void max_pool2d_indices(float *out, int64_t *idx, const float *in,
+                               int64_t planes, int64_t H, int64_t W,
+                               int64_t OH, int64_t OW, int64_t kh, int64_t kw,
+                               int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                               int64_t dh, int64_t dw) {
+#pragma omp parallel for if (planes * OH * OW * kh * kw > kParallelGrain)
+  for (int64_t p = 0; p < planes; ++p) {
+    const float *plane = in + p * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
+        while (h0 < 0)
+          h0 += dh;
+        while (w0 < 0)
+          w0 += dw;
+        int64_t h1 = std::min(oh * sh - ph + (kh - 1) * dh + 1, H),
+                w1 = std::min(ow * sw - pw + (kw - 1) * dw + 1, W);
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t at = h0 * W + w0;
+        for (int64_t h = h0; h < h1; h += dh)
+          for (int64_t w = w0; w < w1; w += dw) {
+            float v = plane[h * W + w];
+            if (v > best || v != v) {
+              best = v;
+              at = h * W + w;
+            }
+          }
+        out[(p * OH + oh) * OW + ow] = best;
+        idx[(p * OH + oh) * OW + ow] = at;
+      }
+  }
+}
+
+// max_pool2d_with_indices_backward: dx is zero but for each window's chosen
+// element, which gets the sum of the gradients of the outputs that chose it.
+inline void max_pool2d_backward(float *dx, const float *dy, const int64_t *idx,
+                                int64_t planes, int64_t H, int64_t W,
+                                int64_t OH, int64_t OW) {
+#pragma omp parallel for if (planes * H * W > kParallelGrain)
+  for (int64_t p = 0; p < planes; ++p) {
+    float *plane = dx + p * H * W;
+    std::memset(plane, 0, size_t(H * W) * sizeof(float));
+    for (int64_t o = 0; o < OH * OW; ++o) {
+      int64_t at = idx[p * OH * OW + o];
+      if (at >= 0 && at < H * W)
+        plane[at] += dy[p * OH * OW + o];
+    }
   }
 }
 

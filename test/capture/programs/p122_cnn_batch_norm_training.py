@@ -1,15 +1,17 @@
 # A small CNN trained in a compiled step: convolutions (one strided, one
-# grouped), BatchNorm2d in train mode, ReLU, a global average pool as a mean,
-# a linear classifier and cross-entropy, SGD with momentum. The backward graph
-# holds convolution_backward (the input's gradient as a transposed
-# convolution, the weight's as GEMMs over the input's columns) and
-# native_batch_norm_backward; the step graph's built steps train like eager,
-# running statistics included (test/e2e/test_train_step.py).
+# grouped), BatchNorm2d in train mode, ReLU, 2x2 max pooling, a global
+# average pool as a mean, a linear classifier and cross-entropy, SGD with
+# momentum. The backward graph holds convolution_backward (the input's
+# gradient as a transposed convolution, the weight's as GEMMs over the
+# input's columns), native_batch_norm_backward and
+# max_pool2d_with_indices_backward (the forward returns the pooling's
+# indices); the step graph's built steps train like eager, running
+# statistics included (test/e2e/test_train_step.py).
 # expect graphs: 4
 # expect backward: 2
 # expect breaks: 2
 # expect recompiles: 1
-# expect ops: aten.convolution_backward aten.native_batch_norm_backward
+# expect ops: aten.convolution_backward aten.native_batch_norm_backward aten.max_pool2d_with_indices_backward
 # dynamo: stdout
 import sys
 
@@ -18,7 +20,7 @@ import torch.nn as nn
 
 torch.manual_seed(0)
 model = nn.Sequential(
-    nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+    nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
     nn.Conv2d(8, 16, 3, stride=2, padding=1, groups=2), nn.BatchNorm2d(16), nn.ReLU())
 head = nn.Linear(16, 4)
 opt = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.05, momentum=0.9)

@@ -187,6 +187,56 @@ DYNRT_EXPORT dynrt_status_t *dynrt_model_save_weights(dynrt_model_t *model,
 DYNRT_EXPORT dynrt_status_t *dynrt_model_load_weights(dynrt_model_t *model,
                                                       const char *path);
 
+//===----------------------------------------------------------------------===//
+// Functions: several graphs in one model (a forward, its backward, an update)
+//===----------------------------------------------------------------------===//
+
+// `dynoc build A.mlir B.mlir ...` bundles graph files into one model, each a
+// function named after its graph: a training capture's forward (graph_0),
+// its backward (graph_1) and the optimizer's update (graph_2). They share the
+// model's weights by name, so the update's write-backs are what the next
+// forward reads. The model's first function is the one dynrt_model_run and
+// dynrt_context_run run; a model built from one graph file or capture
+// directory has one function, named "".
+//
+// A function's inputs named `graph_N.output_K` (what a backward reads of its
+// forward, the gradients an update reads) are fed by the context from
+// output K of function graph_N's last call on it; the caller gives the
+// others (region inputs, the gradient seeds `grad(graph_N.output_K)`), in
+// the function's input order.
+
+// How many functions the model has; dynrt_model_function_name(model, i)
+// names function i in build order (NULL out of range; valid while the
+// model is loaded).
+DYNRT_EXPORT size_t dynrt_model_num_functions(const dynrt_model_t *model);
+DYNRT_EXPORT const char *dynrt_model_function_name(const dynrt_model_t *model,
+                                                   size_t index);
+
+// How many inputs the caller gives `function` and how many outputs it has;
+// an unknown function is DYNRT_NOT_FOUND naming the model's functions.
+DYNRT_EXPORT dynrt_status_t *
+dynrt_model_function_arity(const dynrt_model_t *model, const char *function,
+                           size_t *num_inputs, size_t *num_outputs);
+// The manifest name of the caller's input `index` of `function` (NULL out
+// of range; valid while the model is loaded).
+DYNRT_EXPORT const char *
+dynrt_model_function_input_name(const dynrt_model_t *model,
+                                const char *function, size_t index);
+
+// The model a context runs.
+DYNRT_EXPORT dynrt_model_t *dynrt_context_model(dynrt_context_t *context);
+
+// Runs `function` on the caller's `inputs` and the context's kept outputs of
+// the functions it reads. `outputs[i]` receive views of its outputs, which
+// the context keeps (for the functions that read them) until the next call
+// of `function` on it or its release; NULL with num_outputs 0 returns none.
+// A kept output a function needs that no call made yet is
+// DYNRT_INVALID_ARGUMENT naming the function to call first.
+DYNRT_EXPORT dynrt_status_t *
+dynrt_context_call(dynrt_context_t *context, const char *function,
+                   const DLTensor *const *inputs, size_t num_inputs,
+                   const DLTensor **outputs, size_t num_outputs);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

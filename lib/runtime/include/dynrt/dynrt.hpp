@@ -109,6 +109,25 @@ public:
     check(dynrt_model_load_weights(model_.get(), path.c_str()));
   }
 
+  /// A bundled model's function names (dynrt_model_function_name).
+  std::vector<std::string> functions() const {
+    std::vector<std::string> names;
+    for (size_t i = 0, n = dynrt_model_num_functions(model_.get()); i < n; ++i)
+      names.emplace_back(dynrt_model_function_name(model_.get(), i));
+    return names;
+  }
+  /// The inputs a caller gives `function`, by manifest name.
+  std::vector<std::string> functionInputs(const std::string &function) const {
+    size_t in = 0, out = 0;
+    check(
+        dynrt_model_function_arity(model_.get(), function.c_str(), &in, &out));
+    std::vector<std::string> names;
+    for (size_t i = 0; i < in; ++i)
+      names.emplace_back(
+          dynrt_model_function_input_name(model_.get(), function.c_str(), i));
+    return names;
+  }
+
   dynrt_model_t *get() const { return model_.get(); }
 
 private:
@@ -143,6 +162,20 @@ public:
                const std::vector<const DLTensor *> &outputs) {
     check(dynrt_context_run_into(context_.get(), inputs.data(), inputs.size(),
                                  outputs.data(), outputs.size()));
+  }
+
+  /// Runs function `function` of a bundled model (dynrt_context_call): the
+  /// outputs are views the context keeps until `function`'s next call.
+  std::vector<const DLTensor *>
+  call(const std::string &function,
+       const std::vector<const DLTensor *> &inputs) {
+    size_t in = 0, out = 0;
+    check(dynrt_model_function_arity(dynrt_context_model(context_.get()),
+                                     function.c_str(), &in, &out));
+    std::vector<const DLTensor *> outputs(out, nullptr);
+    check(dynrt_context_call(context_.get(), function.c_str(), inputs.data(),
+                             inputs.size(), outputs.data(), outputs.size()));
+    return outputs;
   }
 
 private:

@@ -56,6 +56,10 @@ struct GraphSpec {
   std::string shapesSymbol;    // the shape function (model_abi.h)
   int64_t workspaceBytes = -1; // -1: depends on the input shapes
   std::string entry;
+  /// The function of a bundled model it is a variant of ("": the model's one
+  /// function); see dynrt_context_call.
+  std::string function;
+  std::string kind;            // "backward", or "" for a forward graph
   std::string outputStructure; // JSON text, see docs/manifest.md
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;

@@ -65,6 +65,9 @@ public:
   virtual bool convolutionFallback() const { return false; }
   /// Whether its library has transposed 2-D convolutions (conv_transpose2d).
   virtual bool transposedConvolution() const { return false; }
+  /// Whether its max pooling also writes the indices a backward pass reads
+  /// (max_pool2d_indices).
+  virtual bool poolingIndices() const { return false; }
   /// The statements that compute `loop`; a kernel they launch goes to
   /// `definitions`.
   virtual std::string printPointwise(const PointwiseLoop &loop,

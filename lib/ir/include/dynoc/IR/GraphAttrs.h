@@ -28,6 +28,10 @@ inline constexpr char kKind[] = "dynoc.kind";
 /// Func (backward): the gradients it leaves in leaves' `.grad`, as JSON text:
 /// [{"input": leaf name, "output": index}].
 inline constexpr char kGrads[] = "dynoc.grads";
+/// Func: the function of a bundled model the graph belongs to (`dynoc build`
+/// of several graph files: each is a function named after its graph); absent:
+/// the model's one function.
+inline constexpr char kFunction[] = "dynoc.function";
 /// Func: one dictionary per guard: {kind, text, ...}.
 inline constexpr char kGuards[] = "dynoc.guards";
 /// Func: the safetensors file (relative to the .mlir) that holds the
