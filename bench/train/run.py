@@ -11,7 +11,8 @@ and batch: 3 steps first (dynoc captures those; Inductor compiles at the first),
 then `--steps` timed steps; the median step time, the loss after the last step (the
 engines must agree) and the process's peak RSS are reported. Models: an MLP
 regressor (MSE) with SGD and momentum, and with AdamW; an MLP classifier
-(cross-entropy); examples/train/gpt.py's character-level GPT (layer norms, causal
+(cross-entropy); a CNN (convolutions, BatchNorm2d in train mode, max pooling) on
+32x32 images; examples/train/gpt.py's character-level GPT (layer norms, causal
 attention, GELU, embeddings) with AdamW, on 32 windows of its corpus.
 """
 import argparse
@@ -47,6 +48,12 @@ MODELS = {
     "mlp_classifier": ("""model = nn.Sequential(nn.Linear(64, 512), nn.Tanh(), nn.Linear(512, 512),
                       nn.Tanh(), nn.Linear(512, 10))
 x = torch.randn(32, 64)
+y = torch.randint(0, 10, (32,))""", "nn.functional.cross_entropy(model(x), y)", SGD),
+    "cnn_batchnorm": ("""model = nn.Sequential(
+    nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Conv2d(16, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+x = torch.randn(32, 3, 32, 32)
 y = torch.randint(0, 10, (32,))""", "nn.functional.cross_entropy(model(x), y)", SGD),
     "tiny_gpt_adamw": (f"""sys.path.insert(0, {str(ROOT / "examples" / "train")!r})
 from gpt import CORPUS, TinyGPT, batch

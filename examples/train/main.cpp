@@ -14,6 +14,13 @@
 // --checkpoint writes the parameters and optimizer state after the last step
 // as safetensors (libdynrt's weight API, docs/training.md).
 //
+// STEP.so may instead bundle a step's forward, backward and update graphs
+// (`dynoc build graph_3.mlir graph_4.mlir graph_5.mlir`): each step then
+// calls its functions in order on one context (dynrt_context_call), the
+// forward with (X, Y), the others with the inputs they name: X and Y, and a
+// gradient seed of ones for each `grad(graph_N.output_K)` (output K of the
+// forward is the loss printed).
+//
 //===----------------------------------------------------------------------===//
 #include "dynrt/dynrt.hpp"
 #include "dynrt/npy.h"
@@ -23,8 +30,54 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+namespace {
+/// One training step of a bundled model: its functions in build order on
+/// `ctx`; returns the loss (the forward output a gradient seed is for).
+float stepByFunctions(dynrt::Model &model, dynrt::Context &ctx,
+                      const std::vector<std::string> &functions,
+                      const DLTensor &x, const DLTensor &y,
+                      std::vector<dynrt::HostTensor> &seeds) {
+  std::vector<std::string> regionInputs = model.functionInputs(functions[0]);
+  std::vector<const DLTensor *> forward = ctx.call(functions[0], {&x, &y});
+  const DLTensor *loss = forward.at(0);
+  for (size_t f = 1; f < functions.size(); ++f) {
+    std::vector<const DLTensor *> in;
+    for (const std::string &name : model.functionInputs(functions[f])) {
+      if (name.rfind("grad(", 0) == 0) {
+        // ones like the forward output it is the gradient of
+        size_t k = std::stoul(name.substr(name.rfind('_') + 1));
+        const DLTensor *o = forward.at(k);
+        loss = o;
+        seeds.emplace_back(std::vector<int64_t>(o->shape, o->shape + o->ndim),
+                           1.f);
+        in.push_back(nullptr);
+        continue;
+      }
+      auto it = std::find(regionInputs.begin(), regionInputs.end(), name);
+      if (it == regionInputs.end())
+        throw std::runtime_error("function '" + functions[f] + "' takes '" +
+                                 name +
+                                 "', which is neither a region input nor a "
+                                 "gradient seed");
+      in.push_back(it == regionInputs.begin() ? &x : &y);
+    }
+    std::vector<DLTensor> views;
+    views.reserve(seeds.size());
+    for (dynrt::HostTensor &t : seeds)
+      views.push_back(t.view());
+    for (size_t i = 0, next = 0; i < in.size(); ++i)
+      if (!in[i])
+        in[i] = &views[next++];
+    ctx.call(functions[f], in);
+    seeds.clear();
+  }
+  return *static_cast<const float *>(loss->data);
+}
+} // namespace
 
 int main(int argc, char **argv) {
   // Options first; the rest are positional.
@@ -106,13 +159,21 @@ int main(int argc, char **argv) {
     DLTensor xv = x.view(), yv = y.view();
     double worst = 0;
     std::vector<double> micros;
+    std::vector<std::string> functions = model.functions();
+    dynrt::Context ctx(model);
+    std::vector<dynrt::HostTensor> seeds;
     for (int step = 0; step < steps; ++step) {
       auto start = std::chrono::steady_clock::now();
-      auto outputs = model.run({&xv, &yv});
+      float loss;
+      if (functions.size() > 1) {
+        loss = stepByFunctions(model, ctx, functions, xv, yv, seeds);
+      } else {
+        auto outputs = model.run({&xv, &yv});
+        loss = *static_cast<const float *>(outputs[0]->dl_tensor.data);
+      }
       micros.push_back(std::chrono::duration<double, std::micro>(
                            std::chrono::steady_clock::now() - start)
                            .count());
-      float loss = *static_cast<const float *>(outputs[0]->dl_tensor.data);
       std::printf("step %d loss %.7g\n", step + 1, loss);
       if (argc > 5) {
         float want =
@@ -134,7 +195,7 @@ int main(int argc, char **argv) {
           worst, ok ? "MATCH (<= 1e-5)" : "MISMATCH");
       return ok ? 0 : 1;
     }
-  } catch (const dynrt::Error &e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "train: error: %s\n", e.what());
     return 1;
   }

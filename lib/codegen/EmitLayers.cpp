@@ -146,9 +146,9 @@ LogicalResult GraphEmitter::emitConvTranspose(Operation *op) {
 
 /// aten.convolution_backward of a 2-D NCHW convolution (transposed =
 /// false), each result only where something reads it: the input's gradient
-/// is the transposed convolution of dy with the weight (its adjoint), the
-/// weight's per-image GEMMs of dy with the input's columns, the bias's sums
-/// of dy per channel.
+/// as per-image GEMMs of the weight with dy scattered back (col2im), the
+/// weight's as per-image GEMMs of dy with the input's columns (im2col), the
+/// bias's as sums of dy per channel.
 LogicalResult GraphEmitter::emitConvolutionBackward(Operation *op) {
   auto cb = cast<aten::AtenConvolutionBackwardOp>(op);
   if (cb.getTransposed())
@@ -180,19 +180,20 @@ LogicalResult GraphEmitter::emitConvolutionBackward(Operation *op) {
   std::string window = llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}", sh,
                                      sw, ph, pw, dh, dw, groups);
   Value dx = op->getResult(0), dW = op->getResult(1), db = op->getResult(2);
+  // Column scratch of the input and weight gradients' GEMMs.
+  std::string col;
+  if (needed(dx) || needed(dW))
+    col = scratch(product({w[1], std::to_string(R * S), dy[2], dy[3], "4"}));
   if (needed(dx)) {
     setDims(dx, op, x);
-    code += llvm::formatv("  dynoc_k::conv_transpose2d({0}, {1}, {2}, "
-                          "nullptr, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, "
-                          "{11}, {12});\n",
-                          name(dx), name(cb.getGradOutput()),
-                          name(cb.getWeight()), dy[0], dy[1], dy[2], dy[3],
-                          x[1], R, S, x[2], x[3], window);
+    code += llvm::formatv(
+        "  if (int rc = dynoc_k::conv2d_backward_input({0}, {1}, {2}, {3}, "
+        "{4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13})) return rc;\n",
+        name(dx), name(cb.getGradOutput()), name(cb.getWeight()), x[0], x[1],
+        x[2], x[3], w[0], R, S, dy[2], dy[3], window, col);
   }
   if (needed(dW)) {
     setDims(dW, op, w);
-    std::string col =
-        scratch(product({w[1], std::to_string(R * S), dy[2], dy[3], "4"}));
     code += llvm::formatv(
         "  if (int rc = dynoc_k::conv2d_backward_weight({0}, {1}, {2}, {3}, "
         "{4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13})) return rc;\n",

@@ -82,6 +82,29 @@ def test_step_model_trains_like_eager_from_cpp(train_so, tmp_path):
     assert p.returncode == 1 and "MISMATCH" in p.stdout
 
 
+def test_forward_backward_and_update_as_functions_train_from_cpp(dynoc, tmp_path):
+    """The steady state's three graphs (forward graph_3, backward graph_4,
+    update graph_5) built as one model with a function each: the C++ loop
+    calls them in turn on one context (dynrt_context_call: the backward reads
+    the forward's saved values, the update the backward's gradients, from the
+    context) and its losses are eager's."""
+    cap = tmp_path / "cap"
+    dynoc("capture", TRAIN_PY, "-o", cap, "--", "--save-data", cap / "data", check=True)
+    manifest = json.loads((cap / "manifest.json").read_text())
+    kinds = [g.get("kind", "forward") for g in manifest["graphs"]]
+    assert kinds[3:6] == ["forward", "backward", "forward"], kinds
+    dynoc("build", *[cap / f"graph_{k}.mlir" for k in (3, 4, 5)], "-o", tmp_path / "parts.so",
+          check=True)
+    np.save(tmp_path / "want.npy", eager_losses(tmp_path, TRAIN_PY,
+                                                CAPTURED_STEPS + MORE_STEPS, CAPTURED_STEPS))
+    data = cap / "data"
+    p = subprocess.run([TRAIN_BIN, str(tmp_path / "parts.so"), str(data / "x.npy"),
+                        str(data / "y.npy"), str(MORE_STEPS), str(tmp_path / "want.npy")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "MATCH (<= 1e-5)" in p.stdout
+
+
 def test_tiny_gpt_trains_from_cpp_like_eager(dynoc, tmp_path):
     """examples/train/gpt.py: a character-level GPT (layer norms, causal
     attention, GELU, embeddings, cross-entropy) with AdamW. Its step graph

@@ -276,6 +276,48 @@ inline int conv2d_backward_weight(float *dw, const float *dy, const float *x,
   return 0;
 }
 
+// The input gradient of a 2-D convolution (NCHW): per image n and group g,
+// the columns W[g]^T (C/groups*R*S x K/groups) @ dy[n, g] (K/groups x P),
+// added back into the input positions they were read from (col2im), P = OH *
+// OW; `col` is scratch of C/groups * R * S * P floats.
+inline int conv2d_backward_input(float *dx, const float *dy, const float *w,
+                                 int64_t N, int64_t C, int64_t H, int64_t W,
+                                 int64_t K, int64_t R, int64_t S, int64_t OH,
+                                 int64_t OW, int64_t sh, int64_t sw,
+                                 int64_t ph, int64_t pw, int64_t dh,
+                                 int64_t dw, int64_t groups, float *col) {
+  const int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S,
+                P = OH * OW;
+  std::memset(dx, 0, size_t(N * C * H * W) * sizeof(float));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      if (int rc = gemm(true, false, CRS, P, Kg, 1.f, w + g * Kg * CRS,
+                        dy + (n * K + g * Kg) * P, 0.f, col))
+        return rc;
+      // Each channel's rows are its own: channels in parallel.
+#pragma omp parallel for if (CRS * P > kParallelGrain)
+      for (int64_t c = 0; c < Cg; ++c) {
+        float *img = dx + (n * C + g * Cg + c) * H * W;
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t s = 0; s < S; ++s) {
+            const float *src = col + ((c * R + r) * S + s) * P;
+            for (int64_t oh = 0; oh < OH; ++oh) {
+              int64_t ih = oh * sh - ph + r * dh;
+              if (ih < 0 || ih >= H)
+                continue;
+              float *row = img + ih * W;
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                int64_t iw = ow * sw - pw + s * dw;
+                if (iw >= 0 && iw < W)
+                  row[iw] += src[oh * OW + ow];
+              }
+            }
+          }
+      }
+    }
+  return 0;
+}
+
 // The bias gradient of a convolution: db[k] = sum of dy[n, k, :] over n,
 // accumulated in double.
 inline void conv_backward_bias(float *db, const float *dy, int64_t N, int64_t K,
