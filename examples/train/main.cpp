@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
       if (functions.size() > 1) {
         loss = stepByFunctions(model, ctx, functions, xv, yv, seeds);
       } else {
-        auto outputs = model.run({&xv, &yv});
+        auto outputs = ctx.run({&xv, &yv}); // the context's workspace, reused
         loss = *static_cast<const float *>(outputs[0]->dl_tensor.data);
       }
       micros.push_back(std::chrono::duration<double, std::micro>(
