@@ -128,17 +128,14 @@ def measured(argv, env):
     return p.stdout, kb / 1024
 
 
-def bench_model(name, steps, work, env):
+def bench_model(name, steps, work, env, rounds):
+    """The engines' step times for `name`: `rounds` rounds, each running every
+    engine's process once (interleaved, so that a slow spell of the machine
+    falls on all of them), steps/rounds timed steps each; the median over all
+    timed steps, the largest peak RSS, the loss after the last round."""
     setup, loss, optimizer = MODELS[name]
     script = work / f"{name}.py"
     script.write_text(SCRIPT.format(setup=setup, loss=loss, optimizer=optimizer, warm=WARM))
-    rows = {}
-    for engine in ("eager", "inductor"):
-        out = work / f"{name}.{engine}.json"
-        _, rss = measured([sys.executable, script, engine, steps, out], env)
-        r = json.loads(out.read_text())
-        rows[engine] = {"step_ms": statistics.median(r["times"]) * 1e3, "loss": r["loss"],
-                        "rss": rss, "first_s": r["first"]}
     cap = work / f"{name}.cap"
     data = work / f"{name}.data"
     subprocess.run([DYNOC, "capture", "-o", cap, script, "capture", "0", data], check=True,
@@ -148,26 +145,44 @@ def bench_model(name, steps, work, env):
     subprocess.run([DYNOC, "build", cap / "step_1.mlir", "-o", so], check=True,
                    capture_output=True, env=env)
     build_s = time.perf_counter() - t0
-    out = work / f"{name}.dynoc.json"
     worker = work / "dynoc_worker.py"
     worker.write_text(DYNOC_WORKER)
-    _, rss = measured([sys.executable, worker, so, f"{data}.x.npy", f"{data}.y.npy", steps, out],
-                      env)
-    r = json.loads(out.read_text())
-    rows["dynoc (Python)"] = {"step_ms": statistics.median(r["times"]) * 1e3,
-                              "loss": r["loss"], "rss": rss, "first_s": build_s}
-    stdout, rss = measured([TRAIN_BIN, so, f"{data}.x.npy", f"{data}.y.npy", steps], env)
-    losses = [float(l.split()[-1]) for l in stdout.splitlines() if " loss " in l]
-    step_us = next(float(l.split()[-2]) for l in stdout.splitlines()
-                   if l.startswith("median step time"))
-    rows["dynoc (C++)"] = {"step_ms": step_us / 1e3, "loss": losses[-1], "rss": rss,
-                           "first_s": build_s}
+    per_round = max(1, steps // rounds)
+    engines = ("eager", "inductor", "dynoc (Python)", "dynoc (C++)")
+    times = {e: [] for e in engines}
+    rows = {e: {"rss": 0.0} for e in engines}
+    for _ in range(rounds):
+        for engine in ("eager", "inductor"):
+            out = work / f"{name}.{engine}.json"
+            _, rss = measured([sys.executable, script, engine, per_round, out], env)
+            r = json.loads(out.read_text())
+            times[engine] += r["times"]
+            rows[engine].update(loss=r["loss"], rss=max(rows[engine]["rss"], rss),
+                                first_s=r["first"])
+        out = work / f"{name}.dynoc.json"
+        _, rss = measured([sys.executable, worker, so, f"{data}.x.npy", f"{data}.y.npy",
+                           per_round, out], env)
+        r = json.loads(out.read_text())
+        times["dynoc (Python)"] += r["times"]
+        rows["dynoc (Python)"].update(loss=r["loss"], first_s=build_s,
+                                      rss=max(rows["dynoc (Python)"]["rss"], rss))
+        stdout, rss = measured([TRAIN_BIN, so, f"{data}.x.npy", f"{data}.y.npy", per_round,
+                                "--step-times"], env)
+        losses = [float(l.split()[-1]) for l in stdout.splitlines() if " loss " in l]
+        times["dynoc (C++)"] += [float(l.split()[-1]) * 1e-6 for l in stdout.splitlines()
+                                 if l.startswith("step time us")]
+        rows["dynoc (C++)"].update(loss=losses[-1], first_s=build_s,
+                                   rss=max(rows["dynoc (C++)"]["rss"], rss))
+    for e in engines:
+        rows[e]["step_ms"] = statistics.median(times[e]) * 1e3
     return rows
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="interleaved rounds of the engines' processes")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--out", default=str(ROOT / "docs/perf-train.md"))
     args = parser.parse_args()
@@ -176,7 +191,8 @@ def main():
                                            os.environ.get("PYTHONPATH", "")]))
     lines = [f"# Training step performance (CPU)", "",
              f"Measured {datetime.date.today()} by `bench/train/run.py` on {machine()}; "
-             f"batch 32, {args.steps} timed steps after {WARM} (median step time), "
+             f"batch 32, {args.steps} timed steps after {WARM} (median step time) in "
+             f"{args.rounds} interleaved rounds of each engine's process, "
              "SGD with momentum or AdamW as each model's name says, "
              f"OMP_NUM_THREADS={os.cpu_count()}, each engine in its own process. "
              "`compile / build` is Inductor's first call (compile and one step) and "
@@ -186,7 +202,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
             print(f"[bench/train] {name}", file=sys.stderr)
-            rows = bench_model(name, args.steps, pathlib.Path(tmp), env)
+            rows = bench_model(name, args.steps, pathlib.Path(tmp), env, args.rounds)
             eager, ind = rows["eager"]["step_ms"], rows["inductor"]["step_ms"]
             lines += [f"## {name}", "",
                       "| engine | step (ms) | vs eager | vs Inductor | loss after the last step "

@@ -1,7 +1,7 @@
 //===- main.cpp - train a model from C++ with libdynrt alone --------------===//
 //
 //   train STEP.so X.npy Y.npy [STEPS] [EXPECTED_LOSSES.npy]
-//         [--lr LR] [--checkpoint OUT.safetensors]
+//         [--lr LR] [--checkpoint OUT.safetensors] [--step-times]
 //
 // STEP.so is a training step graph built by `dynoc build step_N.mlir`: each
 // call runs forward, backward and the optimizer update, and libdynrt writes the
@@ -12,7 +12,8 @@
 // median step time comes last. --lr sets every learning rate of the step
 // (the weights named `...param_groups[G]['lr']`) before the first step;
 // --checkpoint writes the parameters and optimizer state after the last step
-// as safetensors (libdynrt's weight API, docs/training.md).
+// as safetensors (libdynrt's weight API, docs/training.md); --step-times
+// prints each step's time (bench/train/run.py reads them).
 //
 // STEP.so may instead bundle a step's forward, backward and update graphs
 // (`dynoc build graph_3.mlir graph_4.mlir graph_5.mlir`): each step then
@@ -83,9 +84,12 @@ int main(int argc, char **argv) {
   // Options first; the rest are positional.
   std::vector<char *> positional = {argv[0]};
   const char *lrText = nullptr, *checkpoint = nullptr;
+  bool stepTimes = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if ((arg == "--lr" || arg == "--checkpoint") && i + 1 < argc)
+    if (arg == "--step-times")
+      stepTimes = true;
+    else if ((arg == "--lr" || arg == "--checkpoint") && i + 1 < argc)
       (arg == "--lr" ? lrText : checkpoint) = argv[++i];
     else if (arg.rfind("--", 0) == 0) {
       std::fprintf(stderr, "train: error: unknown option '%s'\n", argv[i]);
@@ -98,7 +102,7 @@ int main(int argc, char **argv) {
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: %s STEP.so X.npy Y.npy [STEPS] [EXPECTED_LOSSES.npy] "
-                 "[--lr LR] [--checkpoint OUT.safetensors]\n",
+                 "[--lr LR] [--checkpoint OUT.safetensors] [--step-times]\n",
                  argv[0]);
     return 2;
   }
@@ -175,6 +179,8 @@ int main(int argc, char **argv) {
                            std::chrono::steady_clock::now() - start)
                            .count());
       std::printf("step %d loss %.7g\n", step + 1, loss);
+      if (stepTimes)
+        std::printf("step time us %.1f\n", micros.back());
       if (argc > 5) {
         float want =
             reinterpret_cast<const float *>(expected.data.data())[step];

@@ -71,6 +71,15 @@ RankedTensorType channelShape(RankedTensorType type, int64_t keep) {
   return RankedTensorType::get(shape, type.getElementType());
 }
 
+/// The dims a batch norm reduces over: all but the channels (dim 1).
+SmallVector<int64_t> batchDims(RankedTensorType type) {
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d != 1)
+      dims.push_back(d);
+  return dims;
+}
+
 /// var(x, dims, correction) = sum((x - mean(x))^2, dims) / (N - correction),
 /// N the element count over `dims` (all dims when none are given).
 struct VarCorrection : OpRewritePattern<AtenVarCorrectionOp> {
@@ -129,10 +138,7 @@ struct BatchNormTraining : OpRewritePattern<AtenNativeBatchNormOp> {
       return rewriter.notifyMatchFailure(op, "dynamic or rank < 2 input");
     Builder b{rewriter, op.getLoc()};
     auto chan = channelShape(type, 1);
-    SmallVector<int64_t> dims;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (d != 1)
-        dims.push_back(d);
+    SmallVector<int64_t> dims = batchDims(type);
     Value mean = b.mean(op.getInput(), dims);
     Value centered = b.sub(op.getInput(), mean, type);
     Value var = b.mean(b.mul(centered, centered, type), dims);
@@ -177,10 +183,7 @@ struct BatchNormBackward : OpRewritePattern<AtenNativeBatchNormBackwardOp> {
       return rewriter.notifyMatchFailure(op, "statistics not given");
     Builder b{rewriter, op.getLoc()};
     auto chan = channelShape(type, 1);
-    SmallVector<int64_t> dims;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (d != 1)
-        dims.push_back(d);
+    SmallVector<int64_t> dims = batchDims(type);
     Value invstd;
     if (train) {
       invstd = b.view(op.getSaveInvstd(), chan);

@@ -103,6 +103,32 @@ def test_forward_backward_and_update_as_functions_train_from_cpp(dynoc, tmp_path
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "MATCH (<= 1e-5)" in p.stdout
+    # the same functions from Python (LoadedModel.call)
+    import dynoc
+    import torch
+    model = dynoc.load(tmp_path / "parts.so")
+    names = dict(model.functions())
+    assert list(names) == ["graph_3", "graph_4", "graph_5"]
+    assert names["graph_5"] == []
+    x = torch.from_numpy(np.load(data / "x.npy"))
+    y = torch.from_numpy(np.load(data / "y.npy"))
+    region = dict(zip(names["graph_3"], (x, y)))
+    got = []
+    for _ in range(5):
+        outputs = model.call("graph_3", x, y)
+        feed, loss = [], None
+        for name in names["graph_4"]:
+            if name.startswith("grad("):
+                loss = outputs[int(name.rsplit("_", 1)[1].rstrip(")"))]
+                feed.append(torch.ones_like(loss))
+            else:
+                feed.append(region[name])
+        model.call("graph_4", *feed)
+        model.call("graph_5")
+        got.append(float(loss))
+    np.testing.assert_allclose(got, np.load(tmp_path / "want.npy")[:5], rtol=1e-5)
+    with pytest.raises(dynoc.Error, match="has no function 'graph_9'"):
+        model.call("graph_9")
 
 
 def test_tiny_gpt_trains_from_cpp_like_eager(dynoc, tmp_path):

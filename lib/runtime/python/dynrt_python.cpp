@@ -11,6 +11,9 @@
 
 #include <Python.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -84,8 +87,13 @@ struct Model {
   std::mutex mu; // guards pool only; runs take no lock
   std::vector<std::pair<uintptr_t, ContextPtr>> pool;
   bool cudaGraphs = true;
+  /// The context of call(): a bundled model's functions read each other's
+  /// outputs from it, so every call() shares it (one at a time).
+  std::mutex callMu;
+  ContextPtr callContext;
 
   ~Model() {
+    callContext.reset();
     pool.clear();
     if (model)
       dynrt_model_release(model);
@@ -248,6 +256,108 @@ PyObject *modelRunInto(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/// A host copy of a CPU tensor the runtime keeps, owned by its capsule.
+DLManagedTensor *hostCopy(const DLTensor *t) {
+  size_t bytes = (t->dtype.bits * t->dtype.lanes + 7) / 8;
+  for (int d = 0; d < t->ndim; ++d)
+    bytes *= size_t(t->shape[d]);
+  auto *m = new DLManagedTensor();
+  auto *shape = new int64_t[t->ndim + 1];
+  std::copy(t->shape, t->shape + t->ndim, shape);
+  void *data = std::malloc(bytes ? bytes : 1);
+  std::memcpy(data, static_cast<const char *>(t->data) + t->byte_offset, bytes);
+  m->dl_tensor =
+      DLTensor{data, t->device, t->ndim, t->dtype, shape, nullptr, 0};
+  m->deleter = [](DLManagedTensor *self) {
+    std::free(self->dl_tensor.data);
+    delete[] self->dl_tensor.shape;
+    delete self;
+  };
+  return m;
+}
+
+/// call(function, inputs) -> list of DLPack capsules: a bundled model's
+/// function (dynrt_context_call) on the model's call context; the outputs
+/// are copies (the context keeps its own for the functions that read them).
+PyObject *modelCall(PyObject *self, PyObject *args) {
+  const char *function;
+  PyObject *inputs;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "sO", &function, &inputs))
+    return nullptr;
+  if (dynrt_model_device(m->model).device_type != kDLCPU) {
+    PyErr_SetString(errorType, "call() runs CPU models only so far");
+    return nullptr;
+  }
+  std::vector<const DLTensor *> in;
+  if (!tensorsOf(inputs, "input", in))
+    return nullptr;
+  size_t numIn = 0, numOut = 0;
+  if (dynrt_status_t *s =
+          dynrt_model_function_arity(m->model, function, &numIn, &numOut))
+    return raise(s);
+  std::vector<const DLTensor *> out(numOut, nullptr);
+  std::vector<DLManagedTensor *> copies;
+  dynrt_status_t *s = nullptr;
+  Py_BEGIN_ALLOW_THREADS {
+    std::lock_guard<std::mutex> lock(m->callMu);
+    if (!m->callContext) {
+      dynrt_context_t *c = nullptr;
+      s = dynrt_context_create(m->model, dynrt_model_device(m->model), nullptr,
+                               &c);
+      m->callContext.reset(c);
+    }
+    if (!s)
+      s = dynrt_context_call(m->callContext.get(), function, in.data(),
+                             in.size(), out.data(), out.size());
+    if (!s)
+      for (const DLTensor *t : out)
+        copies.push_back(hostCopy(t));
+  }
+  Py_END_ALLOW_THREADS if (s) return raise(s);
+  PyObject *result = PyList_New(0);
+  for (size_t i = 0; i < copies.size(); ++i) {
+    PyObject *cap = PyCapsule_New(copies[i], "dltensor", deleteUnconsumed);
+    if (!cap || PyList_Append(result, cap) != 0) {
+      Py_XDECREF(cap);
+      for (size_t k = i + (cap ? 1 : 0); k < copies.size(); ++k)
+        copies[k]->deleter(copies[k]);
+      Py_DECREF(result);
+      return nullptr;
+    }
+    Py_DECREF(cap);
+  }
+  return result;
+}
+
+/// functions() -> [(name, [input names the caller gives])].
+PyObject *modelFunctions(PyObject *self, PyObject *) {
+  Model *m = implOf(self);
+  if (!m)
+    return nullptr;
+  PyObject *result = PyList_New(0);
+  for (size_t i = 0, n = dynrt_model_num_functions(m->model); i < n; ++i) {
+    const char *name = dynrt_model_function_name(m->model, i);
+    size_t numIn = 0, numOut = 0;
+    if (dynrt_status_t *s =
+            dynrt_model_function_arity(m->model, name, &numIn, &numOut)) {
+      Py_DECREF(result);
+      return raise(s);
+    }
+    PyObject *names = PyList_New(0);
+    for (size_t k = 0; k < numIn; ++k) {
+      PyObject *n = PyUnicode_FromString(
+          dynrt_model_function_input_name(m->model, name, k));
+      PyList_Append(names, n);
+      Py_XDECREF(n);
+    }
+    PyObject *entry = Py_BuildValue("(sN)", name, names);
+    PyList_Append(result, entry);
+    Py_XDECREF(entry);
+  }
+  return result;
+}
+
 PyObject *modelManifest(PyObject *self, PyObject *) {
   Model *m = implOf(self);
   return m ? PyUnicode_FromString(dynrt_model_manifest(m->model)) : nullptr;
@@ -356,6 +466,10 @@ PyMethodDef modelMethods[] = {
      "output_shapes(inputs, stream=0) -> list of shape tuples"},
     {"run_into", modelRunInto, METH_VARARGS,
      "run_into(inputs, outputs, stream=0): into caller buffers"},
+    {"call", modelCall, METH_VARARGS,
+     "call(function, inputs) -> list of DLPack capsules (copies)"},
+    {"functions", modelFunctions, METH_NOARGS,
+     "functions() -> [(name, [the caller's input names])]"},
     {"manifest", modelManifest, METH_NOARGS, "the embedded manifest (JSON)"},
     {"device", modelDevice, METH_NOARGS, "(DLPack device type, device id)"},
     {"set_cuda_graphs", modelSetCudaGraphs, METH_VARARGS,

@@ -104,6 +104,21 @@ class LoadedModel:
                 tensors[k].copy_(outputs[o])
         return outputs
 
+    # --- functions (a bundled model: `dynoc build A.mlir B.mlir ...`) ------
+    def functions(self):
+        """The model's functions in build order, each as (name, the names of
+        the inputs a caller gives it); a model of one graph has one, ""."""
+        return [(name, list(inputs)) for name, inputs in self._model.functions()]
+
+    def call(self, function, *tensors):
+        """Runs `function` of a bundled model (libdynrt's dynrt_context_call
+        on this model's one call context): its inputs named
+        `graph_N.output_K` come from function graph_N's last call(), the
+        others are `tensors`, in the order functions() gives. Returns copies
+        of its outputs, as a list. CPU models."""
+        capsules = [dlpack.to_dlpack(t.detach().contiguous()) for t in tensors]
+        return [dlpack.from_dlpack(c) for c in self._model.call(function, capsules)]
+
     # --- weights (docs/training.md: a step model's parameters, optimizer
     # state and learning rates) --------------------------------------------
     def weight_names(self):
