@@ -470,17 +470,28 @@ inline void where(TO *out, const bool *c, const int64_t *cs, const TA *a,
   int64_t n = 1;
   for (int d = 0; d < rank; ++d)
     n *= shape[d];
+  if (rank == 0) {
+    if (n)
+      out[0] = c[0] ? TO(a[0]) : TO(b[0]);
+    return;
+  }
+  // Rows of the last dim: the offsets are computed once per row (the
+  // divisions cost more than the select).
+  const int64_t inner = shape[rank - 1], rows = inner ? n / inner : 0;
+  const int64_t ci = cs[rank - 1], ai = as[rank - 1], bi = bs[rank - 1];
 #pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rem = i, co = 0, ao = 0, bo = 0;
-    for (int d = rank - 1; d >= 0; --d) {
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rem = r, co = 0, ao = 0, bo = 0;
+    for (int d = rank - 2; d >= 0; --d) {
       int64_t idx = rem % shape[d];
       rem /= shape[d];
       co += idx * cs[d];
       ao += idx * as[d];
       bo += idx * bs[d];
     }
-    out[i] = c[co] ? TO(a[ao]) : TO(b[bo]);
+    TO *o = out + r * inner;
+    for (int64_t j = 0; j < inner; ++j)
+      o[j] = c[co + j * ci] ? TO(a[ao + j * ai]) : TO(b[bo + j * bi]);
   }
 }
 
