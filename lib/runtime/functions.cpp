@@ -54,7 +54,8 @@ bool fedFrom(const dynrt_model_t &m, const std::string &name,
     return false;
   std::string digits = name.substr(dot + 8);
   if (digits.empty() || digits.size() > 9 ||
-      !std::all_of(digits.begin(), digits.end(), ::isdigit))
+      !std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }))
     return false;
   function = name.substr(0, dot);
   output = std::stoul(digits);
