@@ -41,8 +41,11 @@ fi
 # `import dynoc` in this environment: the package sources and the extensions
 # that `bazel build //...` puts under bazel-bin.
 site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+# DYNOC_TORCH_COMPILE=1: torch.compile routes to dynoc in any process of it.
 printf '%s\n' "$root/lib/capture/python" "$root/bazel-bin/lib/capture" \
-  "$root/bazel-bin/lib/runtime/python" > "$site/dynoc.pth"
+  "$root/bazel-bin/lib/runtime/python" \
+  "import os; os.environ.get('DYNOC_TORCH_COMPILE') == '1' and __import__('dynoc').install()" \
+  > "$site/dynoc.pth"
 
 # The CUDA target's libraries (dynoc build --target=cuda; no GPU needed):
 # nvcc and the CUDA runtime come with the machine (/usr/local/cuda); cuBLASLt's

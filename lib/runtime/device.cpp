@@ -105,10 +105,18 @@ dynrt_status_t *DeviceBuffer::reserve(size_t bytes, void **out, bool *grown) {
 }
 
 void DeviceBuffer::reset() {
-  if (data_ && device_)
+  if (data_ && device_ && owned_)
     device_->release(data_);
   data_ = nullptr;
   capacity_ = 0;
+  owned_ = true;
+}
+
+void DeviceBuffer::adopt(void *external, size_t bytes) {
+  reset();
+  data_ = external;
+  capacity_ = bytes;
+  owned_ = false;
 }
 
 } // namespace dynrt

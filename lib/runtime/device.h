@@ -68,11 +68,15 @@ public:
   dynrt_status_t *reserve(size_t bytes, void **out, bool *grown = nullptr);
   void *data() const { return data_; }
   void reset();
+  /// Makes this buffer `external` memory of the caller's, `bytes` long, which
+  /// it never frees (a weight bound with dynrt_model_bind_weight).
+  void adopt(void *external, size_t bytes);
 
 private:
   const Device *device_;
   void *data_ = nullptr;
   size_t capacity_ = 0;
+  bool owned_ = true;
 };
 
 } // namespace dynrt

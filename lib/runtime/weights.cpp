@@ -178,6 +178,51 @@ dynrt_status_t *writeWeight(dynrt_model_t *m, const char *name,
   return store(*m, *w, value);
 }
 
+/// Makes the model read and write weight `name` in `value`'s memory: the
+/// model's copy of it becomes that memory (not freed by the model), and every
+/// variant that reads it or writes it back is pointed there.
+dynrt_status_t *bindWeight(dynrt_model_t *m, const char *name,
+                           const DLTensor *value) {
+  if (!m || !name)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_model_bind_weight: null argument");
+  const dynrt::TensorSpec *w;
+  if (dynrt_status_t *s = findWeight(*m, name, &w))
+    return s;
+  if (dynrt_status_t *s = checkValue(*m, *w, value))
+    return s;
+  bool host = value->device.device_type == kDLCPU ||
+              value->device.device_type == kDLCUDAHost;
+  if (host != m->device.isHost())
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      std::string("weight '") + name +
+                          "': bound memory must be on the model's device (" +
+                          m->device.name() + ")");
+  void *data = static_cast<char *>(value->data) + value->byte_offset;
+  size_t bytes = dynrt::byteSize(*w);
+  std::lock_guard<std::mutex> lock(m->stateMutex);
+  auto &slot = m->state[w->name];
+  void *old = slot ? slot->data() : nullptr;
+  if (!slot)
+    slot = std::make_unique<dynrt::DeviceBuffer>(&m->device);
+  if (old != data)
+    slot->adopt(data, bytes);
+  for (dynrt::Variant &v : m->variants) {
+    const dynrt::GraphSpec &g = *v.spec;
+    for (size_t i = g.numUserInputs; i < g.inputs.size(); ++i)
+      if (g.inputs[i].kind != "prepared" && g.inputs[i].name == w->name) {
+        v.weightPtrs[i - g.numUserInputs] = data;
+        v.stateMutex = &m->stateMutex;
+      }
+    for (dynrt::Variant::WriteBack &wb : v.writeBacks)
+      if (old && wb.state == old)
+        wb.state = data;
+  }
+  if (m->weightChanged)
+    m->weightChanged(data);
+  return dynrt::reprepare(*m, w->name);
+}
+
 dynrt_status_t *saveWeights(dynrt_model_t *m, const char *path) {
   if (!m || !path)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
@@ -278,6 +323,13 @@ extern "C" dynrt_status_t *dynrt_model_write_weight(dynrt_model_t *model,
                                                     const DLTensor *value) {
   return guarded("dynrt_model_write_weight",
                  [&] { return writeWeight(model, name, value); });
+}
+
+extern "C" dynrt_status_t *dynrt_model_bind_weight(dynrt_model_t *model,
+                                                   const char *name,
+                                                   const DLTensor *value) {
+  return guarded("dynrt_model_bind_weight",
+                 [&] { return bindWeight(model, name, value); });
 }
 
 extern "C" dynrt_status_t *dynrt_model_save_weights(dynrt_model_t *model,

@@ -229,6 +229,47 @@ def test_written_convolution_weights_are_used_on_the_next_call(dynoc, tmp_path):
         torch.testing.assert_close(model(x), eager(w0, w2), msg=f"after write {i}")
 
 
+def test_bound_weights_are_read_and_written_in_the_callers_memory(dynoc, tmp_path):
+    """dynrt_model_bind_weight (LoadedModel.bind_weight): the model reads a
+    bound weight in the caller's tensor, sees an in-place change once it is
+    bound again (the packed convolution weight too), writes a buffer it
+    updates into the caller's tensor, and refuses a tensor of another shape."""
+    import dynoc as dy
+    script = tmp_path / "cnn_ema.py"
+    script.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = torch.nn.Conv2d(3, 4, 3)\n"
+        "        self.register_buffer('avg', torch.zeros(4))\n"
+        "    def forward(self, x):\n"
+        "        y = self.conv(x)\n"
+        "        self.avg.mul_(0.5).add_(y.mean((2, 3)).mean(0), alpha=0.5)\n"
+        "        return y - self.avg[:, None, None]\n"
+        "torch.manual_seed(0)\n"
+        "with torch.no_grad():\n"
+        "    print(torch.compile(M())(torch.randn(2, 3, 8, 8)).shape)\n")
+    dynoc("capture", script, "-o", tmp_path / "out", check=True)
+    dynoc("build", tmp_path / "out" / "graph_0.mlir", "-o", tmp_path / "m.so", check=True)
+    model = dy.load(tmp_path / "m.so")
+    w = {n: t.clone() for n, t in load_file(tmp_path / "out" / "weights.safetensors").items()}
+    for name, t in w.items():
+        model.bind_weight(name, t)
+    x = torch.randn(2, 3, 8, 8)
+    for step in range(3):
+        if step == 2:
+            w["conv.weight"].mul_(-1)  # changed in place: bound again
+            model.bind_weight("conv.weight", w["conv.weight"])
+        avg = w["avg"].clone()
+        y = torch.nn.functional.conv2d(x, w["conv.weight"], w["conv.bias"])
+        avg = avg * 0.5 + y.mean((0, 2, 3)) * 0.5
+        torch.testing.assert_close(model(x), y - avg[:, None, None], msg=f"step {step}")
+        torch.testing.assert_close(w["avg"], avg, msg="the buffer is updated in place")
+    with pytest.raises(dy.Error, match="weight 'conv.bias' has shape"):
+        model.bind_weight("conv.bias", torch.zeros(5))
+
+
 EMBED_GRAPH = """\
 func.func @graph_0(%ids: tensor<?xi64>, %t: tensor<4x3xf32>) -> tensor<?x3xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['ids']"}, {kind = "parameter", name = "table"}], dynoc.weights = "weights.safetensors"} {
   %e = aten.embedding %t, %ids : (tensor<4x3xf32>, tensor<?xi64>) -> tensor<?x3xf32>

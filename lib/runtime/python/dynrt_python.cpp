@@ -417,8 +417,10 @@ PyObject *modelReadWeight(PyObject *self, PyObject *args) {
   return cap;
 }
 
-/// write_weight(name, capsule).
-PyObject *modelWriteWeight(PyObject *self, PyObject *args) {
+/// write_weight(name, capsule) / bind_weight(name, capsule).
+template <dynrt_status_t *(*Fn)(dynrt_model_t *, const char *,
+                                const DLTensor *)>
+PyObject *modelSetWeight(PyObject *self, PyObject *args) {
   const char *name;
   PyObject *value;
   Model *m = implOf(self);
@@ -431,7 +433,7 @@ PyObject *modelWriteWeight(PyObject *self, PyObject *args) {
   if (!ok)
     return nullptr;
   dynrt_status_t *s;
-  Py_BEGIN_ALLOW_THREADS s = dynrt_model_write_weight(m->model, name, in[0]);
+  Py_BEGIN_ALLOW_THREADS s = Fn(m->model, name, in[0]);
   Py_END_ALLOW_THREADS if (s) return raise(s);
   Py_RETURN_NONE;
 }
@@ -454,8 +456,11 @@ PyMethodDef modelMethods[] = {
      "weight_names() -> the names of the model's weights"},
     {"read_weight", modelReadWeight, METH_VARARGS,
      "read_weight(name) -> DLPack capsule of its current value"},
-    {"write_weight", modelWriteWeight, METH_VARARGS,
+    {"write_weight", modelSetWeight<dynrt_model_write_weight>, METH_VARARGS,
      "write_weight(name, capsule): sets a weight for later runs"},
+    {"bind_weight", modelSetWeight<dynrt_model_bind_weight>, METH_VARARGS,
+     "bind_weight(name, capsule): the weight lives in that memory (the "
+     "caller keeps it alive)"},
     {"save_weights", modelCheckpoint<dynrt_model_save_weights>, METH_VARARGS,
      "save_weights(path): every weight to a safetensors checkpoint"},
     {"load_weights", modelCheckpoint<dynrt_model_load_weights>, METH_VARARGS,

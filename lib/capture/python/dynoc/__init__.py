@@ -4,6 +4,9 @@ Under `dynoc capture`, torch.compile and torch._dynamo.optimize route here, so
 scripts written for them run unmodified.
 """
 import functools
+import os
+import sys
+import warnings
 
 import torch
 
@@ -12,13 +15,20 @@ from ._compiled_module import CompiledModule
 from ._explain import ExplainOutput, explain
 from ._autograd import TrainableModel, load_trainable
 from ._runtime import Error, GuardError, LoadedModel, load
+from ._jit import counters
+
+if os.environ.get("DYNOC_STATS"):
+    import atexit
+    from . import _jit
+    atexit.register(_jit.write_stats, os.environ["DYNOC_STATS"])
 
 __all__ = ["compile", "optimize", "optimize_assert", "is_compiling", "is_dynamo_compiling",
            "list_backends", "reset", "config", "allow_in_graph", "disallow_in_graph",
            "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
-           "load", "LoadedModel", "load_trainable", "TrainableModel", "Error", "GuardError", "explain", "ExplainOutput"]
+           "run", "install", "register_backend", "counters", "load", "LoadedModel", "load_trainable", "TrainableModel", "Error", "GuardError", "explain", "ExplainOutput"]
 
 _BACKENDS = {"eager": ("debug",), "inductor": ()}
+_BACKENDS_REGISTERED = {}  # name -> callable(gm, example_inputs) (register_backend)
 
 
 class config:
@@ -26,24 +36,71 @@ class config:
     cache_size_limit = 64
 
 
+def register_backend(compiler_fn=None, name=None, tags=()):
+    """Like torch._dynamo.register_backend: makes `compiler_fn(gm,
+    example_inputs) -> callable` a backend by `name` (its __name__ by
+    default). Usable as a decorator."""
+    if compiler_fn is None:
+        return lambda fn: register_backend(fn, name=name, tags=tags)
+    if not callable(compiler_fn):
+        raise TypeError(f"dynoc: register_backend expects a callable, got "
+                        f"{type(compiler_fn).__name__}")
+    name = name or compiler_fn.__name__
+    if name in ("eager", "inductor"):
+        raise ValueError(f"dynoc: backend '{name}' is dynoc's own")
+    _BACKENDS[name] = tuple(tags)
+    _BACKENDS_REGISTERED[name] = compiler_fn
+    return compiler_fn
+
+
 def list_backends(exclude_tags=("debug", "experimental")):
     exclude = set(exclude_tags or ())
     return sorted(n for n, tags in _BACKENDS.items() if not exclude.intersection(tags))
 
 
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_said = set()
+
+
+def _say_once(key, message):
+    if key not in _said:
+        _said.add(key)
+        warnings.warn(message, stacklevel=3)
+
+
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
-            options=None, disable=False):
-    """Like torch.compile: returns a callable that records `model` as a capture
-    region (it still runs eagerly, with unchanged results)."""
+            options=None, disable=False, guard_fail_fn=None, guard_export_fn=None):
+    """Like torch.compile. Under `dynoc capture`: records `model` as a capture
+    region (the script runs as written). In a plain process: a call's first
+    run captures, the graph is built (cached on disk) and later calls whose
+    guards pass run the built code (docs/capture.md, "In the same process")."""
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                 mode=mode, options=options, disable=disable)
+                                 mode=mode, options=options, disable=disable,
+                                 guard_fail_fn=guard_fail_fn, guard_export_fn=guard_export_fn)
     if disable:
         return model
     if isinstance(backend, str) and backend not in _BACKENDS:
         raise ValueError(f"dynoc: unknown backend '{backend}' (known: {', '.join(_BACKENDS)})")
+    if not isinstance(backend, str) and not callable(backend):
+        raise TypeError(f"dynoc: backend must be a name or a callable, got "
+                        f"{type(backend).__name__}")
+    if mode not in _MODES:
+        raise ValueError(f"dynoc: unknown mode '{mode}' (known: "
+                         f"{', '.join(m for m in _MODES if m)})")
+    if mode == "reduce-overhead":
+        _say_once(mode, "dynoc: mode='reduce-overhead' replays CUDA graphs for --target=cuda "
+                        "models; CPU code runs as in the default mode")
+    elif mode and mode.startswith("max-autotune"):
+        _say_once(mode, f"dynoc: mode='{mode}': dynoc does not autotune; the code is built "
+                        "as in the default mode")
+    if options:
+        _say_once(("options",) + tuple(sorted(options)),
+                  f"dynoc: compile options {sorted(options)} are Inductor's and have no "
+                  "meaning for dynoc's compiler; ignored")
     _region.cache_size_limit = config.cache_size_limit
-    region = _region.Region(model, backend, fullgraph, dynamic)
+    region = _region.Region(model, backend, fullgraph, dynamic,
+                            guard_fail_fn=guard_fail_fn, guard_export_fn=guard_export_fn)
     if isinstance(model, torch.nn.Module):
         return CompiledModule(model, region)
     if callable(model) and not hasattr(model, "forward"):
@@ -51,10 +108,14 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return region
 
 
-def optimize(backend="inductor", *, nopython=False, dynamic=None, disable=False):
-    """Like torch._dynamo.optimize: a decorator making a capture region."""
-    return lambda fn: compile(fn, backend=backend if isinstance(backend, str) else "inductor",
-                              fullgraph=nopython, dynamic=dynamic, disable=disable)
+def optimize(backend="inductor", *, nopython=False, dynamic=None, disable=False,
+             guard_fail_fn=None, guard_export_fn=None):
+    """Like torch._dynamo.optimize: a decorator making a capture region.
+    guard_fail_fn is called with a GuardFail(reason, orig_code) when a call
+    fails the guards of every variant; guard_export_fn with the guard texts
+    of each new variant."""
+    return lambda fn: compile(fn, backend=backend, fullgraph=nopython, dynamic=dynamic, disable=disable,
+                              guard_fail_fn=guard_fail_fn, guard_export_fn=guard_export_fn)
 
 
 def optimize_assert(backend="inductor", *, dynamic=None):
@@ -136,4 +197,37 @@ def mark_dynamic(t, index, **kwargs):
 
 
 def reset():
-    _session.current().graphs.clear()
+    """Forgets every region's variants and compiled code (the next call
+    captures again), as torch._dynamo.reset() forgets its caches; graphs a
+    `dynoc capture` session recorded are kept for its output."""
+    for region in list(_region._regions):
+        region.forget()
+
+
+def run(fn=None):
+    """Like torch._dynamo.run: `fn` (a compiled function or module) runs the
+    code compiled so far for calls whose guards pass, and eagerly otherwise;
+    it never captures."""
+    if fn is None:
+        return run
+    if isinstance(fn, CompiledModule):
+        fn = fn._dynoc_region
+    if not isinstance(fn, _region.Region):
+        return fn
+
+    @functools.wraps(fn.target if callable(fn.target) else run)
+    def cached_only(*args, **kwargs):
+        _region.run_only += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _region.run_only -= 1
+    return cached_only
+
+
+def install():
+    """Makes torch.compile, torch.compiler's and torch._dynamo's entry points
+    route to dynoc in this process (DYNOC_TORCH_COMPILE=1 does it at start-up),
+    as `dynoc capture` does."""
+    from ._capture_main import _route_torch_entry_points
+    _route_torch_entry_points(sys.modules[__name__])

@@ -89,13 +89,34 @@ def optimizer_state(opt):
     return repr(groups)
 
 
+def _scope():
+    return {"torch": torch, "check_tensor": check_tensor,
+            "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids,
+            "___type_id": type_id, "___G": module_globals,
+            "___optimizer_state": optimizer_state}
+
+
+def compile_check(guards):
+    """One function of (L, G) that is True when every guard passes: the
+    texts compiled once, for the per-call check of a region's variants
+    (first_failure finds which one failed, when one did)."""
+    if not guards:
+        return lambda L, G: True
+    body = " and ".join(f"({g['text']})" for g in guards)
+    check = eval(f"lambda L, G: {body}", _scope())  # noqa: S307 - dynoc's own guards
+
+    def passes(L, G):
+        try:
+            return bool(check(L, G))
+        except Exception:
+            return False
+    return passes
+
+
 def first_failure(guards, L, G):
     """Returns the text of the first guard that fails (or cannot be evaluated),
     or None when all pass."""
-    scope = {"L": L, "G": G, "torch": torch, "check_tensor": check_tensor,
-             "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids,
-             "___type_id": type_id, "___G": module_globals,
-             "___optimizer_state": optimizer_state}
+    scope = {"L": L, "G": G, **_scope()}
     for g in guards:
         try:
             ok = eval(g["text"], scope)  # noqa: S307 - texts are dynoc's own guards

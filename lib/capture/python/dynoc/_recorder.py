@@ -817,7 +817,7 @@ class Tracker(TorchDispatchMode):
                 return {"type": "tensor", "graph": v.graph.name, "index": v.graph.add_output(v)}
             if isinstance(obj, (tuple, list)):
                 return {"type": type(obj).__name__, "items": [structure(x) for x in obj]}
-            if isinstance(obj, dict):
+            if isinstance(obj, dict) and not dataclasses.is_dataclass(obj):
                 return {"type": "dict", "items": {str(k): structure(x) for k, x in obj.items()}}
             if obj is None or isinstance(obj, (bool, int, float, str)):
                 return {"type": "constant", "value": obj}

@@ -1,4 +1,5 @@
 """A capture region: a function or module passed to dynoc.compile / torch.compile."""
+import collections
 import importlib.util
 import inspect
 import logging
@@ -6,12 +7,13 @@ import os
 import sys
 import sysconfig
 import warnings
+import weakref
 
 import opcode
 import torch
 
 from . import _logs, _mlir_writer as mw
-from . import _dynamic, _guards, _session, _step, _symbolic
+from . import _dynamic, _guards, _jit, _session, _step, _symbolic
 from ._compiled_module import CompiledModule, forward_inside_region
 from ._recorder import Tracker
 
@@ -28,6 +30,7 @@ for _level in ("debug", "info", "warning", "warn", "error", "exception", "critic
     special_calls[getattr(logging.Logger, _level)] = "side_effect"
     special_calls[getattr(logging, _level)] = "side_effect"
 capturing = 0  # regions being captured on the stack (dynoc.is_compiling)
+run_only = 0  # calls inside dynoc.run(fn) on the stack: no new captures
 
 
 # Third-party packages whose code is followed like user code, as Dynamo
@@ -172,6 +175,10 @@ def _locals(fn, fargs, kwargs):
             L[name] = cell.cell_contents
         except ValueError:  # an empty cell
             pass
+    if not kwargs and len(fargs) == code.co_argcount and not code.co_kwonlyargcount \
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        L.update(zip(names, fargs))  # every parameter given: no defaults apply
+        return L
     try:  # defaults too: a guard may name a parameter the call left out
         bound = inspect.signature(fn, follow_wrapped=False).bind(*fargs, **kwargs)
         bound.apply_defaults()
@@ -188,10 +195,17 @@ def _locals(fn, fargs, kwargs):
     return L
 
 
+GuardFail = collections.namedtuple("GuardFail", ["reason", "orig_code"])
+_regions = weakref.WeakSet()  # every Region made (reset() forgets their variants)
+
+
 class Region:
     def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None,
-                 live=None):
+                 live=None, guard_fail_fn=None, guard_export_fn=None):
+        _regions.add(self)
         self.target = target
+        self.guard_fail_fn = guard_fail_fn  # called with each failing guard's text
+        self.guard_export_fn = guard_export_fn  # called with each new variant's guards
         self.live = live  # () -> tensors alive after the region (whole scripts)
         self.backend = backend
         self.fullgraph = fullgraph
@@ -201,7 +215,22 @@ class Region:
         # Decisions on sizes of computed tensors each static variant made
         # (_symbolic.py): its tensor guards imply them until dims turn dynamic.
         self.variant_computed = []
+        # Per variant: its built graph (_jit.CompiledGraph) that calls run
+        # outside `dynoc capture`, or None (calls run the function eagerly).
+        self.compiled = []
+        self._checks = []  # per variant: (its guard list, compiled check)
         self.session = None
+
+    def forget(self):
+        """Drops every variant and its compiled code (dynoc.reset()); the
+        session keeps the graphs already captured."""
+        for lst in (self.variants, self.variant_graphs, self.variant_computed, self.compiled,
+                    self._checks):
+            lst.clear()
+
+    def compiled_calls(self):
+        """How many calls ran built code (each variant's counter, summed)."""
+        return sum(c.calls for c in self.compiled if c is not None)
 
     def _live(self):
         return list(self.live()) if self.live else []
@@ -228,11 +257,21 @@ class Region:
         code = fn.__code__
         names = code.co_varnames[:code.co_argcount]
         L = _locals(fn, fargs, kwargs)
-        failure = None
-        for guards in self.variants:
-            failure = _guards.first_failure(guards, L, fn.__globals__)
-            if failure is None:
-                return fn(*fargs, **kwargs)  # an existing graph covers this call
+        G = fn.__globals__
+        for i in range(len(self.variants)):
+            if self._check(i)(L, G):  # an existing variant covers this call
+                compiled = self.compiled[i]
+                if compiled is not None:
+                    result = compiled(L, G)
+                    if result is not _jit.STALE:
+                        return result
+                    self.compiled[i] = None
+                return fn(*fargs, **kwargs)
+        failure = _guards.first_failure(self.variants[-1], L, G) if self.variants else None
+        if failure is not None and self.guard_fail_fn is not None:
+            self.guard_fail_fn(GuardFail(failure, code))
+        if run_only:  # inside dynoc.run(): cached code only
+            return fn(*fargs, **kwargs)
         limit = read_limit()
         if len(self.variants) >= limit:
             warnings.warn(f"dynoc: {code.co_name} hit config.cache_size_limit "
@@ -288,7 +327,8 @@ class Region:
             _logs.log("recompiles", f"{entry}: stays static: {tracker.static_reason}")
         if failure is not None and self.dynamic is not False and \
                 tracker.static_reason is None and \
-                self._merge_dynamic(guards, graphs, computed, session, entry):
+                self._merge_dynamic(guards, graphs, computed, session, entry, tracker, result,
+                                    L, fn.__globals__):
             return result
         request = self._dynamic_request(user_inputs, failure is not None)
         if request and tracker.static_reason is None:
@@ -318,7 +358,39 @@ class Region:
         # A variant that decided on sizes it cannot name never merges.
         self.variant_graphs.append(None if tracker.static_reason else graphs)
         self.variant_computed.append(computed)
+        self.compiled.append(self._compile(graphs, tracker, result, entry, L,
+                                           fn.__globals__))
+        if self.guard_export_fn is not None:
+            self.guard_export_fn([g["text"] for g in guards])
         return result
+
+    def _check(self, i):
+        """Variant i's guards as one compiled function of (L, G)."""
+        while len(self._checks) <= i:
+            self._checks.append((None, None))
+        guards, check = self._checks[i]
+        if guards is not self.variants[i]:
+            check = _guards.compile_check(self.variants[i])
+            self._checks[i] = (self.variants[i], check)
+        return check
+
+    def _compile(self, graphs, tracker, result, entry, L, G):
+        """Outside `dynoc capture`: the variant's graph built and loaded, or
+        None, with the reason logged, when its calls run eagerly."""
+        if self.session.out_dir is not None or not _jit.enabled():
+            return None  # capture records; the script runs as written
+        backend = self.backend
+        if isinstance(backend, str) and backend not in ("inductor", "eager"):
+            from . import _BACKENDS_REGISTERED
+            backend = _BACKENDS_REGISTERED[backend]
+        try:
+            return _jit.compile_variant(graphs, tracker, result, self.session.weights,
+                                       self.session.constant_sources, backend, L, G)
+        except _jit.NotCompiled as e:
+            _logs.log("graph_breaks", f"{entry}: calls run eagerly: {e}")
+            _jit.counters["eager_variants"] += 1
+            self.session.eager_reasons.append({"entry": entry, "reason": str(e)})
+            return None
 
     def _dynamic_request(self, user_inputs, recompile):
         """{source: dims} to make dynamic in a new capture before a second size
@@ -338,7 +410,7 @@ class Region:
                 request[src] = dims
         return request
 
-    def _merge_dynamic(self, guards, graphs, computed, session, entry):
+    def _merge_dynamic(self, guards, graphs, computed, session, entry, tracker, result, L, G):
         """dynamic=None/True: a recompile for new sizes of the same computation
         makes an earlier variant dynamic instead of adding one (_dynamic.py)."""
         for i, old in enumerate(self.variants):
@@ -368,6 +440,8 @@ class Region:
                                      [_dynamic.Assumed(t) for t in assumed])
             self.variants[i] = merged
             self.variant_computed[i] = []
+            self.compiled[i] = self._compile(self.variant_graphs[i], tracker, result, entry,
+                                             L, G)
             dims = _dynamic.dynamic_dims(merged)
             session.recompiles[-1]["dynamic"] = dims
             _logs.log("recompiles", f"{entry}: sizes changed, same graphs: dims {dims} "

@@ -60,6 +60,7 @@ class LoadedModel:
                               f"`bazel build //...` ({_import_error})")
         self._model = _dynrt.Model(str(path))
         self.path = str(path)
+        self._bound = {}  # name -> the tensor a weight lives in (bind_weight)
         self.manifest = json.loads(self._model.manifest())
         device_type, device_id = self._model.device()
         self.device = torch.device("cuda", device_id) if device_type == 2 else torch.device("cpu")
@@ -137,6 +138,17 @@ class LoadedModel:
         if not isinstance(value, torch.Tensor):
             value = torch.tensor(value, dtype=self.read_weight(name).dtype)
         self._model.write_weight(name, dlpack.to_dlpack(value.detach().contiguous()))
+
+    def bind_weight(self, name, tensor):
+        """Makes weight `name` live in `tensor`'s memory (no copy): later calls
+        read it there, in-place updates of the weight by the model land there,
+        and calling this again after changing `tensor` in place recomputes
+        what the model precomputed from it. This model keeps `tensor` alive.
+        `tensor` must be contiguous and of the weight's dtype and shape."""
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_contiguous():
+            raise Error(f"bind_weight('{name}'): needs a contiguous torch.Tensor")
+        self._model.bind_weight(name, dlpack.to_dlpack(tensor.detach()))
+        self._bound[name] = tensor
 
     def save_weights(self, path):
         """Writes every weight's current value to a safetensors checkpoint."""

@@ -24,8 +24,12 @@ class Session:
         self.recompiles = []
         self.weights = {}   # name -> tensor (parameters, buffers, constants)
         self._weight_names = {}  # id(tensor) -> its name, for add_weight
+        self.constant_sources = {}  # constant's name -> the source it was read from
         self.steps = []     # training step graphs (_step.py), one per training call
         self.step_refusals = []  # {"entry", "reason"}: training calls with no step graph
+        # In process (_jit.py): {"entry", "reason"} of each variant whose
+        # calls run eagerly rather than compiled.
+        self.eager_reasons = []
         self._graph_count = 0
 
     def next_graph_name(self):
@@ -57,6 +61,7 @@ class Session:
             name = f"{base}_{k}"
             k += 1
         self.weights[name] = tensor.detach()
+        self.constant_sources[name] = base
         return name
 
     def user_location(self):

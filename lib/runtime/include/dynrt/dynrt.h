@@ -175,6 +175,18 @@ DYNRT_EXPORT dynrt_status_t *dynrt_model_write_weight(dynrt_model_t *model,
                                                       const char *name,
                                                       const DLTensor *value);
 
+// Makes weight `name` live in the caller's memory, `value` (its dtype and
+// shape, contiguous, on the model's device), without a copy: later runs read
+// it there and a graph that changes the weight in place (a BatchNorm's running
+// statistics) writes it there. The caller keeps that memory alive and in place
+// until the model is released or the weight is bound elsewhere, and calls this
+// again after changing the data itself, so that what the model precomputed
+// from the weight at load is recomputed. dynoc.compile binds a module's
+// parameters and buffers this way.
+DYNRT_EXPORT dynrt_status_t *dynrt_model_bind_weight(dynrt_model_t *model,
+                                                     const char *name,
+                                                     const DLTensor *value);
+
 // A checkpoint: every weight's current value, written to the safetensors
 // file `path` (through a temporary file renamed into place).
 DYNRT_EXPORT dynrt_status_t *dynrt_model_save_weights(dynrt_model_t *model,

@@ -1,0 +1,355 @@
+"""Compiled execution in the same process (docs/capture.md, "In the same
+process"): a variant's graph built by the `dynoc build` pipeline, kept in a
+disk cache, loaded through libdynrt and called for the calls whose guards pass.
+
+The build runs the `dynoc` binary (the pipeline is C++; the C++ compiler it
+drives is a process of its own anyway). A cache entry is a directory named by
+a hash of everything the build's output depends on; it is built under a
+temporary name and renamed into place, so two processes building one entry at
+once both end with a whole entry, and a reader never sees half of one.
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import torch
+
+from . import _logs, _mlir_writer as mw
+from ._runtime import LoadedModel
+
+_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+_BUILD_FLAGS = ("-O2",)
+_identity = None  # the dynoc binary's and the C++ compiler's identity (key)
+# What happened in this process (dynoc.counters; DYNOC_STATS writes it at exit):
+# calls that ran built code, builds, cache hits, variants left eager.
+counters = {"compiled_calls": 0, "builds": 0, "cache_hits": 0, "eager_variants": 0}
+
+
+# What a compiled graph returns when a tensor it took as a constant is no
+# longer the one its source names: the call (and later ones) run eagerly.
+STALE = object()
+
+
+class NotCompiled(Exception):
+    """Why a variant runs eagerly in process (logged under graph_breaks)."""
+
+
+def enabled():
+    """DYNOC_COMPILE=0 turns compiled execution off (regions only record)."""
+    return os.environ.get("DYNOC_COMPILE", "1") != "0"
+
+
+def _structure_problem(s):
+    """Why the result structure `s` cannot be rebuilt from the graph's
+    outputs, or None."""
+    kind = s.get("type")
+    if kind == "input_or_constant":
+        return "it returns a tensor the graph did not compute (an argument or a constant)"
+    if kind in ("opaque", "intermediate"):
+        return f"it returns a {s.get('python_type', kind)} object"
+    items = s.get("items", ())
+    for item in (items.values() if isinstance(items, dict) else items):
+        why = _structure_problem(item)
+        if why:
+            return why
+    return None
+
+
+def _tensors(obj):
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            yield from _tensors(x)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            yield from _tensors(x)
+
+
+def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
+    """A variant's calls, compiled: its one graph built and loaded. Raises
+    NotCompiled saying why they run eagerly instead."""
+    if tracker.breaks:
+        b = tracker.breaks[0]
+        raise NotCompiled(f"{len(tracker.breaks)} graph break(s), the first at {b['location']}: "
+                          f"{b['reason']} (a region with breaks runs eagerly in process)")
+    if len(graphs) != 1:
+        raise NotCompiled("no ATen op was recorded" if not graphs else
+                          f"{len(graphs)} graphs (forward and backward: training runs eagerly "
+                          "in process; dynoc.load_trainable runs built ones)")
+    if any(t.requires_grad for t in _tensors(result)):
+        raise NotCompiled("its result requires grad (autograd through compiled code in process "
+                          "is not there yet; under torch.no_grad() it is compiled)")
+    if tracker.written:
+        raise NotCompiled(f"it writes {sorted(tracker.written)[0]} (a Python side effect the "
+                          "graph does not hold)")
+    g = graphs[0]
+    why = _structure_problem(g.output_structure or {"type": "opaque"})
+    if why:
+        raise NotCompiled(why)
+    used = {v.name: weights[v.name] for v in g.inputs if v.kind != "user"}
+    if backend == "inductor":
+        return CompiledGraph(g, used, sources)
+    return BackendGraph(g, used, backend, L, G)
+
+
+def dynoc_binary():
+    path = os.environ.get("DYNOC_BIN") or os.path.join(_ROOT, "bazel-bin", "tools", "dynoc",
+                                                       "dynoc")
+    if not os.path.exists(path):
+        raise NotCompiled(f"the dynoc binary is not at {path} (bazel build //..., "
+                          "or DYNOC_BIN)")
+    return path
+
+
+def cache_enabled():
+    return os.environ.get("DYNOC_CACHE", "1") != "0"
+
+
+def cache_dir():
+    base = os.environ.get("DYNOC_CACHE_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(xdg, "dynoc", "jit")
+    return base
+
+
+def _tool_identity():
+    """What besides the graph decides the built code: the dynoc binary (its
+    version line, size and time) and the C++ compiler (`$CXX --version`)."""
+    global _identity
+    if _identity is None:
+        binary = dynoc_binary()
+        st = os.stat(binary)
+        version = subprocess.run([binary, "--version"], capture_output=True,
+                                 text=True).stdout.strip()
+        cxx = os.environ.get("CXX", "c++")
+        try:
+            compiler = subprocess.run([cxx, "--version"], capture_output=True,
+                                      text=True).stdout.splitlines()[:1]
+        except OSError:
+            compiler = ["(no compiler)"]
+        _identity = f"{version}|{st.st_size}|{st.st_mtime_ns}|{cxx}|{compiler}"
+    return _identity
+
+
+def cache_key(text, target="cpu"):
+    h = hashlib.sha256()
+    for part in (text, " ".join(_BUILD_FLAGS), target, _tool_identity(), sys.version):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+class _Progress:
+    """Prints one line on stderr when the build takes longer than a second."""
+
+    def __init__(self, what):
+        self.what = what
+        self.start = time.monotonic()
+        self.timer = threading.Timer(1.0, self._say)
+        self.said = False
+
+    def _say(self):
+        self.said = True
+        sys.stderr.write(f"[dynoc] building {self.what} ...\n")
+        sys.stderr.flush()
+
+    def __enter__(self):
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.timer.cancel()
+        if self.said and exc[0] is None:
+            sys.stderr.write(f"[dynoc] built {self.what} in "
+                             f"{time.monotonic() - self.start:.1f} s\n")
+
+
+def _build_into(directory, text, weights):
+    """Writes the graph file and its weights into `directory` and runs
+    `dynoc build` there; raises NotCompiled with the build's message."""
+    with open(os.path.join(directory, "graph.mlir"), "w") as f:
+        f.write(text)
+    if weights:
+        from safetensors.torch import save_file
+        save_file({n: t.detach().contiguous() for n, t in weights.items()},
+                  os.path.join(directory, mw_weights_file()))
+    p = subprocess.run([dynoc_binary(), "build", "graph.mlir", "-o", "model.so",
+                        *_BUILD_FLAGS], cwd=directory, capture_output=True, text=True)
+    if p.returncode != 0:
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        raise NotCompiled("dynoc build failed: " + (lines[-1] if lines else f"exit {p.returncode}"))
+    # The build copied the weights beside the model; the input copy goes.
+    if weights:
+        os.remove(os.path.join(directory, mw_weights_file()))
+
+
+def mw_weights_file():
+    from ._session import WEIGHTS_FILE
+    return WEIGHTS_FILE
+
+
+def build(graph, weights):
+    """The model .so of `graph` (a _graph.Graph) whose weights are `weights`
+    (name -> tensor), from the cache or built now. Returns (path, hit)."""
+    text = mw.write_module([graph], mw_weights_file())
+    what = f"{graph.name} ({len(graph.nodes)} ops, {graph.entry})"
+    if not cache_enabled():
+        counters["builds"] += 1
+        directory = tempfile.mkdtemp(prefix="dynoc-jit-")
+        with _Progress(what):
+            _build_into(directory, text, weights)
+        return os.path.join(directory, "model.so"), False, directory
+    root = cache_dir()
+    entry = os.path.join(root, cache_key(text))
+    model = os.path.join(entry, "model.so")
+    if os.path.exists(model):
+        _logs.log("recompiles", f"{what}: from the cache ({entry})")
+        counters["cache_hits"] += 1
+        return model, True, None
+    counters["builds"] += 1
+    os.makedirs(root, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".building-", dir=root)
+    try:
+        with _Progress(what):
+            _build_into(tmp, text, weights)
+        try:
+            os.rename(tmp, entry)
+        except OSError:  # another process finished the same entry first
+            if not os.path.exists(model):
+                raise
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return model, False, None
+
+
+def _compile_source(exprs):
+    """A function of (L, G) returning the tuple of `exprs` (Python source
+    over the region's arguments L and globals G)."""
+    from . import _guards
+    body = "(" + "".join(f"{e}, " for e in exprs) + ")"
+    return eval(f"lambda L, G: {body}", _guards._scope())  # noqa: S307 - dynoc's own sources
+
+
+class CompiledGraph:
+    """A variant's graph, built and loaded: called with the region's L and G,
+    it runs the model on the tensors its user inputs name and returns the
+    region's result."""
+
+    def __init__(self, graph, weights, sources):
+        for v in graph.inputs:
+            if v.kind == "user" and not v.name.startswith(("L[", "G[")):
+                raise NotCompiled(f"input '{v.name}' is no argument of the region")
+        path, self.cache_hit, tmpdir = build(graph, weights)
+        try:
+            self.model = LoadedModel(path, cuda_graphs=False)
+        finally:
+            if tmpdir:  # DYNOC_CACHE=0: the loaded .so needs no files any more
+                shutil.rmtree(tmpdir, ignore_errors=True)
+        self.inputs = _compile_source([v.name for v in graph.inputs if v.kind == "user"])
+        # Weights live in the module's own tensors (no copy): what an eager
+        # in-place update (an optimizer step, load_state_dict) writes is what
+        # the next call reads; a BatchNorm's running statistics are updated
+        # there by the model. A tensor that is not contiguous is copied once.
+        self.weights = []
+        for name in self.model.weight_names():
+            t = weights[name]
+            data = t.detach()
+            if not data.is_contiguous():
+                raise NotCompiled(f"weight '{name}' is not contiguous")
+            self.model.bind_weight(name, data)
+            self.weights.append((name, t, data))
+        self.versions = [t._version for _, t, _ in self.weights]
+        # Constants reached through the arguments or globals (a tensor in a
+        # list argument, a global tensor): the same tensor must be there.
+        sourced = [name for name in self.model.weight_names()
+                   if sources.get(name, "").startswith(("L[", "G[", "___G("))]
+        self.sourced = _compile_source([sources[n] for n in sourced]) \
+            if sourced else None
+        self.sourced_ptrs = tuple(weights[n].data_ptr() for n in sourced)
+        self.calls = 0
+
+    def __call__(self, L, G):
+        if self.sourced is not None:
+            try:
+                now = tuple(t.data_ptr() for t in self.sourced(L, G))
+            except Exception:
+                now = None
+            if now != self.sourced_ptrs:
+                _logs.log("recompiles", "a tensor constant of the compiled graph changed "
+                                        "(its source holds another tensor): calls run eagerly")
+                return STALE
+        # A weight changed in place since the last call: the model recomputes
+        # what it precomputed from it (packed convolution weights, say).
+        for i, (name, t, data) in enumerate(self.weights):
+            if t._version != self.versions[i]:
+                self.model.bind_weight(name, data)
+                self.versions[i] = t._version
+        self.calls += 1
+        counters["compiled_calls"] += 1
+        with torch.no_grad():
+            return self.model(*self.inputs(L, G))
+
+
+class BackendGraph:
+    """A variant's graph as a torch.fx.GraphModule (_fx.py) given to a
+    backend: "eager" runs it as it is (ATen op by op); a callable backend
+    (or one registered by name) gets it with example inputs and returns the
+    callable that runs it."""
+
+    def __init__(self, graph, weights, backend, L, G):
+        from . import _fx
+        for v in graph.inputs:
+            if v.kind == "user" and not v.name.startswith(("L[", "G[")):
+                raise NotCompiled(f"input '{v.name}' is no argument of the region")
+        try:
+            gm, sources = _fx.graph_module(graph, weights)
+        except _fx.NotConvertible as e:
+            raise NotCompiled(f"no GraphModule for the backend: {e}")
+        self.inputs = _compile_source(sources)
+        if backend == "eager":
+            self.run = gm
+        else:
+            self.run = backend(gm, list(self.inputs(L, G)))
+            if not callable(self.run):
+                raise NotCompiled(f"backend {getattr(backend, '__name__', backend)!r} returned "
+                                  f"{type(self.run).__name__}, not a callable")
+        self.structure = graph.output_structure
+        users = [v.name for v in graph.inputs if v.kind == "user"]
+        # What the graph changed in place, written back as eager would have:
+        # into the argument (by its position) or the weight itself.
+        self.writebacks = [(users.index(m["input"]) if m["input"] in users else None,
+                            weights.get(m["input"]), m["output"]) for m in graph.mutations]
+        self.calls = 0
+
+    def __call__(self, L, G):
+        from ._runtime import _rebuild
+        inputs = self.inputs(L, G)
+        self.calls += 1
+        counters["compiled_calls"] += 1
+        with torch.no_grad():
+            outputs = list(self.run(*inputs))
+            for k, weight, o in self.writebacks:
+                (inputs[k] if k is not None else weight).copy_(outputs[o])
+        return _rebuild(self.structure, outputs)
+
+
+def write_stats(path):
+    """DYNOC_STATS=PATH: at exit, this process's counters, graph, break and
+    recompile counts and why variants ran eagerly, as JSON."""
+    import json
+    from . import _session
+    session = _session.current()
+    stats = dict(counters,
+                 graphs=sum(1 for g in session.graphs if g.kind == "forward"),
+                 breaks=len(session.breaks), recompiles=len(session.recompiles),
+                 eager_reasons=session.eager_reasons)
+    with open(path, "w") as f:
+        json.dump(stats, f, indent=1)

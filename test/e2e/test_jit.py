@@ -1,0 +1,323 @@
+"""dynoc.compile in a plain process (docs/capture.md, "In the same process"):
+the first call captures, the graph is built through the `dynoc build`
+pipeline into a disk cache and loaded, and later calls whose guards pass run
+the built code. Numerics against eager, the compiled code actually used
+(dynoc.counters), the cache across processes, backends and the seed APIs'
+run-time half."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+
+import dynoc
+from dynoc import _jit, _logs
+
+from conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    """One cache for the tests that do not test the cache itself: each model
+    is built once for the whole module."""
+    return str(tmp_path_factory.mktemp("jit-cache"))
+
+
+@pytest.fixture(autouse=True)
+def cache_env(monkeypatch, shared_cache):
+    monkeypatch.setenv("DYNOC_CACHE_DIR", shared_cache)
+    monkeypatch.delenv("DYNOC_CACHE", raising=False)
+    yield
+    dynoc.reset()
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        return torch.softmax(self.fc2(torch.relu(self.fc1(x))), -1)
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.bn(self.conv(x)))
+        return self.fc(h.mean((2, 3)))
+
+
+def compiled_calls(c):
+    region = c._dynoc_region if isinstance(c, torch.nn.Module) else c
+    return region.compiled_calls()
+
+
+def test_a_compiled_module_runs_built_code_from_its_second_call():
+    torch.manual_seed(0)
+    m = Mlp().eval()
+    cm = dynoc.compile(m)
+    before = dict(dynoc.counters)
+    with torch.no_grad():
+        for i in range(4):
+            x = torch.randn(8, 16)
+            torch.testing.assert_close(cm(x), m(x), rtol=1e-5, atol=1e-6)
+    assert compiled_calls(cm) == 3, "calls 2-4 run the built model"
+    assert dynoc.counters["compiled_calls"] - before["compiled_calls"] == 3
+    assert isinstance(cm._dynoc_region.compiled[0], _jit.CompiledGraph)
+
+
+def test_weights_live_in_the_modules_tensors():
+    """No copy: an in-place update of a parameter (an optimizer step, a
+    load_state_dict) is what the next compiled call reads, the packed
+    convolution weight included; BatchNorm's running statistics in train
+    mode are updated in the module's buffers as eager updates them."""
+    torch.manual_seed(0)
+    m, ref = ConvNet().train(), ConvNet().train()
+    ref.load_state_dict(m.state_dict())
+    cm = dynoc.compile(m)
+    with torch.no_grad():
+        for step in range(4):
+            x = torch.randn(2, 3, 8, 8)
+            torch.testing.assert_close(cm(x), ref(x), rtol=1e-4, atol=1e-5,
+                                       msg=f"call {step}")
+            for p, q in zip(m.parameters(), ref.parameters()):
+                p.mul_(0.9)
+                q.mul_(0.9)
+    torch.testing.assert_close(m.bn.running_mean, ref.bn.running_mean)
+    torch.testing.assert_close(m.bn.running_var, ref.bn.running_var)
+    assert int(m.bn.num_batches_tracked) == int(ref.bn.num_batches_tracked) == 4
+    assert compiled_calls(cm) == 3
+
+
+def test_an_input_the_region_changes_in_place_is_written_back():
+    def accumulate(x, acc):
+        acc.add_(x * 2)
+        return acc.sum()
+
+    f = dynoc.compile(accumulate)
+    f(torch.ones(3), torch.zeros(3))
+    acc = torch.full((3,), 1.0)
+    out = f(torch.ones(3), acc)
+    assert compiled_calls(f) == 1
+    torch.testing.assert_close(acc, torch.full((3,), 3.0))
+    assert out.item() == 9.0
+
+
+def test_new_sizes_make_the_variant_dynamic_and_rebuild_it():
+    torch.manual_seed(0)
+    m = Mlp().eval()
+    cm = dynoc.compile(m)
+    with torch.no_grad():
+        for batch in (8, 4, 6, 8):
+            x = torch.randn(batch, 16)
+            torch.testing.assert_close(cm(x), m(x), rtol=1e-5, atol=1e-6)
+    region = cm._dynoc_region
+    assert len(region.variants) == 1 and compiled_calls(cm) == 2
+
+
+def test_a_region_that_stays_eager_says_why(monkeypatch, capsys):
+    """A graph break, a result that requires grad: the calls run eagerly, the
+    reason is logged under DYNOC_LOGS=graph_breaks and eager's results and
+    gradients come out."""
+    monkeypatch.setattr(_logs, "_enabled", {"graph_breaks"})
+
+    def with_break(x):
+        y = x + 1
+        print("between the graphs")
+        return y * 2
+
+    f = dynoc.compile(with_break)
+    for _ in range(2):
+        torch.testing.assert_close(f(torch.ones(2)), torch.full((2,), 4.0))
+    err = capsys.readouterr().err
+    assert "with_break: calls run eagerly: 1 graph break(s)" in err
+    assert compiled_calls(f) == 0
+
+    torch.manual_seed(0)
+    m = Mlp()
+    cm = dynoc.compile(m)
+    x = torch.randn(2, 16)
+    for _ in range(2):
+        cm(x).sum().backward()
+    assert "its result requires grad" in capsys.readouterr().err
+    assert m.fc1.weight.grad is not None and compiled_calls(cm) == 0
+
+
+def test_a_global_tensor_rebound_after_the_build_is_not_read_stale():
+    table = {"t": torch.arange(4.0)}
+
+    def add_table(x):
+        return x + table["t"]
+
+    f = dynoc.compile(add_table)
+    x = torch.ones(4)
+    f(x)
+    torch.testing.assert_close(f(x), x + table["t"])
+    table["t"] = torch.zeros(4)
+    torch.testing.assert_close(f(x), x)
+
+
+def test_guard_fail_fn_and_guard_export_fn():
+    fails, exports = [], []
+
+    @dynoc.optimize("inductor", guard_fail_fn=fails.append, guard_export_fn=exports.append)
+    def double(x):
+        return x * 2
+
+    double(torch.ones(3))
+    double(torch.ones(3, dtype=torch.float64))
+    assert len(exports) == 2
+    assert any(t.startswith("check_tensor(L['x'], torch.float32") for t in exports[0])
+    assert len(fails) == 1 and fails[0].orig_code is double.target.__code__
+    assert fails[0].reason.startswith("check_tensor(L['x'], torch.float32")
+
+
+def test_cache_size_limit_then_eager_with_a_warning(monkeypatch):
+    monkeypatch.setattr(dynoc.config, "cache_size_limit", 2)
+    f = dynoc.compile(lambda x, k: x * k)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(4):  # Python ints are specialized: a variant each
+            assert f(torch.ones(2), k).tolist() == [k, k]
+    assert len(f.variants) == 2
+    assert any("hit config.cache_size_limit (2); running eagerly" in str(w.message)
+               for w in caught)
+
+
+def test_reset_forgets_compiled_code_and_run_never_captures():
+    f = dynoc.compile(lambda x: x.exp())
+    f(torch.ones(2))
+    f(torch.ones(2))
+    assert compiled_calls(f) == 1
+    dynoc.reset()
+    assert f.variants == [] and compiled_calls(f) == 0
+    cached = dynoc.run(f)
+    torch.testing.assert_close(cached(torch.zeros(2)), torch.ones(2))
+    assert f.variants == [], "run() does not capture"
+    f(torch.ones(2))
+    torch.testing.assert_close(cached(torch.zeros(2)), torch.ones(2))
+    assert compiled_calls(f) == 1, "run() uses the code compiled since"
+
+
+def test_user_backends_get_a_graph_module_of_the_recording():
+    seen = []
+
+    @dynoc.register_backend
+    def counting(gm, example_inputs):
+        seen.append((gm, [tuple(t.shape) for t in example_inputs]))
+        return gm.forward
+
+    assert "counting" in dynoc.list_backends()
+
+    def f(x, y):
+        return torch.sin(x) @ y, (x * y).sum()
+
+    for backend in ("counting", "eager"):
+        g = dynoc.compile(f, backend=backend)
+        x, y = torch.randn(3, 3), torch.randn(3, 3)
+        g(x, y)
+        got = g(x, y)
+        ref = f(x, y)
+        torch.testing.assert_close(got[0], ref[0])
+        torch.testing.assert_close(got[1], ref[1])
+        assert compiled_calls(g) == 1
+    gm, shapes = seen[0]
+    assert isinstance(gm, torch.fx.GraphModule) and shapes == [(3, 3), (3, 3)]
+    targets = {str(n.target) for n in gm.graph.nodes if n.op == "call_function"}
+    assert {"aten.sin.default", "aten.mm.default"} <= targets
+
+
+def test_modes_and_options_are_said_once_not_ignored_silently():
+    with pytest.warns(UserWarning, match="does not autotune"):
+        dynoc.compile(lambda x: x, mode="max-autotune")
+    with pytest.warns(UserWarning, match=r"options \['epilogue_fusion'\] are Inductor's"):
+        dynoc.compile(lambda x: x, options={"epilogue_fusion": True})
+    with pytest.raises(ValueError, match="unknown mode 'fastest'"):
+        dynoc.compile(lambda x: x, mode="fastest")
+
+
+SCRIPT = textwrap.dedent("""\
+    import sys, time, torch
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8)).eval()
+    c = torch.compile(m)
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        t = time.perf_counter(); c(x); first = time.perf_counter() - t
+        y = c(x)
+        assert torch.allclose(y, m(x), atol=1e-6), "differs from eager"
+    import dynoc
+    print(torch.compile is dynoc.compile, dynoc.counters["compiled_calls"], f"{first:.3f}")
+""")
+
+
+def run_script(tmp_path, cache, extra_env=None, name="script.py"):
+    path = tmp_path / name
+    path.write_text(SCRIPT)
+    env = dict(os.environ, DYNOC_TORCH_COMPILE="1", DYNOC_CACHE_DIR=str(cache),
+               DYNOC_STATS=str(tmp_path / (name + ".stats.json")), **(extra_env or {}))
+    p = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    return p, tmp_path / (name + ".stats.json")
+
+
+def finish(p, stats):
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    return out.split(), json.loads(stats.read_text())
+
+
+def test_a_second_process_takes_the_build_from_the_cache(tmp_path):
+    cache = tmp_path / "cache"
+    out1, s1 = finish(*run_script(tmp_path, cache, name="a.py"))
+    out2, s2 = finish(*run_script(tmp_path, cache, name="b.py"))
+    assert out1[:2] == out2[:2] == ["True", "1"], "DYNOC_TORCH_COMPILE=1 routes torch.compile"
+    assert (s1["builds"], s1["cache_hits"]) == (1, 0)
+    assert (s2["builds"], s2["cache_hits"]) == (0, 1)
+    assert float(out2[2]) < float(out1[2])
+    assert len(os.listdir(cache)) == 1
+
+
+def test_two_processes_building_one_entry_at_once(tmp_path):
+    cache = tmp_path / "cache"
+    a, b = run_script(tmp_path, cache, name="a.py"), run_script(tmp_path, cache, name="b.py")
+    (out_a, _), (out_b, _) = finish(*a), finish(*b)
+    assert out_a[:2] == out_b[:2] == ["True", "1"]
+    entries = os.listdir(cache)
+    assert len(entries) == 1 and not entries[0].startswith("."), entries
+    assert sorted(os.listdir(cache / entries[0])) == ["graph.mlir", "model.so",
+                                                     "model.weights.safetensors"]
+
+
+def test_dynoc_cache_0_builds_without_the_cache(tmp_path):
+    cache = tmp_path / "cache"
+    out, stats = finish(*run_script(tmp_path, cache, {"DYNOC_CACHE": "0"}))
+    assert out[:2] == ["True", "1"] and stats["builds"] == 1
+    assert not cache.exists()
+
+
+def test_a_transformers_model_compiled_in_process():
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                                  num_attention_heads=4, intermediate_size=64,
+                                  attn_implementation="eager")
+    torch.manual_seed(0)
+    model = transformers.BertModel(cfg).eval()
+    cm = dynoc.compile(model)
+    with torch.no_grad():
+        for _ in range(3):
+            ids = torch.randint(0, 100, (2, 12))
+            got, ref = cm(input_ids=ids), model(input_ids=ids)
+            torch.testing.assert_close(got.last_hidden_state, ref.last_hidden_state,
+                                       rtol=1e-4, atol=1e-5)
+    assert compiled_calls(cm) == 2, cm._dynoc_region.session.eager_reasons
