@@ -122,3 +122,28 @@ TEST_CASE("bad weight names, values and checkpoints are named errors") {
              Catch::Contains("holds 'encoder.weight', which is no weight"));
   CHECK(values(model.readWeight("fc.bias"))[0] != 7.f);
 }
+
+TEST_CASE("a bound weight is read in the caller's memory, without a copy") {
+  // scaled_bias computes fc.bias * 2 at load (a prepared input): binding
+  // recomputes it, and binding again after a change in place does too.
+  dynrt::Model model(fixtures::buildModel("scaled_bias", "scaled_bias"));
+  HostTensor x({2, 8}, 1.f), bias({8}, 3.f);
+  DLTensor xv = x.view(), bv = bias.view();
+  model.bindWeight("fc.bias", bv);
+  for (float v : values(model.run({&xv})[0]))
+    CHECK(v == 6.f);
+  std::fill(bias.data.begin(), bias.data.end(), -1.f);
+  REQUIRE(dynrt_model_bind_weight(model.get(), "fc.bias", &bv) == nullptr);
+  for (float v : values(model.run({&xv})[0]))
+    CHECK(v == -2.f);
+  CHECK(values(model.readWeight("fc.bias"))[3] == -1.f);
+
+  HostTensor wrong({4}, 1.f);
+  DLTensor wv = wrong.view();
+  CHECK_THAT(errorOf(dynrt_model_bind_weight(model.get(), "fc.bias", &wv)),
+             Catch::Contains("weight 'fc.bias' has shape [8]"));
+  CHECK_THAT(errorOf(dynrt_model_bind_weight(model.get(), "nope", &bv)),
+             Catch::Contains("no weight named 'nope'"));
+  CHECK_THAT(errorOf(dynrt_model_bind_weight(nullptr, "fc.bias", &bv)),
+             Catch::Contains("null argument"));
+}

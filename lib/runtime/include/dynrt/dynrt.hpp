@@ -100,6 +100,11 @@ public:
   void writeWeight(const std::string &name, const DLTensor &value) {
     check(dynrt_model_write_weight(model_.get(), name.c_str(), &value));
   }
+  /// Makes weight `name` live in `value`'s memory (no copy); bind again
+  /// after changing it in place (dynrt_model_bind_weight).
+  void bindWeight(const std::string &name, const DLTensor &value) {
+    check(dynrt_model_bind_weight(model_.get(), name.c_str(), &value));
+  }
   /// Writes every weight's current value to a safetensors checkpoint.
   void saveWeights(const std::string &path) const {
     check(dynrt_model_save_weights(model_.get(), path.c_str()));

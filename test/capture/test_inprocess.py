@@ -1,0 +1,63 @@
+"""The capture corpus in a plain process (docs/capture.md, "In the same
+process"): each program that calls torch.compile, torch._dynamo.optimize or
+dynoc.compile runs as `python3 PROGRAM` with DYNOC_TORCH_COMPILE=1, so its
+regions are captured, built and run by dynoc in that process. Its stdout and
+exit code must equal the Dynamo reference run's (eager's output), and its
+graph and break counts Dynamo's (as the program's `# dynamo:` header says
+they compare under `dynoc capture`).
+
+CI runs the programs in SUBSET; DYNOC_JIT_CORPUS=all (tools/test.sh
+--jit-corpus) runs every one. Builds go to the user's dynoc cache, so a
+second run takes them from there.
+"""
+import json
+import os
+import re
+import sys
+
+import pytest
+
+from test_corpus import HERE, PROGRAMS, header, run
+
+# Programs whose regions are called more than once (the built code runs),
+# with breaks, recompiles, mutations, buffers and the seed APIs among them.
+SUBSET = {"p01_function", "p04_module", "p19_sequential", "p26_no_grad", "p29_input_mutation",
+          "p30_buffers", "p39_int_arg_recompile", "p46_shape_recompile", "p51_graph_break",
+          "p53_disable", "p57_is_compiling", "p23_dataclass_out", "p31_global_tensor",
+          "p47_dtype_recompile"}
+_REGION_API = re.compile(r"torch\.compile|_dynamo\.optimize|dynoc\.compile|@torch\.compile")
+
+
+def _selected():
+    every = os.environ.get("DYNOC_JIT_CORPUS") == "all"
+    out = []
+    for p in PROGRAMS:
+        name = os.path.splitext(os.path.basename(p))[0]
+        text = open(p).read()
+        if not _REGION_API.search(text) or "capture-args:" in text:
+            continue  # whole-script and --entry programs are `dynoc capture`'s
+        if every or name in SUBSET:
+            out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("program", _selected(), ids=lambda p: os.path.basename(p)[:-3])
+def test_program_in_process(program, tmp_path):
+    exp = header(program)
+    stats = tmp_path / "stats.json"
+    env = {"DYNOC_TORCH_COMPILE": "1", "DYNOC_STATS": str(stats), **exp["env"]}
+    got = run([sys.executable, program], env=env)
+    ref_json = tmp_path / "dynamo.json"
+    ref = run([sys.executable, os.path.join(HERE, "dynamo_reference.py"), str(ref_json), program])
+    assert got.returncode == ref.returncode, got.stderr[-3000:]
+    assert got.stdout == ref.stdout, f"stdout differs from the reference run\n{got.stderr[-2000:]}"
+    if exp["dynamo"] == "skip" or not stats.exists():
+        return  # (a program that exits through os._exit writes no stats)
+    counts, dynamo = json.loads(stats.read_text()), json.load(open(ref_json))
+    if exp["dynamo"] == "same":
+        assert (counts["graphs"], counts["breaks"]) == (dynamo["graphs"], dynamo["breaks"]), \
+            f"dynoc {counts} vs Dynamo {dynamo}"
+    elif exp["dynamo"] == "graphs":
+        assert counts["graphs"] == dynamo["graphs"], f"dynoc {counts} vs Dynamo {dynamo}"
+    elif exp["dynamo"] == "breaks<=":
+        assert counts["breaks"] <= dynamo["breaks"], f"dynoc {counts} vs Dynamo {dynamo}"
