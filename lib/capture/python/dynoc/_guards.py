@@ -5,8 +5,10 @@ text is a Python expression over L (the region's arguments) and G (its globals).
 """
 import ast
 import sys
+import weakref
 
 import torch
+from torch.utils.hooks import RemovableHandle
 
 
 def _match(actual, want):
@@ -20,10 +22,47 @@ def check_tensor(t, dtype, device, requires_grad, size, stride):
             and _match(t.stride(), stride))
 
 
+# hook_ids is in every module region's guards; walking every submodule on
+# each call costs tens of microseconds on a transformer. Every registration
+# takes an id from torch's RemovableHandle counter, and every removal goes
+# through RemovableHandle.remove (counted here), so a result is reused while
+# neither moved.
+_removals = [0]
+_hook_cache = {}  # id(module) -> (weakref to it, (next_id, removals), ids)
+
+
+def _count_removals():
+    original = RemovableHandle.remove
+    if getattr(original, "_dynoc_counted", False):
+        return
+
+    def remove(self):
+        _removals[0] += 1
+        return original(self)
+    remove._dynoc_counted = True
+    RemovableHandle.remove = remove
+
+
+_count_removals()
+
+
 def hook_ids(module):
     """The ids of every forward and backward (pre-)hook registered on `module`,
     its submodules, or globally, sorted. Each registration takes a new id, so
     registering or removing a hook changes this."""
+    generation = (RemovableHandle.next_id, _removals[0])
+    hit = _hook_cache.get(id(module))
+    if hit is not None and hit[1] == generation and hit[0]() is module:
+        return hit[2]
+    ids = _walk_hook_ids(module)
+    try:
+        _hook_cache[id(module)] = (weakref.ref(module), generation, ids)
+    except TypeError:
+        pass
+    return ids
+
+
+def _walk_hook_ids(module):
     mm = torch.nn.modules.module
     ids = [k for d in (mm._global_forward_hooks, mm._global_forward_pre_hooks,
                        mm._global_backward_hooks, mm._global_backward_pre_hooks) for k in d]
