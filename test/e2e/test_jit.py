@@ -321,3 +321,24 @@ def test_a_transformers_model_compiled_in_process():
             torch.testing.assert_close(got.last_hidden_state, ref.last_hidden_state,
                                        rtol=1e-4, atol=1e-5)
     assert compiled_calls(cm) == 2, cm._dynoc_region.session.eager_reasons
+
+
+def test_export_gives_one_graph_module_and_its_guards_or_names_the_break():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
+    builds = dynoc.counters["builds"]
+    gm, guards = dynoc.export(m)(torch.randn(2, 4))
+    x = torch.randn(2, 4)
+    assert isinstance(gm, torch.fx.GraphModule)
+    torch.testing.assert_close(gm(x)[0], m(x))
+    assert guards[0].startswith("check_tensor(L['input'], torch.float32")
+    assert dynoc.counters["builds"] == builds, "export records, it does not build"
+
+    def with_break(x):
+        y = x + 1
+        dynoc.graph_break()
+        return y * 2
+
+    with pytest.raises(dynoc.Unsupported, match=r"export\(.*with_break\): a graph break at "
+                                                r".*test_jit.py:\d+: graph_break\(\) called"):
+        dynoc.export(with_break)(torch.ones(2))

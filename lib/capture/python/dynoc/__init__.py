@@ -12,7 +12,7 @@ import torch
 
 from . import _region, _session
 from ._compiled_module import CompiledModule
-from ._explain import ExplainOutput, explain
+from ._explain import ExplainOutput, ExportResult, Unsupported, explain, export
 from ._autograd import TrainableModel, load_trainable
 from ._runtime import Error, GuardError, LoadedModel, load
 from ._jit import counters
@@ -25,7 +25,8 @@ if os.environ.get("DYNOC_STATS"):
 __all__ = ["compile", "optimize", "optimize_assert", "is_compiling", "is_dynamo_compiling",
            "list_backends", "reset", "config", "allow_in_graph", "disallow_in_graph",
            "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
-           "run", "install", "register_backend", "counters", "load", "LoadedModel", "load_trainable", "TrainableModel", "Error", "GuardError", "explain", "ExplainOutput"]
+           "run", "install", "register_backend", "counters", "export", "ExportResult",
+           "Unsupported", "load", "LoadedModel", "load_trainable", "TrainableModel", "Error", "GuardError", "explain", "ExplainOutput"]
 
 _BACKENDS = {"eager": ("debug",), "inductor": ()}
 _BACKENDS_REGISTERED = {}  # name -> callable(gm, example_inputs) (register_backend)

@@ -45,7 +45,7 @@ def _run_whole_script(dynoc, path):
 
 _DYNAMO_NAMES = ("optimize", "optimize_assert", "allow_in_graph", "disallow_in_graph",
                  "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
-                 "is_compiling", "explain", "reset", "run")
+                 "is_compiling", "explain", "reset", "run", "export")
 
 
 def _patch_dynamo(dynoc, dynamo):

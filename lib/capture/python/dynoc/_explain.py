@@ -1,5 +1,15 @@
-"""dynoc.explain: what capture makes of one call, like torch._dynamo.explain."""
+"""dynoc.explain and dynoc.export: what capture makes of one call, like
+torch._dynamo.explain and torch._dynamo.export."""
+import collections
+
 from . import _session
+
+
+class Unsupported(RuntimeError):
+    """What dynoc cannot make one graph of (export of a region that breaks)."""
+
+
+ExportResult = collections.namedtuple("ExportResult", ["graph_module", "guards"])
 
 
 class ExplainOutput:
@@ -27,12 +37,52 @@ def explain(fn, *, backend="eager"):
     from . import compile as _compile
 
     def run(*args, **kwargs):
-        saved = _session._current
-        session = _session._current = _session.Session()
-        try:
-            _compile(fn, backend=backend)(*args, **kwargs)
-        finally:
-            _session._current = saved
+        session, _ = _record_once(_compile(fn, backend=backend), args, kwargs)
         return ExplainOutput(session)
+
+    return run
+
+
+def _record_once(compiled, args, kwargs):
+    """Runs a fresh region once in a session of its own, recording only (no
+    build); returns (the session, the region)."""
+    from ._compiled_module import CompiledModule
+    region = compiled._dynoc_region if isinstance(compiled, CompiledModule) else compiled
+    region.record_only = True
+    saved = _session._current
+    session = _session._current = _session.Session()
+    try:
+        compiled(*args, **kwargs)
+    finally:
+        _session._current = saved
+    return session, region
+
+
+def export(fn):
+    """export(fn)(*args, **kwargs), like torch._dynamo.export: runs `fn` once
+    (eagerly) as a capture region and returns ExportResult(graph_module,
+    guards): the one graph as a torch.fx.GraphModule (dynoc's recording;
+    called with the call's tensor arguments in order, it returns the graph's
+    outputs as a tuple) and the guard texts. A break raises Unsupported naming
+    it."""
+    from . import compile as _compile
+    from . import _fx
+
+    def run(*args, **kwargs):
+        session, region = _record_once(_compile(fn, backend="eager"), args, kwargs)
+        name = getattr(fn, "__qualname__", type(fn).__name__)
+        if session.breaks:
+            b = session.breaks[0]
+            raise Unsupported(f"dynoc.export({name}): a graph break at {b['location']}: "
+                              f"{b['reason']}")
+        graphs = [g for g in session.graphs if g.kind == "forward"]
+        if len(graphs) != 1:
+            raise Unsupported(f"dynoc.export({name}): the call made {len(graphs)} graphs, "
+                              "not one")
+        try:
+            gm, _ = _fx.graph_module(graphs[0], session.weights)
+        except _fx.NotConvertible as e:
+            raise Unsupported(f"dynoc.export({name}): {e}")
+        return ExportResult(gm, [g["text"] for g in region.variants[0]])
 
     return run

@@ -219,6 +219,7 @@ class Region:
         # outside `dynoc capture`, or None (calls run the function eagerly).
         self.compiled = []
         self._checks = []  # per variant: (its guard list, compiled check)
+        self.record_only = False  # explain/export: capture, never build
         self.session = None
 
     def forget(self):
@@ -377,7 +378,7 @@ class Region:
     def _compile(self, graphs, tracker, result, entry, L, G):
         """Outside `dynoc capture`: the variant's graph built and loaded, or
         None, with the reason logged, when its calls run eagerly."""
-        if self.session.out_dir is not None or not _jit.enabled():
+        if self.session.out_dir is not None or self.record_only or not _jit.enabled():
             return None  # capture records; the script runs as written
         backend = self.backend
         if isinstance(backend, str) and backend not in ("inductor", "eager"):
