@@ -63,10 +63,14 @@ print(json.dumps(out))
 """
 
 
-def first_call(engine, name, batch, cache):
-    """Seconds of the first call (and the second) in a fresh process."""
+def first_call(engine, name, batch, cache, fresh_machine=False):
+    """Seconds of the first call (and the second) in a fresh process.
+    `fresh_machine`: dynoc's precompiled kernel prelude (~/.cache/dynoc/pch,
+    made by the first build on a machine) is cold too."""
     env = dict(os.environ, DYNOC_CACHE_DIR=str(cache / "dynoc"),
                TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"))
+    if fresh_machine:
+        env["XDG_CACHE_HOME"] = str(cache / "xdg")
     code = FIRST_CALL.format(cpu=str(HERE.parent / "cpu"), engine=engine, name=name, batch=batch)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if p.returncode != 0:
@@ -132,6 +136,8 @@ def main():
             row = {"model": name, "batch": batch}
             with tempfile.TemporaryDirectory() as tmp:
                 cache = pathlib.Path(tmp)
+                row["dynoc_machine_cold"] = first_call("dynoc", name, batch,
+                                                       cache / "machine", True)["first_s"]
                 for engine in ("dynoc", "inductor"):
                     cold = first_call(engine, name, batch, cache)
                     warm = first_call(engine, name, batch, cache)
@@ -152,15 +158,19 @@ def write_table(rows, oh, path, torch_version):
         f"Machine: {machine()}; torch {torch_version}, {__import__('torch').get_num_threads()} "
         f"threads; {datetime.date.today()}. `bench/jit/run.py` (its docstring says how).",
         "",
-        "First call (seconds, a fresh process each; cold: empty caches, warm: the "
-        "cache the cold process filled):",
+        "First call (seconds, a fresh process each; cold: empty DYNOC_CACHE_DIR / "
+        "TORCHINDUCTOR_CACHE_DIR; warm: the cache the cold process filled; dynoc's "
+        "first build on a machine also precompiles its kernel prelude header "
+        "(~/.cache/dynoc/pch, once per compiler and dynoc version): the column "
+        "'dynoc, new machine' has that cold too):",
         "",
-        "| model | batch | dynoc cold | Inductor cold | dynoc/Inductor | dynoc warm | "
-        "Inductor warm |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| model | batch | dynoc, new machine | dynoc cold | Inductor cold | "
+        "dynoc/Inductor | dynoc warm | Inductor warm |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
-        lines.append(f"| {r['model']} | {r['batch']} | {r['dynoc_cold']:.2f} | "
+        lines.append(f"| {r['model']} | {r['batch']} | {r['dynoc_machine_cold']:.2f} | "
+                     f"{r['dynoc_cold']:.2f} | "
                      f"{r['inductor_cold']:.2f} | {r['dynoc_cold'] / r['inductor_cold']:.2f}x | "
                      f"{r['dynoc_warm'] * 1e3:.0f} ms | {r['inductor_warm']:.2f} |")
     lines += [

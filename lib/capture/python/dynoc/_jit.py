@@ -257,7 +257,8 @@ class CompiledGraph:
         # Weights live in the module's own tensors (no copy): what an eager
         # in-place update (an optimizer step, load_state_dict) writes is what
         # the next call reads; a BatchNorm's running statistics are updated
-        # there by the model. A tensor that is not contiguous is copied once.
+        # there by the model. A weight that is not contiguous is not bound:
+        # the variant runs eagerly.
         self.weights = []
         for name in self.model.weight_names():
             t = weights[name]
@@ -266,7 +267,13 @@ class CompiledGraph:
                 raise NotCompiled(f"weight '{name}' is not contiguous")
             self.model.bind_weight(name, data)
             self.weights.append((name, t, data))
-        self.versions = [t._version for _, t, _ in self.weights]
+        self.weight_tensors = [t for _, t, _ in self.weights]
+        self.versions = [t._version for t in self.weight_tensors]
+        self.run = self.model.run_outputs
+        structure = graph.output_structure
+        # The commonest result, one tensor output, is returned as it is.
+        self.single = structure["index"] if structure.get("type") == "tensor" else None
+        self.structure = structure
         # Constants reached through the arguments or globals (a tensor in a
         # list argument, a global tensor): the same tensor must be there.
         sourced = [name for name in self.model.weight_names()
@@ -288,14 +295,19 @@ class CompiledGraph:
                 return STALE
         # A weight changed in place since the last call: the model recomputes
         # what it precomputed from it (packed convolution weights, say).
-        for i, (name, t, data) in enumerate(self.weights):
-            if t._version != self.versions[i]:
-                self.model.bind_weight(name, data)
-                self.versions[i] = t._version
+        versions = [t._version for t in self.weight_tensors]
+        if versions != self.versions:
+            for (name, t, data), now, was in zip(self.weights, versions, self.versions):
+                if now != was:
+                    self.model.bind_weight(name, data)
+            self.versions = versions
         self.calls += 1
         counters["compiled_calls"] += 1
-        with torch.no_grad():
-            return self.model(*self.inputs(L, G))
+        outputs = self.run(*self.inputs(L, G))
+        if self.single is not None:
+            return outputs[self.single]
+        from ._runtime import _rebuild
+        return _rebuild(self.structure, outputs)
 
 
 class BackendGraph:

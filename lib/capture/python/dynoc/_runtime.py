@@ -22,6 +22,9 @@ Error = _dynrt.Error if _dynrt else RuntimeError
 GuardError = _dynrt.GuardError if _dynrt else RuntimeError
 
 
+_classes = {}  # "module.QualName" -> the class (dataclass results)
+
+
 def _rebuild(structure, outputs):
     """The model's outputs in the structure its manifest records."""
     kind = structure.get("type")
@@ -33,11 +36,17 @@ def _rebuild(structure, outputs):
         return structure["value"]
     if kind == "dataclass":
         fields = {k: _rebuild(v, outputs) for k, v in structure["items"].items()}
-        module, _, qualname = structure["python_type"].rpartition(".")
+        cls = _classes.get(structure["python_type"])
+        if cls is None:
+            module, _, qualname = structure["python_type"].rpartition(".")
+            try:
+                cls = _classes[structure["python_type"]] = \
+                    getattr(importlib.import_module(module), qualname)
+            except Exception:  # the class is not importable here: its fields
+                return fields
         try:
-            cls = getattr(importlib.import_module(module), qualname)
             return cls(**fields)
-        except Exception:  # the class is not importable here: its fields
+        except Exception:
             return fields
     if "items" in structure:
         items = [_rebuild(v, outputs) for v in structure["items"]]
