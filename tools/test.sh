@@ -6,18 +6,28 @@
 #   tools/test.sh               what CI runs
 #   tools/test.sh --realworld   only the whole real-program suite (transformers
 #                               models, ~15 minutes); writes docs/capture-models.md
+#   tools/test.sh --jit-corpus  only the whole capture corpus in process (every
+#                               program with DYNOC_TORCH_COMPILE=1, ~8 minutes;
+#                               CI runs a subset)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 realworld=0
+jitcorpus=0
 for arg in "$@"; do
   case "$arg" in
     --realworld) realworld=1 ;;
-    -h|--help) sed -n 2,8p "$0" | cut -c3-; exit 0 ;;
+    --jit-corpus) jitcorpus=1 ;;
+    -h|--help) sed -n 2,11p "$0" | cut -c3-; exit 0 ;;
     *) echo "tools/test.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
 tools/bootstrap.sh
+if ((jitcorpus)); then
+  bazel build //...
+  echo "[test] the capture corpus in process (every program)" >&2
+  DYNOC_JIT_CORPUS=all exec .venv/bin/python -m pytest -q -rf -n 2 test/capture/test_inprocess.py
+fi
 if ((realworld)); then
   bazel build //...
   echo "[test] the real-program suite (test/realworld, every model)" >&2
