@@ -22,11 +22,9 @@ import datetime
 import json
 import os
 import pathlib
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

@@ -228,9 +228,44 @@ struct BatchNormBackward : OpRewritePattern<AtenNativeBatchNormBackwardOp> {
     return success();
   }
 };
+/// mean.dim / sum.dim_IntList over dims that are not adjacent (a mean over
+/// the batch and the spatial dims, (0, 2, 3)): one reduction per run of
+/// adjacent dims (Builder::reduce), then a view without the reduced dims
+/// unless keepdim. The code generators reduce adjacent dims only.
+template <typename ReduceOp, bool IsMean>
+struct SplitReduction : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern<ReduceOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().template cast<RankedTensorType>();
+    auto resultType = op.getType().template cast<RankedTensorType>();
+    auto dimAttr = op.getDimAttr();
+    if (!dimAttr || op.getDtypeAttr() || !type.hasStaticShape() ||
+        !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "no dims, a dtype or dynamic");
+    SmallVector<int64_t> dims;
+    for (int64_t v : dimAttr.asArrayRef())
+      dims.push_back(v < 0 ? v + type.getRank() : v);
+    llvm::sort(dims);
+    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+    bool adjacent = true;
+    for (size_t i = 1; i < dims.size(); ++i)
+      adjacent &= dims[i] == dims[i - 1] + 1;
+    if (adjacent)
+      return rewriter.notifyMatchFailure(op, "adjacent dims");
+    Builder b{rewriter, op.getLoc()};
+    Value r = b.reduce(op.getSelf(), dims, IsMean);
+    if (!op.getKeepdim().value_or(false))
+      r = b.view(r, resultType);
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateStatisticsDecompositions(RewritePatternSet &patterns) {
-  patterns.add<VarCorrection, BatchNormTraining, BatchNormBackward>(
+  patterns.add<VarCorrection, BatchNormTraining, BatchNormBackward,
+               SplitReduction<AtenMeanDimOp, true>,
+               SplitReduction<AtenSumDimIntListOp, false>>(
       patterns.getContext());
 }

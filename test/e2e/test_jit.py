@@ -17,7 +17,6 @@ import torch
 import dynoc
 from dynoc import _jit, _logs
 
-from conftest import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 // Reductions view their input as (outer, n, inner) over one run of adjacent
-// dims; a dynamic outer dim stays symbolic; dims that are not adjacent are an
-// error at the op.
+// dims; a dynamic outer dim stays symbolic; dims that are not adjacent are
+// split into runs by dynoc-decompose when the shape is static
+// (passes/decompose-split-reduction.mlir) and an error at the op otherwise.
 // RUN: dynoc build %s -o %t.cpp --emit=cpp && FileCheck %s < %t.cpp
 // RUN: not dynoc build %S/Inputs/reduction-gap.mlir -o %t.so 2>&1 | FileCheck %S/Inputs/reduction-gap.mlir --check-prefix=GAP
 

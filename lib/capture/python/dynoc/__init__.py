@@ -10,7 +10,7 @@ import warnings
 
 import torch
 
-from . import _region, _session
+from . import _region
 from ._compiled_module import CompiledModule
 from ._explain import ExplainOutput, ExportResult, Unsupported, explain, export
 from ._autograd import TrainableModel, load_trainable
