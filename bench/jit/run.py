@@ -104,6 +104,38 @@ def steady_state(name, batch, min_time):
         return median_latencies(engines, min_time)
 
 
+def training_step(name, batch, min_time):
+    """Median seconds of one training step (forward, a mean-square loss,
+    backward, SGD) with the model called eagerly, through torch.compile and
+    through dynoc.compile, in this process; and whether dynoc ran its built
+    forward and backward (else the reason it ran eagerly)."""
+    import torch
+    import dynoc
+    torch.manual_seed(0)
+    m, x = models.make(name, batch)
+    m.train()
+    for p in m.parameters():
+        p.requires_grad_(True)
+
+    def stepper(fn):
+        opt = torch.optim.SGD(m.parameters(), lr=1e-6)
+
+        def step():
+            loss = models.main_output(fn(x)).float().square().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return step
+    jit = dynoc.compile(m)
+    engines = {"eager": stepper(m), "inductor": stepper(torch.compile(m)),
+               "dynoc.compile": stepper(jit)}
+    t = median_latencies(engines, min_time)
+    region = jit._dynoc_region
+    t["compiled"] = bool(region.compiled and region.compiled[0] is not None)
+    t["why"] = "; ".join(r["reason"] for r in region.session.eager_reasons[-1:])
+    return t
+
+
 def overhead(min_time):
     """Per-call seconds of compiled `x + 1` minus eager's, per engine."""
     import torch
@@ -125,6 +157,9 @@ def main():
     ap.add_argument("--models", default=",".join(models.NAMES))
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--min-time", type=float, default=1.0)
+    ap.add_argument("--train-models", default="mlp,cnn,encoder_block",
+                    help="models timed for one training step (grad mode on)")
+    ap.add_argument("--train-batch", type=int, default=32)
     ap.add_argument("--out", default=str(ROOT / "docs" / "perf-jit.md"))
     a = ap.parse_args()
     import torch
@@ -145,11 +180,18 @@ def main():
             row.update(steady_state(name, batch, a.min_time))
             rows.append(row)
             sys.stderr.write(f"[bench/jit] {name} b{batch}: {json.dumps(row)}\n")
+    train = []
+    for name in a.train_models.split(","):
+        if name:
+            row = {"model": name, "batch": a.train_batch,
+                   **training_step(name, a.train_batch, a.min_time)}
+            train.append(row)
+            sys.stderr.write(f"[bench/jit] training {name}: {json.dumps(row)}\n")
     oh = overhead(a.min_time)
-    write_table(rows, oh, a.out, torch.__version__)
+    write_table(rows, oh, a.out, torch.__version__, train)
 
 
-def write_table(rows, oh, path, torch_version):
+def write_table(rows, oh, path, torch_version, train=()):
     lines = [
         "# In-process compile: dynoc.compile vs torch.compile",
         "",
@@ -192,6 +234,16 @@ def write_table(rows, oh, path, torch_version):
         f"eager, {geomean([r['inductor'] / r['dynoc.compile'] for r in rows]):.2f}x Inductor, "
         f"{geomean([r['dynoc.load'] / r['dynoc.compile'] for r in rows]):.2f} of dynoc.load's speed.",
         "",
+        "One training step with grad mode on (forward, a mean-square loss, backward, "
+        "SGD; the model called eagerly, through torch.compile, or through "
+        "dynoc.compile, which runs its built forward and backward):",
+        "",
+        "| model | batch | eager step | torch.compile | dynoc.compile | dynoc ran built code |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *[f"| {r['model']} | {r['batch']} | {r['eager'] * 1e3:.2f} ms | "
+          f"{r['eager'] / r['inductor']:.2f}x | {r['eager'] / r['dynoc.compile']:.2f}x | "
+          f"{'yes' if r['compiled'] else 'no: ' + r['why']} |" for r in train],
+        "",
         f"Per-call overhead (compiled `x + 1` on one element minus eager's): dynoc "
         f"{oh['dynoc'] * 1e6:.1f} us, torch.compile {oh['inductor'] * 1e6:.1f} us.",
         "",
@@ -210,7 +262,8 @@ def write_table(rows, oh, path, torch_version):
     ]
     pathlib.Path(path).write_text("\n".join(lines))
     json_path = pathlib.Path(path).with_suffix(".json")
-    json_path.write_text(json.dumps({"rows": rows, "overhead": oh}, indent=1))
+    json_path.write_text(json.dumps({"rows": rows, "overhead": oh, "training": list(train)},
+                                    indent=1))
     print("\n".join(lines))
 
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import dynoc
-from dynoc import _jit, _logs
+from dynoc import _jit, _jit_train, _logs
 
 
 
@@ -125,9 +125,9 @@ def test_new_sizes_make_the_variant_dynamic_and_rebuild_it():
 
 
 def test_a_region_that_stays_eager_says_why(monkeypatch, capsys):
-    """A graph break, a result that requires grad: the calls run eagerly, the
-    reason is logged under DYNOC_LOGS=graph_breaks and eager's results and
-    gradients come out."""
+    """A graph break, a user backend's region called with grad mode on: the
+    calls run eagerly, the reason is logged under DYNOC_LOGS=graph_breaks and
+    eager's results and gradients come out."""
     monkeypatch.setattr(_logs, "_enabled", {"graph_breaks"})
 
     def with_break(x):
@@ -142,14 +142,57 @@ def test_a_region_that_stays_eager_says_why(monkeypatch, capsys):
     assert "with_break: calls run eagerly: 1 graph break(s)" in err
     assert compiled_calls(f) == 0
 
+    # A user backend gets forward graphs only: with grad mode on, eager.
     torch.manual_seed(0)
     m = Mlp()
-    cm = dynoc.compile(m)
+    cm = dynoc.compile(m, backend="eager")
     x = torch.randn(2, 16)
     for _ in range(2):
         cm(x).sum().backward()
-    assert "its result requires grad" in capsys.readouterr().err
+    assert "its result requires grad and no backward graph was recorded" in \
+        capsys.readouterr().err
     assert m.fc1.weight.grad is not None and compiled_calls(cm) == 0
+
+
+def test_training_with_grad_mode_on_runs_built_forward_and_backward():
+    """A module called with grad mode on: the first call records the
+    backward too, and later calls run the built forward and, on
+    loss.backward(), the built backward; SGD over 5 steps ends where eager's
+    does, BatchNorm's running statistics included, and the program's own
+    first backward is unaffected by the recording."""
+    torch.manual_seed(0)
+    m, ref = ConvNet().train(), ConvNet().train()
+    ref.load_state_dict(m.state_dict())
+    cm = dynoc.compile(m)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    opt_ref = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    for step in range(5):
+        x, y = torch.randn(4, 3, 8, 8), torch.randint(0, 5, (4,))
+        loss = torch.nn.functional.cross_entropy(cm(x), y)
+        loss_ref = torch.nn.functional.cross_entropy(ref(x), y)
+        torch.testing.assert_close(loss, loss_ref, rtol=1e-5, atol=1e-6, msg=f"step {step}")
+        for o, l in ((opt, loss), (opt_ref, loss_ref)):
+            o.zero_grad()
+            l.backward()
+            o.step()
+    for (name, p), q in zip(m.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-5, msg=name)
+    torch.testing.assert_close(m.bn.running_mean, ref.bn.running_mean, rtol=1e-5, atol=1e-6)
+    assert compiled_calls(cm) == 4
+    assert isinstance(cm._dynoc_region.compiled[0], _jit_train.TrainingGraph)
+
+
+def test_gradients_reach_inputs_that_require_grad():
+    def f(x, w):
+        return (torch.sin(x) * w).sum(1)
+
+    g = dynoc.compile(f)
+    for _ in range(3):
+        x, w = torch.randn(3, 4, requires_grad=True), torch.randn(4, requires_grad=True)
+        g(x, w).sum().backward()
+        torch.testing.assert_close(x.grad, torch.cos(x) * w)
+        torch.testing.assert_close(w.grad, torch.sin(x).sum(0))
+    assert compiled_calls(g) == 2
 
 
 def test_a_global_tensor_rebound_after_the_build_is_not_read_stale():

@@ -72,30 +72,45 @@ def _tensors(obj):
 
 
 def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
-    """A variant's calls, compiled: its one graph built and loaded. Raises
-    NotCompiled saying why they run eagerly instead."""
+    """A variant's calls, compiled: its graph built and loaded (with its
+    backward graph when the result requires grad). Raises NotCompiled saying
+    why they run eagerly instead."""
     if tracker.breaks:
         b = tracker.breaks[0]
         raise NotCompiled(f"{len(tracker.breaks)} graph break(s), the first at {b['location']}: "
                           f"{b['reason']} (a region with breaks runs eagerly in process)")
-    if len(graphs) != 1:
+    forward = [g for g in graphs if g.kind == "forward"]
+    backward = [g for g in graphs if g.kind == "backward"]
+    if len(forward) != 1 or len(backward) > 1:
         raise NotCompiled("no ATen op was recorded" if not graphs else
-                          f"{len(graphs)} graphs (forward and backward: training runs eagerly "
-                          "in process; dynoc.load_trainable runs built ones)")
-    if any(t.requires_grad for t in _tensors(result)):
-        raise NotCompiled("its result requires grad (autograd through compiled code in process "
-                          "is not there yet; under torch.no_grad() it is compiled)")
+                          f"{len(forward)} forward and {len(backward)} backward graphs")
+    if backward and not tracker.recorded_backward:
+        raise NotCompiled("the region runs a backward pass itself")
+    if not backward and any(t.requires_grad for t in _tensors(result)):
+        raise NotCompiled("its result requires grad and no backward graph was recorded "
+                          "(backends other than inductor get forward graphs only; under "
+                          "torch.no_grad() they run)")
     if tracker.written:
         raise NotCompiled(f"it writes {sorted(tracker.written)[0]} (a Python side effect the "
                           "graph does not hold)")
-    g = graphs[0]
-    why = _structure_problem(g.output_structure or {"type": "opaque"})
+    structure = next((g.output_structure for g in graphs
+                      if (g.output_structure or {}).get("type") != "intermediate"),
+                     {"type": "opaque"})
+    why = _structure_problem(structure)
     if why:
         raise NotCompiled(why)
-    used = {v.name: weights[v.name] for v in g.inputs if v.kind != "user"}
+    used = {v.name: weights[v.name] for g in graphs for v in g.inputs if v.kind != "user"}
+    if backward:
+        trained = {g["input"] for g in backward[0].grads}
+        for src, t in tracker.user_inputs:
+            if t.requires_grad and src not in trained:
+                raise NotCompiled(f"argument {src} requires grad but gets no gradient from "
+                                  "the recorded backward (not a leaf tensor)")
+        from ._jit_train import TrainingGraph
+        return TrainingGraph(forward[0], backward[0], used, sources)
     if backend == "inductor":
-        return CompiledGraph(g, used, sources)
-    return BackendGraph(g, used, backend, L, G)
+        return CompiledGraph(forward[0], used, sources)
+    return BackendGraph(forward[0], used, backend, L, G)
 
 
 def dynoc_binary():
@@ -238,14 +253,14 @@ def _compile_source(exprs):
     return eval(f"lambda L, G: {body}", _guards._scope())  # noqa: S307 - dynoc's own sources
 
 
-class CompiledGraph:
-    """A variant's graph, built and loaded: called with the region's L and G,
-    it runs the model on the tensors its user inputs name and returns the
-    region's result."""
+class BuiltGraph:
+    """One graph built and loaded, its weights bound to the program's tensors:
+    the part of a compiled variant that runs a graph."""
 
     def __init__(self, graph, weights, sources):
         for v in graph.inputs:
-            if v.kind == "user" and not v.name.startswith(("L[", "G[")):
+            if v.kind == "user" and not v.name.startswith(("L[", "G[")) and \
+                    not (graph.kind == "backward" and v.name.startswith(("graph_", "grad("))):
                 raise NotCompiled(f"input '{v.name}' is no argument of the region")
         path, self.cache_hit, tmpdir = build(graph, weights)
         try:
@@ -253,7 +268,8 @@ class CompiledGraph:
         finally:
             if tmpdir:  # DYNOC_CACHE=0: the loaded .so needs no files any more
                 shutil.rmtree(tmpdir, ignore_errors=True)
-        self.inputs = _compile_source([v.name for v in graph.inputs if v.kind == "user"])
+        users = [v.name for v in graph.inputs if v.kind == "user"]
+        self.inputs = _compile_source(users) if graph.kind == "forward" else None
         # Weights live in the module's own tensors (no copy): what an eager
         # in-place update (an optimizer step, load_state_dict) writes is what
         # the next call reads; a BatchNorm's running statistics are updated
@@ -270,10 +286,6 @@ class CompiledGraph:
         self.weight_tensors = [t for _, t, _ in self.weights]
         self.versions = [t._version for t in self.weight_tensors]
         self.run = self.model.run_outputs
-        structure = graph.output_structure
-        # The commonest result, one tensor output, is returned as it is.
-        self.single = structure["index"] if structure.get("type") == "tensor" else None
-        self.structure = structure
         # Constants reached through the arguments or globals (a tensor in a
         # list argument, a global tensor): the same tensor must be there.
         sourced = [name for name in self.model.weight_names()
@@ -281,26 +293,51 @@ class CompiledGraph:
         self.sourced = _compile_source([sources[n] for n in sourced]) \
             if sourced else None
         self.sourced_ptrs = tuple(weights[n].data_ptr() for n in sourced)
-        self.calls = 0
 
-    def __call__(self, L, G):
-        if self.sourced is not None:
-            try:
-                now = tuple(t.data_ptr() for t in self.sourced(L, G))
-            except Exception:
-                now = None
-            if now != self.sourced_ptrs:
-                _logs.log("recompiles", "a tensor constant of the compiled graph changed "
-                                        "(its source holds another tensor): calls run eagerly")
-                return STALE
-        # A weight changed in place since the last call: the model recomputes
-        # what it precomputed from it (packed convolution weights, say).
+    def stale(self, L, G):
+        """Does a tensor constant's source hold another tensor now?"""
+        if self.sourced is None:
+            return False
+        try:
+            now = tuple(t.data_ptr() for t in self.sourced(L, G))
+        except Exception:
+            now = None
+        if now != self.sourced_ptrs:
+            _logs.log("recompiles", "a tensor constant of the compiled graph changed "
+                                    "(its source holds another tensor): calls run eagerly")
+            return True
+        return False
+
+    def refresh_weights(self):
+        """A weight changed in place since the last call: the model
+        recomputes what it precomputed from it (packed convolution weights)."""
         versions = [t._version for t in self.weight_tensors]
         if versions != self.versions:
             for (name, t, data), now, was in zip(self.weights, versions, self.versions):
                 if now != was:
                     self.model.bind_weight(name, data)
             self.versions = versions
+
+
+class CompiledGraph:
+    """A variant's graph, built and loaded: called with the region's L and G,
+    it runs the model on the tensors its user inputs name and returns the
+    region's result."""
+
+    def __init__(self, graph, weights, sources):
+        self.built = BuiltGraph(graph, weights, sources)
+        self.model = self.built.model
+        self.inputs, self.run = self.built.inputs, self.built.run
+        structure = graph.output_structure
+        # The commonest result, one tensor output, is returned as it is.
+        self.single = structure["index"] if structure.get("type") == "tensor" else None
+        self.structure = structure
+        self.calls = 0
+
+    def __call__(self, L, G):
+        if self.built.stale(L, G):
+            return STALE
+        self.built.refresh_weights()
         self.calls += 1
         counters["compiled_calls"] += 1
         outputs = self.run(*self.inputs(L, G))

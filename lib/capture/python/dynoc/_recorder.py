@@ -136,6 +136,10 @@ class Tracker(TorchDispatchMode):
 
     def __init__(self, region, entry, params, user_inputs):
         super().__init__()
+        # In process (_jit.py): the backward pass dynoc runs itself after a
+        # region whose result requires grad, to record its backward graph.
+        self.synthetic_backward = False
+        self.recorded_backward = False  # record_backward made a backward graph
         self.region = region
         self.entry = entry
         self.params = params  # id(tensor) -> (kind, name)
@@ -468,6 +472,34 @@ class Tracker(TorchDispatchMode):
                 seeds[n.results[0].vid] = seeds[n.operands[0].vid]
         self.gradient_seeds = seeds
 
+    def record_backward(self, result):
+        """In process: records the backward graph of the region's result (the
+        tensors of it that require grad) by running autograd over it with
+        ones as their gradients, as AOTAutograd traces a backward at the
+        first call. The leaves' `.grad` are left as they were, the autograd
+        graph is kept for the program's own backward, and the pass is not a
+        break of the program. Returns whether a backward graph came out."""
+        outs = [t for t in _tensors(result) if t.requires_grad]
+        leaves = [t for t, _ in self.leaves.values()]
+        if not outs or not leaves:
+            return False
+        held = [(t, t.grad) for t in leaves]
+        breaks = len(self.breaks)
+        self.synthetic_backward = True
+        try:
+            for t in leaves:
+                t.grad = None
+            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs],
+                                    retain_graph=True)
+            if self._backward_task is not None:
+                self._end_backward()
+        finally:
+            for t, g in held:
+                t.grad = g
+            self.synthetic_backward = False
+            del self.breaks[breaks:]
+        return any(g.kind == "backward" and g.grads for g in self.graphs)
+
     def _end_backward(self):
         """The backward pass is over: each leaf whose `.grad` the pass set
         or accumulated gets that gradient as an output of the backward graph
@@ -779,7 +811,8 @@ class Tracker(TorchDispatchMode):
                 v.graph.add_output(v)
         where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
         self.breaks.append({"reason": reason, "location": where})
-        _logs.log("graph_breaks", f"graph break at {where}: {reason}")
+        if not self.synthetic_backward:
+            _logs.log("graph_breaks", f"graph break at {where}: {reason}")
         if self.current.nodes:
             self._new_graph()
 

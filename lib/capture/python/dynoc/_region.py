@@ -325,6 +325,9 @@ class Region:
         try:
             with tracker:
                 result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources, tracker)
+                if self._compiles() and self.backend == "inductor" and \
+                        torch.is_grad_enabled() and not tracker.breaks:
+                    tracker.recorded_backward = tracker.record_backward(result)
         except BaseException:
             # The program raised: what was captured up to here is kept.
             session.graphs.extend(tracker.finish(None, self._live()))
@@ -358,7 +361,7 @@ class Region:
                 _logs.log("recompiles", f"{entry}: stays static: {e}")
         session.graphs.extend(graphs)
         session.breaks.extend(tracker.breaks)
-        if any(g.kind == "backward" for g in graphs):
+        if any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
             try:
                 session.steps.append(_step.stitch(graphs, tracker.breaks,
                                                   f"step_{len(session.steps)}"))
@@ -390,10 +393,16 @@ class Region:
             self._checks[i] = (self.variants[i], check)
         return check
 
+    def _compiles(self):
+        """Do this region's variants run built code (outside `dynoc capture`,
+        explain and export, unless DYNOC_COMPILE=0)?"""
+        session = self.session or _session.current()
+        return session.out_dir is None and not self.record_only and _jit.enabled()
+
     def _compile(self, graphs, tracker, result, entry, L, G):
         """Outside `dynoc capture`: the variant's graph built and loaded, or
         None, with the reason logged, when its calls run eagerly."""
-        if self.session.out_dir is not None or self.record_only or not _jit.enabled():
+        if not self._compiles():
             return None  # capture records; the script runs as written
         backend = self.backend
         if isinstance(backend, str) and backend not in ("inductor", "eager"):
