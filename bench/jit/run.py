@@ -257,7 +257,8 @@ def write_table(rows, oh, path, torch_version, train=()):
         "check, the DLPack round trip and rebuilding the result (a transformers "
         "`ModelOutput` costs tens of microseconds to construct, as it does in "
         "eager). That dispatch is Python; at batch 32 it is within a few percent "
-        "of the AOT path, at batch 1 it is the gap.",
+        "of the AOT path, at batch 1 it is the gap."
+        " The training rows run the same backward code as a `dynoc build` of a captured backward graph, through one extra autograd Function per call; where it is slower than eager (conv and attention backward kernels, unfused elementwise backward) is what docs/perf-train.md analyses for the training issue.",
         "",
     ]
     pathlib.Path(path).write_text("\n".join(lines))
