@@ -20,6 +20,7 @@ import time
 import torch
 
 from . import _logs, _mlir_writer as mw
+from ._recorder import _tensors
 from ._runtime import LoadedModel
 
 _ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -60,17 +61,6 @@ def _structure_problem(s):
     return None
 
 
-def _tensors(obj):
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, (list, tuple)):
-        for x in obj:
-            yield from _tensors(x)
-    elif isinstance(obj, dict):
-        for x in obj.values():
-            yield from _tensors(x)
-
-
 def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
     """A variant's calls, compiled: its graph built and loaded (with its
     backward graph when the result requires grad). Raises NotCompiled saying
@@ -88,8 +78,9 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
         raise NotCompiled("the region runs a backward pass itself")
     if not backward and any(t.requires_grad for t in _tensors(result)):
         raise NotCompiled("its result requires grad and no backward graph was recorded "
-                          "(backends other than inductor get forward graphs only; under "
-                          "torch.no_grad() they run)")
+                          "(a backend other than inductor gets forward graphs only; with "
+                          "inductor, no trained leaf tensor reached the result); under "
+                          "torch.no_grad() it is compiled")
     if tracker.written:
         raise NotCompiled(f"it writes {sorted(tracker.written)[0]} (a Python side effect the "
                           "graph does not hold)")
