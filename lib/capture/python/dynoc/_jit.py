@@ -65,6 +65,8 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
     """A variant's calls, compiled: its graph built and loaded (with its
     backward graph when the result requires grad). Raises NotCompiled saying
     why they run eagerly instead."""
+    if tracker.backward_error:
+        raise NotCompiled(f"recording its backward failed: {tracker.backward_error}")
     if tracker.breaks:
         b = tracker.breaks[0]
         raise NotCompiled(f"{len(tracker.breaks)} graph break(s), the first at {b['location']}: "

@@ -140,6 +140,7 @@ class Tracker(TorchDispatchMode):
         # region whose result requires grad, to record its backward graph.
         self.synthetic_backward = False
         self.recorded_backward = False  # record_backward made a backward graph
+        self.backward_error = None  # why record_backward failed, if it raised
         self.region = region
         self.entry = entry
         self.params = params  # id(tensor) -> (kind, name)

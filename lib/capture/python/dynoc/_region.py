@@ -327,7 +327,10 @@ class Region:
                 result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources, tracker)
                 if self._compiles() and self.backend == "inductor" and \
                         torch.is_grad_enabled() and not tracker.breaks:
-                    tracker.recorded_backward = tracker.record_backward(result)
+                    try:
+                        tracker.recorded_backward = tracker.record_backward(result)
+                    except Exception as e:  # the program's own backward may still work
+                        tracker.backward_error = f"{type(e).__name__}: {e}"
         except BaseException:
             # The program raised: what was captured up to here is kept.
             session.graphs.extend(tracker.finish(None, self._live()))
