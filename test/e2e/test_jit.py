@@ -384,3 +384,25 @@ def test_export_gives_one_graph_module_and_its_guards_or_names_the_break():
     with pytest.raises(dynoc.Unsupported, match=r"export\(.*with_break\): a graph break at "
                                                 r".*test_jit.py:\d+: graph_break\(\) called"):
         dynoc.export(with_break)(torch.ones(2))
+
+
+def test_a_backward_that_cannot_be_recorded_leaves_the_region_eager():
+    class NoBackward(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError("this backward is never run by the program")
+
+    def f(x, w):
+        return NoBackward.apply(x * w).sum()
+
+    g = dynoc.compile(f)
+    x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+    for _ in range(2):
+        torch.testing.assert_close(g(x, w), (x * w * 2).sum())
+    assert compiled_calls(g) == 0
+    assert g.session.eager_reasons[-1]["reason"] == \
+        "recording its backward failed: RuntimeError: this backward is never run by the program"
