@@ -29,7 +29,8 @@ COMPILED = {"p114_enum_and_special_float_globals": 3, "p76_size_guard": 2, "p83_
             "p46_shape_recompile": 1, "p39_int_arg_recompile": 1}
 SUBSET = {"p01_function", "p04_module", "p19_sequential", "p26_no_grad", "p29_input_mutation",
           "p30_buffers", "p51_graph_break", "p53_disable", "p57_is_compiling",
-          "p23_dataclass_out", "p31_global_tensor", "p47_dtype_recompile", *COMPILED}
+          "p23_dataclass_out", "p31_global_tensor", "p47_dtype_recompile", "p123_dynamo_export",
+          *COMPILED}
 _REGION_API = re.compile(r"torch\.compile|_dynamo\.optimize|dynoc\.compile|@torch\.compile")
 
 

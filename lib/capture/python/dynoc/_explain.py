@@ -62,8 +62,8 @@ def export(fn):
     """export(fn)(*args, **kwargs), like torch._dynamo.export: runs `fn` once
     (eagerly) as a capture region and returns ExportResult(graph_module,
     guards): the one graph as a torch.fx.GraphModule (dynoc's recording;
-    called with the call's tensor arguments in order, it returns the graph's
-    outputs as a tuple) and the guard texts. A break raises Unsupported naming
+    called with the call's tensor arguments in order, it returns what `fn`
+    returned, in its structure) and the guard texts. A break raises Unsupported naming
     it."""
     from . import compile as _compile
     from . import _fx
@@ -80,7 +80,7 @@ def export(fn):
             raise Unsupported(f"dynoc.export({name}): the call made {len(graphs)} graphs, "
                               "not one")
         try:
-            gm, _ = _fx.graph_module(graphs[0], session.weights)
+            gm, _ = _fx.graph_module(graphs[0], session.weights, graphs[0].output_structure)
         except _fx.NotConvertible as e:
             raise Unsupported(f"dynoc.export({name}): {e}")
         return ExportResult(gm, [g["text"] for g in region.variants[0]])

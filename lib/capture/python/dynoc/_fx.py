@@ -25,9 +25,11 @@ def _returns_one_tensor(func):
     return len(returns) == 1 and str(returns[0].type) == "Tensor"
 
 
-def graph_module(graph, weights):
+def graph_module(graph, weights, result_structure=None):
     """(torch.fx.GraphModule, names of its placeholders) of `graph` (a
-    _graph.Graph) whose non-user inputs are `weights` (name -> tensor)."""
+    _graph.Graph) whose non-user inputs are `weights` (name -> tensor). It
+    returns the graph's outputs as a tuple, or in `result_structure` (the
+    region's result, by output index) when given."""
     fx = torch.fx.Graph()
     root = torch.nn.Module()
     env = {}
@@ -75,5 +77,23 @@ def graph_module(graph, weights):
         else:
             for k, r in enumerate(node.results):
                 env[r.vid] = fx.call_function(operator.getitem, (out, k))
-    fx.output(tuple(mapped(v) for v in graph.outputs))
-    return torch.fx.GraphModule(root, fx, class_name=f"dynoc_{graph.name}"), placeholders
+    outputs = [mapped(v) for v in graph.outputs]
+    fx.output(_shaped(result_structure, outputs) if result_structure else tuple(outputs))
+    return torch.fx.GraphModule(root, fx), placeholders
+
+
+def _shaped(s, outputs):
+    """The graph's outputs in the region's result structure `s` (a tensor, or
+    tuples, lists and dicts of them and of constants), as Dynamo's export
+    returns them."""
+    kind = s.get("type")
+    if kind == "tensor":
+        return outputs[s["index"]]
+    if kind == "constant":
+        return s["value"]
+    if kind == "dict":
+        return {k: _shaped(v, outputs) for k, v in s["items"].items()}
+    if kind in ("tuple", "list"):
+        items = [_shaped(v, outputs) for v in s["items"]]
+        return items if kind == "list" else tuple(items)
+    raise NotConvertible(f"a result of type {s.get('python_type', kind)}")
