@@ -26,6 +26,23 @@ def _graph(model):
     return model.manifest["graphs"][0]
 
 
+def backward_inputs(feed, outputs, inputs, output_grads):
+    """The backward graph's user inputs, in its order, as `feed` lists them:
+    ("saved", k) a forward output, ("seed", k) the gradient of forward output
+    k (`output_grads`; zeros where autograd gives none), ("input", i) region
+    input i."""
+    values = []
+    for kind, value in feed:
+        if kind == "saved":
+            values.append(outputs[value])
+        elif kind == "seed":
+            g = output_grads.get(value)
+            values.append(torch.zeros_like(outputs[value]) if g is None else g)
+        else:
+            values.append(inputs[value])
+    return [v.contiguous() for v in values]
+
+
 class _Step(torch.autograd.Function):
     @staticmethod
     def forward(ctx, trainable, *args):
@@ -40,17 +57,9 @@ class _Step(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         t = ctx.trainable
-        by_output = dict(zip(t._result_outputs, grads))
-        feed = []
-        for kind, value in t._backward_feed:
-            if kind == "saved":
-                feed.append(ctx.outputs[value])
-            elif kind == "seed":
-                g = by_output[value]
-                feed.append(torch.zeros_like(ctx.outputs[value]) if g is None else g)
-            else:  # a region input, by its position
-                feed.append(ctx.inputs[value])
-        out = t._backward_model.run_outputs(*[f.contiguous() for f in feed])
+        feed = backward_inputs(t._backward_feed, ctx.outputs, ctx.inputs,
+                               dict(zip(t._result_outputs, grads)))
+        out = t._backward_model.run_outputs(*feed)
         result = [None] * (len(ctx.inputs) + len(t._param_names))
         for grad in _graph(t._backward_model).get("grads", []):
             name, k = grad["input"], grad["output"]

@@ -12,14 +12,10 @@ the gradient of each trained leaf. Both are built and bound to the program's
 tensors; a torch.autograd.Function runs the first on the call and the second on
 backward(), as dynoc.load_trainable does for the AOT path (_autograd.py).
 """
-import re
-
 import torch
 
 from . import _jit
-
-_OUTPUT = re.compile(r"^(graph_\d+)\.output_(\d+)$")
-_SEED = re.compile(r"^grad\((graph_\d+)\.output_(\d+)\)$")
+from ._autograd import _OUTPUT, _SEED, backward_inputs
 
 
 def _result_indices(s, out):
@@ -60,17 +56,8 @@ class _Run(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         g = ctx.graph
-        by_output = dict(zip(g.results, grads))
-        feed = []
-        for kind, value in g.backward_feed:
-            if kind == "saved":
-                feed.append(ctx.outputs[value])
-            elif kind == "seed":
-                d = by_output.get(value)
-                feed.append(torch.zeros_like(ctx.outputs[value]) if d is None else d)
-            else:
-                feed.append(ctx.inputs[value])
-        out = g.backward_model.run(*[f.contiguous() for f in feed])
+        out = g.backward_model.run(*backward_inputs(g.backward_feed, ctx.outputs, ctx.inputs,
+                                                    dict(zip(g.results, grads))))
         result = [None] * (len(ctx.inputs) + len(g.leaf_names))
         for name, k in g.grads:
             result[g.leaf_position[name]] = out[k]
