@@ -592,12 +592,19 @@ private:
            PyUnicode_CompareWithASCIIString(mod, "torch") == 0;
   }
   /// A graph break here; `escaping` is the tensor whose value Python reads
-  /// (the graph so far outputs it).
-  void breakHere(const char *reason, bool escape,
+  /// (the graph so far outputs it). False, with the error set, when the
+  /// region refuses to break (fullgraph=True): the breaking instruction must
+  /// not run, so its side effects never happen.
+  bool breakHere(const char *reason, bool escape,
                  PyObject *escaping = nullptr) {
-    callTracker("on_break",
-                Py_BuildValue("(sOiiO)", reason, co->co_filename, line(),
-                              int(escape), escaping ? escaping : Py_None));
+    PyObject *tracker = regionState().tracker;
+    if (!tracker)
+      return true;
+    PyObject *r = PyObject_CallMethod(tracker, "on_break", "sOiiO", reason,
+                                      co->co_filename, line(), int(escape),
+                                      escaping ? escaping : Py_None);
+    Py_XDECREF(r);
+    return r != nullptr;
   }
   PyObject *callTracker(const char *method, PyObject *args) {
     PyObject *r = callTrackerForResult(method, args);
@@ -738,9 +745,11 @@ void Evaluator::bindArgumentSources() {
 }
 
 int Evaluator::truth(const Slot &s) {
-  if (isTensor(s.value))
-    breakHere("a tensor's value decides Python control flow", true, s.value);
-  else if (isSizeInt(s.value, s.source))
+  if (isTensor(s.value)) {
+    if (!breakHere("a tensor's value decides Python control flow", true,
+                   s.value))
+      return -1;
+  } else if (isSizeInt(s.value, s.source))
     callTracker(
         "on_size_guard",
         Py_BuildValue(
@@ -846,14 +855,16 @@ PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
   }
   std::string k2 = k ? k : "";
   if (k2 == "graph_break") {
-    breakHere("graph_break() called", false);
+    if (!breakHere("graph_break() called", false))
+      return nullptr;
     Py_RETURN_NONE;
   }
   if (k2 == "forbid") {
-    PyErr_Format(PyExc_RuntimeError,
-                 "dynoc: '%s' is marked forbid_in_graph and was called "
-                 "inside a capture region at %U:%d",
-                 name.c_str(), co->co_filename, line());
+    // Dynamo's type and words, which scripts catch; dynoc adds the place.
+    PyErr_Format(PyExc_AssertionError,
+                 "Attempt to trace forbidden callable %R (inside a capture "
+                 "region at %U:%d)",
+                 callable, co->co_filename, line());
     return nullptr;
   }
   if (k2 == "allow")
@@ -862,7 +873,8 @@ PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
     // print() and logging: a break; what they print runs unrecorded.
     std::string reason =
         "call to " + name + "(), a side effect outside the graph";
-    breakHere(reason.c_str(), false);
+    if (!breakHere(reason.c_str(), false))
+      return nullptr;
     callTracker("pause", Py_BuildValue("(N)", argsTuple(args)));
     PyObject *r = callNative(callable, args, kw);
     callTracker("resume", Py_BuildValue("(Os)", Py_None, ""));
@@ -874,7 +886,8 @@ PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
   std::string reason = k2 == "disallow"
                            ? "call to '" + name + "', marked disallow_in_graph"
                            : "call to '" + name + "', disabled by disable()";
-  breakHere(reason.c_str(), false);
+  if (!breakHere(reason.c_str(), false))
+    return nullptr;
   callTracker("pause", Py_BuildValue("(N)", argsTuple(args)));
   RegionState &st = regionState();
   PyCodeObject *savedFrame = st.disabledFrame;
@@ -910,7 +923,9 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
     std::string n = name ? name : "";
     if (n == "item" || n == "tolist" || n == "numpy") {
       std::string reason = "Tensor." + n + "() makes a Python value";
-      breakHere(reason.c_str(), n == "item", PyCFunction_GET_SELF(callable));
+      if (!breakHere(reason.c_str(), n == "item",
+                     PyCFunction_GET_SELF(callable)))
+        return nullptr;
     }
   }
   if (callable == reinterpret_cast<PyObject *>(&PySuper_Type) && args.empty())
@@ -2249,8 +2264,10 @@ extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
     PyObject *m = PyObject_GetAttrString(st.tracker, "on_skip_frame");
     PyObject *r = m && args ? PyObject_Call(m, args, nullptr) : nullptr;
     Py_XDECREF(m), Py_XDECREF(args), Py_XDECREF(r);
-    if (!r)
-      PyErr_WriteUnraisable(st.tracker);
+    if (!r) { // the region refuses the break (fullgraph=True)
+      *result = nullptr;
+      return 1;
+    }
     return 0; // CPython runs it; its ATen calls are still recorded
   }
   Evaluator ev(*view, std::move(call));

@@ -4,6 +4,8 @@
 
 #include "dynoc/CodegenCUDA/CudaCodegen.h"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -36,12 +38,15 @@ void addListBackendsCommand(CLI::App &app, int &exitCode) {
       "list-backends",
       "List the backends 'dynoc capture --backend' accepts, with their tags.");
   auto all = std::make_shared<bool>(false);
-  cmd->add_flag("--all", *all, "include backends tagged 'experimental'");
+  cmd->add_flag("--all", *all,
+                "include backends tagged 'debug' or 'experimental' (as "
+                "torch._dynamo.list_backends(exclude_tags=None))");
   cmd->callback([all, &exitCode] {
     for (const Backend &b : backends()) {
-      bool experimental = std::find(b.tags.begin(), b.tags.end(),
-                                    "experimental") != b.tags.end();
-      if (experimental && !*all)
+      bool hidden = std::any_of(b.tags.begin(), b.tags.end(), [](auto &t) {
+        return t == "debug" || t == "experimental";
+      });
+      if (hidden && !*all)
         continue;
       std::string tags =
           b.tags.empty() ? "" : fmt::format("[{}]", fmt::join(b.tags, ", "));

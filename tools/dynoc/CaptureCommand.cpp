@@ -64,6 +64,7 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
   for (const char *list : {"graphs", "steps"})
     for (auto &g : manifest.value(list, nlohmann::json::array()))
       files.push_back(g.value("mlir", ""));
+  size_t failedBuilds = 0;
   for (const std::string &file : files) {
     std::string mlir = outDir + "/" + file;
     mlir::DialectRegistry registry;
@@ -81,12 +82,21 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
       BuildRequest request;
       request.input = mlir;
       request.output = so;
+      // A graph dynoc cannot build is the toolchain's gap, not the
+      // script's failure: a warning, and the script's exit code stands.
       if (buildGraphFile(request) != 0) {
-        ok = false;
-        return fail("capture", "building '" + mlir + "' failed (see above)");
+        ++failedBuilds;
+        fmt::print(stderr,
+                   "dynoc capture: warning: '{}' was not built (the error "
+                   "above names the op and its place); no .so for it\n",
+                   mlir);
       }
     }
   }
+  if (failedBuilds)
+    fmt::print(stderr,
+               "dynoc capture: warning: {} of {} graph(s) were not built\n",
+               failedBuilds, files.size());
   return 0;
 }
 

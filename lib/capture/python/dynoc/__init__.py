@@ -12,7 +12,7 @@ import torch
 
 from . import _region
 from ._compiled_module import CompiledModule
-from ._explain import ExplainOutput, ExportResult, Unsupported, explain, export
+from ._explain import ExplainOutput, ExportResult, explain, export, unsupported_type
 from ._autograd import TrainableModel, load_trainable
 from ._runtime import Error, GuardError, LoadedModel, load
 from ._jit import counters
@@ -28,13 +28,24 @@ __all__ = ["compile", "optimize", "optimize_assert", "is_compiling", "is_dynamo_
            "run", "install", "register_backend", "counters", "export", "ExportResult",
            "Unsupported", "load", "LoadedModel", "load_trainable", "TrainableModel", "Error", "GuardError", "explain", "ExplainOutput"]
 
-_BACKENDS = {"eager": ("debug",), "inductor": ()}
+_BACKENDS = {"eager": ("debug",), "aot_eager": ("debug",), "inductor": ()}
+# Dynamo's debugging backends that mean the same here: the recorded graphs run
+# through ATen (dynoc's recording is ATen-level already).
+_BACKEND_ALIASES = {"aot_eager": "eager"}
 _BACKENDS_REGISTERED = {}  # name -> callable(gm, example_inputs) (register_backend)
 
 
 class config:
-    """Settings, named as in torch._dynamo.config."""
-    cache_size_limit = 64
+    """Settings, named as in torch._dynamo.config. cache_size_limit=None:
+    the installed torch's default (torch._dynamo.config.recompile_limit, 8 in
+    torch 2.13), read at the first recompile."""
+    cache_size_limit = None
+
+
+def __getattr__(name):
+    if name == "Unsupported":  # made on first use (_explain.unsupported_type)
+        return unsupported_type()
+    raise AttributeError(f"module 'dynoc' has no attribute '{name}'")
 
 
 def register_backend(compiler_fn=None, name=None, tags=()):
@@ -47,7 +58,7 @@ def register_backend(compiler_fn=None, name=None, tags=()):
         raise TypeError(f"dynoc: register_backend expects a callable, got "
                         f"{type(compiler_fn).__name__}")
     name = name or compiler_fn.__name__
-    if name in ("eager", "inductor"):
+    if name in ("eager", "aot_eager", "inductor"):
         raise ValueError(f"dynoc: backend '{name}' is dynoc's own")
     _BACKENDS[name] = tuple(tags)
     _BACKENDS_REGISTERED[name] = compiler_fn
@@ -86,9 +97,17 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if not isinstance(backend, str) and not callable(backend):
         raise TypeError(f"dynoc: backend must be a name or a callable, got "
                         f"{type(backend).__name__}")
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")  # torch.compile's words
     if mode not in _MODES:
-        raise ValueError(f"dynoc: unknown mode '{mode}' (known: "
-                         f"{', '.join(m for m in _MODES if m)})")
+        # Inductor's own check: its error for a mode it lacks, as torch.compile
+        # raises it; a mode it has and dynoc does not know builds as default.
+        from torch._inductor import list_mode_options
+        list_mode_options(mode)
+        _say_once(mode, f"dynoc: mode='{mode}' is an Inductor mode dynoc has no "
+                        "counterpart of; the code is built as in the default mode")
+    backend = _BACKEND_ALIASES.get(backend, backend) if isinstance(backend, str) else backend
     if mode == "reduce-overhead":
         _say_once(mode, "dynoc: mode='reduce-overhead' replays CUDA graphs for --target=cuda "
                         "models; CPU code runs as in the default mode")
@@ -99,7 +118,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         _say_once(("options",) + tuple(sorted(options)),
                   f"dynoc: compile options {sorted(options)} are Inductor's and have no "
                   "meaning for dynoc's compiler; ignored")
-    _region.cache_size_limit = config.cache_size_limit
+    _region.config = config
     region = _region.Region(model, backend, fullgraph, dynamic,
                             guard_fail_fn=guard_fail_fn, guard_export_fn=guard_export_fn)
     if isinstance(model, torch.nn.Module):
@@ -126,8 +145,10 @@ def optimize_assert(backend="inductor", *, dynamic=None):
 
 def is_compiling():
     """True while dynoc's evaluator runs a capture region (as torch.compiler.
-    is_compiling is while Dynamo traces)."""
-    return _region.capturing > 0
+    is_compiling is while Dynamo traces), and while a captured variant's body
+    runs eagerly in place of its compiled code (Dynamo's compiled code has
+    the calls folded as True)."""
+    return _region.capturing > 0 or _region.standing_in > 0
 
 
 is_dynamo_compiling = is_compiling
@@ -183,18 +204,25 @@ def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
 
 
 def mark_static(t, index=None):
-    """Marks dims of `t` static. dynoc specializes every dim already, so this
-    only records the request (as torch._dynamo.mark_static does)."""
+    """Marks dims of `t` static (all of them with index=None): a variant in
+    which such a dim is dynamic does not take `t`, and no recompile makes it
+    dynamic (docs/capture.md, "Dynamic shapes"). The mark is torch's own
+    attribute, so torch._dynamo.mark_static's marks count too."""
     dims = range(t.dim()) if index is None else ([index] if isinstance(index, int) else index)
-    t._dynoc_static_dims = set(getattr(t, "_dynoc_static_dims", set())) | set(dims)
+    t._dynamo_static_indices = set(getattr(t, "_dynamo_static_indices", set())) | set(dims)
 
 
 def mark_dynamic(t, index, **kwargs):
-    """Marks dims of `t` dynamic. dynoc makes a dim dynamic when a second call
-    brings another size and the same graphs (automatic dynamic shapes, see
-    docs/capture.md); the mark is recorded for that, not required by it."""
+    """Marks dims of `t` dynamic: the first capture with `t` makes them
+    dynamic at once. If the captured code pins such a dim (a branch on its
+    size), the call raises ConstraintViolationError, as Dynamo's does; dims
+    of size 0 and 1 stay static. Calling it inside a region is an error
+    (AssertionError, as in Dynamo)."""
     dims = [index] if isinstance(index, int) else list(index)
-    t._dynoc_dynamic_dims = set(getattr(t, "_dynoc_dynamic_dims", set())) | set(dims)
+    t._dynamo_dynamic_indices = set(getattr(t, "_dynamo_dynamic_indices", set())) | set(dims)
+
+
+_mark(mark_dynamic, "forbid")
 
 
 def reset():

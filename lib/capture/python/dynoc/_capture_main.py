@@ -45,7 +45,8 @@ def _run_whole_script(dynoc, path):
 
 _DYNAMO_NAMES = ("optimize", "optimize_assert", "allow_in_graph", "disallow_in_graph",
                  "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
-                 "is_compiling", "explain", "reset", "run", "export")
+                 "is_compiling", "explain", "reset", "run", "export", "list_backends",
+                 "register_backend")
 
 
 def _patch_dynamo(dynoc, dynamo):
@@ -53,6 +54,9 @@ def _patch_dynamo(dynoc, dynamo):
         setattr(dynamo, name, getattr(dynoc, name))
     from dynoc import _region
     _region.read_limit = lambda: dynamo.config.cache_size_limit
+    # `isinstance(m, torch._dynamo.eval_frame.OptimizedModule)` (accelerate's
+    # and DDP's test for a compiled module) is true of what compile returns.
+    dynamo.eval_frame.OptimizedModule = dynamo.OptimizedModule = dynoc.CompiledModule
 
 
 class _PatchDynamoOnImport(importlib.abc.MetaPathFinder):
@@ -80,7 +84,8 @@ def _route_torch_entry_points(dynoc):
     import torch
     import torch.compiler
     torch.compile = dynoc.compile
-    for name in ("allow_in_graph", "disable", "is_compiling", "is_dynamo_compiling", "reset"):
+    for name in ("allow_in_graph", "disable", "is_compiling", "is_dynamo_compiling", "reset",
+                 "list_backends"):
         setattr(torch.compiler, name, getattr(dynoc, name))
     if "torch._dynamo" in sys.modules:
         _patch_dynamo(dynoc, sys.modules["torch._dynamo"])

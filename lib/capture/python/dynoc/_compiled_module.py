@@ -26,6 +26,10 @@ class CompiledModule(torch.nn.Module):
     def forward(self, *args, **kwargs):
         return self._dynoc_region(*args, **kwargs)
 
+    def _get_name(self):
+        # print(model) shows what it shows under torch.compile.
+        return "OptimizedModule"
+
     @property
     def training(self):
         return self._orig_mod.training

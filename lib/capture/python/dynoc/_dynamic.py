@@ -683,6 +683,54 @@ def generalize(graphs, guards, request, L, G, computed=()):
         return _generalize(graphs, guards, narrowed, L, G, computed)
 
 
+def _scope_for(tensors, new_sizes, L, G):
+    """Guard scope where the sources in new_sizes are tensors of those sizes."""
+    fake = dict(L)
+    for src, shape in new_sizes.items():
+        fake[_local_name(src)] = torch.empty(shape, dtype=tensors[src]["dtype"], device="meta")
+    return {"L": fake, "G": G, "___G": _guards.module_globals}
+
+
+def _free_sizes(guards, request, L, G, checks=None):
+    """A new size for each requested dim ({source: dims}) that every size and
+    value guard still allows. Returns ({source: new shape}, {source: dims a
+    guard pins}); dims of size 0 and 1 are neither (they stay specialized, as
+    in Dynamo), nor are dims of non-contiguous or unnamed tensors."""
+    tensors = {g["source"]: g for g in guards if g["kind"] == "tensor_match"}
+    if checks is None:
+        checks = [g for g in guards if g["kind"] in ("size", "value")]
+
+    def decided_alike(new_sizes):
+        s = _scope_for(tensors, new_sizes, L, G)
+        return _guards.first_failure(checks, s["L"], s["G"]) is None
+
+    new_sizes, pinned = {}, {}
+    for src, dims in request.items():
+        t = tensors.get(src)
+        if t is None or _local_name(src) is None or \
+                t["strides"] != _contiguous_strides(t["sizes"]):
+            continue
+        for d in sorted(dims):
+            old = t["sizes"][d] if 0 <= d < len(t["sizes"]) else None
+            if old is None or old < 2:
+                continue
+            for new in (old + 1, old + 2, 2 * old):
+                shape = list(new_sizes.get(src, t["sizes"]))
+                shape[d] = new
+                if decided_alike(dict(new_sizes, **{src: shape})):
+                    new_sizes[src] = shape
+                    break
+            else:
+                pinned.setdefault(src, set()).add(d)
+    return new_sizes, pinned
+
+
+def guard_pinned(guards, request, L, G):
+    """The requested dims ({source: dims}) that a size or value guard of the
+    capture pins to their size (a Python branch on `x.shape[0] == 3`)."""
+    return _free_sizes(guards, request, L, G)[1]
+
+
 def _changeable(request, sizes):
     """The requested dims that may turn dynamic: those of size 2 or more (0
     and 1 stay specialized, as in Dynamo)."""
@@ -702,41 +750,15 @@ def _generalize(graphs, guards, request, L, G, computed):
             raise NotGeneral(f"a decision on a computed size: {e}")
         checks += [{"kind": "size", "text": r.text} for r in resolved]
     hot = set()
-
-    def scope_for(new_sizes):
-        fake = dict(L)
-        for src, shape in new_sizes.items():
-            fake[_local_name(src)] = torch.empty(shape, dtype=tensors[src]["dtype"],
-                                                 device="meta")
-        return {"L": fake, "G": G, "___G": _guards.module_globals}
-
-    def decided_alike(new_sizes):
-        s = scope_for(new_sizes)
-        return _guards.first_failure(checks, s["L"], s["G"]) is None
-
-    # A new size for each requested dim that every size guard still allows:
-    # a dim that a guard pins (`== 4`) stays static.
-    new_sizes = {}
-    for src, dims in request.items():
-        t = tensors.get(src)
-        if t is None or _local_name(src) is None or \
-                t["strides"] != _contiguous_strides(t["sizes"]):
-            continue
-        for d in sorted(dims):
-            old = t["sizes"][d] if 0 <= d < len(t["sizes"]) else None
-            if old is None or old < 2:
-                continue  # 0 and 1 stay specialized, as in Dynamo
-            for new in (old + 1, old + 2, 2 * old):
-                shape = list(new_sizes.get(src, t["sizes"]))
-                shape[d] = new
-                if decided_alike(dict(new_sizes, **{src: shape})):
-                    new_sizes[src] = shape
-                    hot.add(old)
-                    break
+    new_sizes, _ = _free_sizes(guards, request, L, G, checks)
+    for src, shape in new_sizes.items():
+        hot.update(tensors[src]["sizes"][d] for d, n in enumerate(shape)
+                   if n != tensors[src]["sizes"][d])
     if not new_sizes:
         raise NotGeneral("no requested dim can change (sizes 0 and 1, or a size guard "
                          "pins it)")
-    shapes, sized = _replay(graphs, new_sizes, set(tensors), scope_for(new_sizes), hot)
+    shapes, sized = _replay(graphs, new_sizes, set(tensors), _scope_for(tensors, new_sizes, L, G),
+                            hot)
 
     class _Like:  # the replayed node, as _sized_attr reads it
         def __init__(self, node):

@@ -5,8 +5,25 @@ import collections
 from . import _session
 
 
-class Unsupported(RuntimeError):
-    """What dynoc cannot make one graph of (export of a region that breaks)."""
+_unsupported = None
+
+
+def unsupported_type():
+    """dynoc.Unsupported: what dynoc cannot make one graph of (a break in a
+    fullgraph=True region, export of a region that breaks). A subclass of
+    torch._dynamo.exc.Unsupported, so `except` clauses written for Dynamo
+    catch it; made on first use, as importing torch._dynamo takes a second."""
+    global _unsupported
+    if _unsupported is None:
+        import torch._dynamo.exc
+
+        class Unsupported(torch._dynamo.exc.Unsupported):
+            def __init__(self, msg):
+                super().__init__(msg, "dynoc")
+
+        Unsupported.__module__ = "dynoc"
+        _unsupported = Unsupported
+    return _unsupported
 
 
 ExportResult = collections.namedtuple("ExportResult", ["graph_module", "guards"])
@@ -73,16 +90,16 @@ def export(fn):
         name = getattr(fn, "__qualname__", type(fn).__name__)
         if session.breaks:
             b = session.breaks[0]
-            raise Unsupported(f"dynoc.export({name}): a graph break at {b['location']}: "
+            raise unsupported_type()(f"dynoc.export({name}): a graph break at {b['location']}: "
                               f"{b['reason']}")
         graphs = [g for g in session.graphs if g.kind == "forward"]
         if len(graphs) != 1:
-            raise Unsupported(f"dynoc.export({name}): the call made {len(graphs)} graphs, "
+            raise unsupported_type()(f"dynoc.export({name}): the call made {len(graphs)} graphs, "
                               "not one")
         try:
             gm, _ = _fx.graph_module(graphs[0], session.weights, graphs[0].output_structure)
         except _fx.NotConvertible as e:
-            raise Unsupported(f"dynoc.export({name}): {e}")
+            raise unsupported_type()(f"dynoc.export({name}): {e}")
         return ExportResult(gm, [g["text"] for g in region.variants[0]])
 
     return run

@@ -16,10 +16,23 @@ def _match(actual, want):
     return len(actual) == len(want) and all(w is None or a == w for a, w in zip(actual, want))
 
 
+def static_marks(t):
+    """The dims of `t` marked static (mark_static, torch's or dynoc's)."""
+    return set(getattr(t, "_dynamo_static_indices", ()))
+
+
 def check_tensor(t, dtype, device, requires_grad, size, stride):
     return (isinstance(t, torch.Tensor) and t.dtype == dtype and t.device.type == device
             and t.requires_grad == requires_grad and _match(t.shape, size)
-            and _match(t.stride(), stride))
+            and _match(t.stride(), stride)
+            and (None not in size or not _marked_static(t, size)))
+
+
+def _marked_static(t, size):
+    """A dim the variant has dynamic that the caller marked static: the
+    variant does not take `t` (Dynamo recompiles for it too)."""
+    marks = getattr(t, "_dynamo_static_indices", None)
+    return bool(marks) and any(size[d] is None for d in marks if 0 <= d < len(size))
 
 
 # hook_ids is in every module region's guards; walking every submodule on

@@ -141,6 +141,7 @@ class Tracker(TorchDispatchMode):
         self.synthetic_backward = False
         self.recorded_backward = False  # record_backward made a backward graph
         self.backward_error = None  # why record_backward failed, if it raised
+        self.refused_break = False  # fullgraph=True raised at a break
         self.region = region
         self.entry = entry
         self.params = params  # id(tensor) -> (kind, name)
@@ -811,16 +812,28 @@ class Tracker(TorchDispatchMode):
             if v is not None:
                 v.graph.add_output(v)
         where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
+        self._refuse_break(where, reason)
         self.breaks.append({"reason": reason, "location": where})
         if not self.synthetic_backward:
             _logs.log("graph_breaks", f"graph break at {where}: {reason}")
         if self.current.nodes:
             self._new_graph()
 
+    def _refuse_break(self, where, reason):
+        """fullgraph=True: the break raises Unsupported before the breaking
+        instruction runs (the evaluator stops there)."""
+        if self.region.fullgraph and not self.synthetic_backward:
+            from ._explain import unsupported_type
+            self.refused_break = True
+            raise unsupported_type()(f"dynoc: fullgraph=True but the region breaks at "
+                                     f"{where}: {reason}")
+
     def on_skip_frame(self, code, reason, bad_opcode):
         what = reason
         if bad_opcode >= 0:
             what = f"opcode {_opcode.opname[bad_opcode]}"
+        self._refuse_break(f"{code.co_filename}:{code.co_firstlineno}",
+                           f"frame '{code.co_name}' not interpreted ({what})")
         self.breaks.append({
             "reason": f"frame '{code.co_name}' not interpreted ({what}); it ran natively and "
                       "its ATen calls were recorded without source information",

@@ -20,9 +20,20 @@ from ._recorder import Tracker
 _C = None
 _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 _TORCH_NN = os.path.join(os.path.dirname(torch.__file__), "nn", "modules")
-cache_size_limit = 64
-# Under `dynoc capture`, torch._dynamo.config's limit applies (scripts set it).
-read_limit = lambda: cache_size_limit  # noqa: E731
+config = None  # dynoc.config (set by dynoc.compile)
+
+
+def _read_config_limit():
+    """dynoc.config.cache_size_limit, or the installed torch's default."""
+    if config is not None and config.cache_size_limit is not None:
+        return config.cache_size_limit
+    import torch._dynamo.config
+    return torch._dynamo.config.recompile_limit
+
+
+# Under `dynoc capture` (and after dynoc.install()), torch._dynamo.config's
+# limit applies: scripts set it there.
+read_limit = _read_config_limit
 # callable -> how the evaluator treats a call to it: "graph_break", "allow",
 # "disallow", "forbid", "disable", "disable_frame" (the seed APIs fill it).
 special_calls = {print: "side_effect"}
@@ -30,6 +41,10 @@ for _level in ("debug", "info", "warning", "warn", "error", "exception", "critic
     special_calls[getattr(logging.Logger, _level)] = "side_effect"
     special_calls[getattr(logging, _level)] = "side_effect"
 capturing = 0  # regions being captured on the stack (dynoc.is_compiling)
+# Calls of a captured variant whose body runs eagerly (under `dynoc capture`,
+# or a variant not built): they stand for compiled code, in which Dynamo has
+# folded is_compiling() to True, so it says True for them too.
+standing_in = 0
 run_only = 0  # calls inside dynoc.run(fn) on the stack: no new captures
 
 
@@ -214,6 +229,26 @@ GuardFail = collections.namedtuple("GuardFail", ["reason", "orig_code"])
 _regions = weakref.WeakSet()  # every Region made (reset() forgets their variants)
 
 
+def _requires_grad(result):
+    """Does the region's result hold a tensor that requires grad?"""
+    from torch.utils._pytree import tree_leaves
+    try:
+        leaves = tree_leaves(result)
+    except Exception:
+        return False
+    return any(isinstance(v, torch.Tensor) and v.requires_grad for v in leaves)
+
+
+def _stand_in(fn, fargs, kwargs):
+    """Runs a captured variant's body eagerly in place of its compiled code."""
+    global standing_in
+    standing_in += 1
+    try:
+        return fn(*fargs, **kwargs)
+    finally:
+        standing_in -= 1
+
+
 class Region:
     def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None,
                  live=None, guard_fail_fn=None, guard_export_fn=None):
@@ -256,7 +291,10 @@ class Region:
         if isinstance(t, torch.nn.Module):
             return type(t).forward, (t,) + tuple(args), t
         if inspect.ismethod(t):
-            return t.__func__, (t.__self__,) + tuple(args), None
+            # nn.Module.compile() compiles the bound _call_impl: its module's
+            # weights are parameters and buffers, as for compile(module).
+            owner = t.__self__ if isinstance(t.__self__, torch.nn.Module) else None
+            return t.__func__, (t.__self__,) + tuple(args), owner
         return t, tuple(args), None
 
     def __call__(self, *args, **kwargs):
@@ -282,14 +320,16 @@ class Region:
                     if result is not _jit.STALE:
                         return result
                     self.compiled[i] = None
-                return fn(*fargs, **kwargs)
+                return _stand_in(fn, fargs, kwargs)
         failure = _guards.first_failure(self.variants[-1], L, G) if self.variants else None
         if failure is not None and self.guard_fail_fn is not None:
             self.guard_fail_fn(GuardFail(failure, code))
         if run_only:  # inside dynoc.run(): cached code only
             return fn(*fargs, **kwargs)
-        limit = read_limit()
-        if len(self.variants) >= limit:
+        # The limit is read on a recompile only: torch's default costs an
+        # import of torch._dynamo.
+        limit = read_limit() if self.variants else None
+        if limit is not None and len(self.variants) >= limit:
             warnings.warn(f"dynoc: {code.co_name} hit config.cache_size_limit "
                           f"({limit}); running eagerly")
             return fn(*fargs, **kwargs)
@@ -332,25 +372,29 @@ class Region:
                     except Exception as e:  # the program's own backward may still work
                         tracker.backward_error = f"{type(e).__name__}: {e}"
         except BaseException:
-            # The program raised: what was captured up to here is kept.
-            session.graphs.extend(tracker.finish(None, self._live()))
-            session.breaks.extend(tracker.breaks)
+            # The program raised: what was captured up to here is kept (a
+            # fullgraph region that refused a break keeps nothing, as Dynamo).
+            if not tracker.refused_break:
+                session.graphs.extend(tracker.finish(None, self._live()))
+                session.breaks.extend(tracker.breaks)
             raise
         finally:
             capturing -= 1
         graphs = tracker.finish(result, self._live())
-        if self.fullgraph and tracker.breaks:
-            b = tracker.breaks[0]
-            raise RuntimeError(f"dynoc: fullgraph=True but the region breaks at "
-                               f"{b['location']}: {b['reason']}")
         guards = tracker.region_guards()
         computed = list(tracker.computed_size_guards)
+        try:
+            self._check_marked(user_inputs, guards, L, fn.__globals__)
+        except Exception:
+            session.graphs.extend(graphs)  # traced, as Dynamo's counts it
+            raise
         if failure is not None and tracker.static_reason:
             _logs.log("recompiles", f"{entry}: stays static: {tracker.static_reason}")
         if failure is not None and self.dynamic is not False and \
                 tracker.static_reason is None and \
                 self._merge_dynamic(guards, graphs, computed, session, entry, tracker, result,
-                                    L, fn.__globals__):
+                                    L, fn.__globals__,
+                                    {src: _guards.static_marks(t) for src, t in user_inputs}):
             return result
         request = self._dynamic_request(user_inputs, failure is not None)
         if request and tracker.static_reason is None:
@@ -364,6 +408,9 @@ class Region:
                 _logs.log("recompiles", f"{entry}: stays static: {e}")
         session.graphs.extend(graphs)
         session.breaks.extend(tracker.breaks)
+        if not any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward \
+                and entry not in session.eager_backward and _requires_grad(result):
+            session.eager_backward.append(entry)
         if any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
             try:
                 session.steps.append(_step.stitch(graphs, tracker.breaks,
@@ -426,19 +473,37 @@ class Region:
         on a recompile, the dims an earlier variant made dynamic."""
         request = {}
         for src, t in user_inputs:
-            dims = set(getattr(t, "_dynoc_dynamic_dims", ())) | \
-                set(getattr(t, "_dynamo_dynamic_indices", ()))
+            dims = set(getattr(t, "_dynamo_dynamic_indices", ()))
             if self.dynamic is True:
                 dims |= set(range(t.dim()))
             if recompile and self.dynamic is not False:
                 for guards in self.variants:
                     dims |= set(_dynamic.dynamic_dims(guards).get(src, ()))
-            dims -= set(getattr(t, "_dynoc_static_dims", ()))
+            dims -= _guards.static_marks(t)
             if dims:
                 request[src] = dims
         return request
 
-    def _merge_dynamic(self, guards, graphs, computed, session, entry, tracker, result, L, G):
+    @staticmethod
+    def _check_marked(user_inputs, guards, L, G):
+        """Raises ConstraintViolationError, as Dynamo does, when the capture
+        pins a dim that mark_dynamic asked for (a size guard allows no other
+        size). Dynamo raises before its graph runs; dynoc after the call ran,
+        as it records by running."""
+        marked = {src: set(t._dynamo_dynamic_indices) - _guards.static_marks(t)
+                  for src, t in user_inputs if getattr(t, "_dynamo_dynamic_indices", None)}
+        pinned = _dynamic.guard_pinned(guards, marked, L, G) if marked else {}
+        if pinned:
+            from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+            dims = ", ".join(f"{src}.size()[{d}]" for src, ds in sorted(pinned.items())
+                             for d in sorted(ds))
+            pins = [g["text"] for g in guards if g["kind"] in ("size", "value")]
+            raise ConstraintViolationError(
+                f"Constraints violated ({dims})! dynoc: marked dynamic with mark_dynamic, "
+                f"but the code specializes it: {'; '.join(pins)}")
+
+    def _merge_dynamic(self, guards, graphs, computed, session, entry, tracker, result, L, G,
+                       static_marks):
         """dynamic=None/True: a recompile for new sizes of the same computation
         makes an earlier variant dynamic instead of adding one (_dynamic.py)."""
         for i, old in enumerate(self.variants):
@@ -446,6 +511,12 @@ class Region:
                 continue
             merged = _dynamic.merge_guards(old, guards)
             if merged is None or not _dynamic.dynamic_dims(merged):
+                continue
+            static = {src: sorted(set(dims) & static_marks.get(src, set()))
+                      for src, dims in _dynamic.dynamic_dims(merged).items()}
+            static = {src: dims for src, dims in static.items() if dims}
+            if static:
+                _logs.log("recompiles", f"{entry}: stays static: mark_static on {static}")
                 continue
             why, plan, assumed = _dynamic.plan_merge(self.variant_graphs[i], graphs,
                                                      session.weights)

@@ -27,6 +27,9 @@ class Session:
         self.constant_sources = {}  # constant's name -> the source it was read from
         self.steps = []     # training step graphs (_step.py), one per training call
         self.step_refusals = []  # {"entry", "reason"}: training calls with no step graph
+        # Entries whose results require grad with no backward graph recorded:
+        # the backward called outside the region runs in eager PyTorch.
+        self.eager_backward = []
         # In process (_jit.py): {"entry", "reason"} of each variant whose
         # calls run eagerly rather than compiled.
         self.eager_reasons = []
@@ -121,6 +124,10 @@ class Session:
             lines.append(f"  no training step graph for {r['entry']}: {r['reason']}")
         for r in self.recompiles:
             lines.append(f"  recompile of {r['entry']}: guard failed: {r['guard']}")
+        for entry in self.eager_backward:
+            lines.append(f"  eager backward: {entry} returns tensors that require grad; their "
+                         "backward, called outside the region, and an optimizer step outside "
+                         "every region ran in eager PyTorch, in no graph (docs/training.md)")
         return "\n".join(lines) + "\n"
 
     def manifest(self):
