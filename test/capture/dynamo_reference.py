@@ -12,6 +12,7 @@ import sys
 
 import torch
 import torch._dynamo
+import torch._inductor
 from torch._dynamo.utils import counters
 
 graphs = []
@@ -28,6 +29,8 @@ _optimize = torch._dynamo.optimize
 
 def compile_(model=None, **kwargs):
     kwargs["backend"] = counting_backend
+    if kwargs.get("mode") is not None:  # torch.compile's own check of the mode
+        torch._inductor.list_mode_options(kwargs["mode"])
     kwargs.pop("mode", None)
     kwargs.pop("options", None)
     if model is None:

@@ -15,6 +15,7 @@ Header lines (docs/capture.md, "The capture corpus"):
   # expect stderr: TEXT       dynoc capture's stderr contains TEXT
   # expect mutation: NAME     some graph writes back to this input
   # expect runs: N            some graph stands for N recorded graphs (a folded loop body)
+  # expect unbuilt: NAME      this graph does not build (an op dynoc lacks, on purpose)
   # capture-args: ARGS        extra `dynoc capture` arguments (e.g. --entry MOD:FUNC)
   # env: NAME=VALUE           environment of the `dynoc capture` run (e.g. DYNOC_LOGS)
   # dynamo: same              graph and break counts equal Dynamo's (the default)
@@ -24,6 +25,9 @@ Header lines (docs/capture.md, "The capture corpus"):
   # dynamo: stdout            stdout and exit code only (a whole-script region:
                               Dynamo makes no graphs of a script without torch.compile)
   # dynamo: skip              no comparison (the program uses a dynoc-only API)
+  # jit: random                in process (test_inprocess.py), stdout is not compared:
+                              built code draws its own random numbers (dropout in
+                              train mode), as Inductor's code does
 stdout must equal the Dynamo run's stdout (which is eager's: its backend runs the
 graphs eagerly).
 """
@@ -46,8 +50,8 @@ PROGRAMS = sorted(glob.glob(os.path.join(HERE, "programs", "*.py")))
 
 
 def header(path):
-    exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [], "runs": [], "env": {},
-           "dynamo": "same", "args": []}
+    exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [], "runs": [], "unbuilt": [], "env": {},
+           "dynamo": "same", "args": [], "jit": None}
     for line in open(path):
         m = re.match(r"#\s*expect (\w+):\s*(.*)$", line)
         if m:
@@ -66,6 +70,9 @@ def header(path):
         m = re.match(r"#\s*capture-args:\s*(.*)$", line)
         if m:
             exp["args"] += m.group(1).split()
+        m = re.match(r"#\s*jit:\s*(\S+)", line)
+        if m:
+            exp["jit"] = m.group(1)
         m = re.match(r"#\s*dynamo:\s*(\S+)", line)
         if m:
             exp["dynamo"] = m.group(1)
@@ -77,10 +84,14 @@ def run(args, env=None):
     return subprocess.run(args, capture_output=True, text=True, env=e, timeout=600)
 
 
-def check_builds(out, graphs):
+def check_builds(out, graphs, unbuilt=()):
     """Every graph builds with `dynoc build` and, run on the inputs the program
-    gave it (DYNOC_SAVE_EXAMPLES), matches what eager PyTorch computed."""
+    gave it (DYNOC_SAVE_EXAMPLES), matches what eager PyTorch computed; the
+    `unbuilt` ones fail to build."""
     for r in check_graphs(out, graphs):
+        if r.name in unbuilt:
+            assert not r.built, f"{r.name} built, but the program expects it not to"
+            continue
         assert r.built, f"build of {r.name} failed:\n{r.error}"
         assert not r.compared or r.max_err <= 1e-4, f"{r.name}: max error {r.max_err}"
 
@@ -132,7 +143,7 @@ def test_program(program, tmp_path):
         for op in g["ops"]:
             assert op.split(".")[1] in text
 
-    check_builds(out, graphs)
+    check_builds(out, graphs, exp["unbuilt"])
     if exp["dynamo"] == "skip":
         return
     ref_json = tmp_path / "dynamo.json"

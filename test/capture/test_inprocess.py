@@ -30,6 +30,7 @@ COMPILED = {"p114_enum_and_special_float_globals": 3, "p76_size_guard": 2, "p83_
 SUBSET = {"p01_function", "p04_module", "p19_sequential", "p26_no_grad", "p29_input_mutation",
           "p30_buffers", "p51_graph_break", "p53_disable", "p57_is_compiling",
           "p23_dataclass_out", "p31_global_tensor", "p47_dtype_recompile", "p123_dynamo_export",
+          "p124_tutorial_training", "p125_is_compiling_cached", "p126_mark_static_dynamic",
           *COMPILED}
 _REGION_API = re.compile(r"torch\.compile|_dynamo\.optimize|dynoc\.compile|@torch\.compile")
 
@@ -61,7 +62,9 @@ def test_program_in_process(program, tmp_path):
         ref = run([sys.executable, os.path.join(HERE, "dynamo_reference.py"), str(ref_json),
                    program])
     assert got.returncode == ref.returncode, got.stderr[-3000:]
-    assert got.stdout == ref.stdout, f"stdout differs from the reference run\n{got.stderr[-2000:]}"
+    if exp["jit"] != "random":
+        assert got.stdout == ref.stdout, \
+            f"stdout differs from the reference run\n{got.stderr[-2000:]}"
     if exp["dynamo"] == "skip" or not stats.exists():
         return  # (a program that exits through os._exit writes no stats)
     counts = json.loads(stats.read_text())
