@@ -229,14 +229,24 @@ GuardFail = collections.namedtuple("GuardFail", ["reason", "orig_code"])
 _regions = weakref.WeakSet()  # every Region made (reset() forgets their variants)
 
 
-def _requires_grad(result):
-    """Does the region's result hold a tensor that requires grad?"""
+def _note_eager_backward(result, session, entry):
+    """When the autograd engine runs the backward of the region's result (a
+    `loss.backward()` outside the region), the session notes that it ran in
+    eager PyTorch, for the report."""
     from torch.utils._pytree import tree_leaves
     try:
         leaves = tree_leaves(result)
     except Exception:
-        return False
-    return any(isinstance(v, torch.Tensor) and v.requires_grad for v in leaves)
+        return
+    node = next((v.grad_fn for v in leaves
+                 if isinstance(v, torch.Tensor) and v.grad_fn is not None), None)
+    if node is None or entry in session.eager_backward:
+        return
+
+    def note(grad_outputs):
+        if entry not in session.eager_backward:
+            session.eager_backward.append(entry)
+    node.register_prehook(note)
 
 
 def _stand_in(fn, fargs, kwargs):
@@ -408,9 +418,8 @@ class Region:
                 _logs.log("recompiles", f"{entry}: stays static: {e}")
         session.graphs.extend(graphs)
         session.breaks.extend(tracker.breaks)
-        if not any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward \
-                and entry not in session.eager_backward and _requires_grad(result):
-            session.eager_backward.append(entry)
+        if not any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
+            _note_eager_backward(result, session, entry)
         if any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
             try:
                 session.steps.append(_step.stitch(graphs, tracker.breaks,
