@@ -2,6 +2,7 @@
 #include "dynoc/Codegen/Build.h"
 #include "dynoc/Codegen/ModuleEmitter.h"
 #include "dynoc/IR/GraphAttrs.h"
+#include "dynoc/Version.h"
 #include "dynrt/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -143,10 +144,16 @@ LogicalResult buildModel(ModuleOp module, const Toolchain &toolchain,
   std::string out = opts.outputPath;
   llvm::StringRef stem = llvm::sys::path::stem(out);
   std::string sidecarName = stem.str() + ".weights.safetensors";
+  FailureOr<nlohmann::json> build = toolchain.buildRecord(module, opts);
+  if (failed(build))
+    return failure();
+  (*build)["dynoc_version"] = DYNOC_VERSION;
+  (*build)["opt_level"] = opts.optLevel;
   ModuleSource src;
   if (failed(emitModule(module, toolchain.target(), sidecarName,
-                        opts.embedWeights, src)))
+                        opts.embedWeights, *build, src)))
     return failure();
+  src.source += toolchain.recordSource(opts);
   size_t numGraphs = src.workspaceBytes.size();
   std::string kernels =
       src.kernelDefinitions

@@ -56,13 +56,14 @@ json tensorJson(const std::string &kind, const std::string &name, Type t) {
 
 LogicalResult emitModule(ModuleOp module, const Target &target,
                          const std::string &weightsFile, bool embedWeights,
-                         ModuleSource &out) {
+                         const json &build, ModuleSource &out) {
   // The graphs' functions; the kernels they launch go before them.
   std::string graphs;
   KernelDefinitions definitions;
   json manifest = {{"format", "dynoc-model"},
                    {"version", 1},
                    {"device", target.name().str()},
+                   {"build", build},
                    {"graphs", json::array()}};
   if (embedWeights)
     manifest["weights_embedded"] = true;

@@ -2,6 +2,7 @@
 #include "dynoc/Codegen/Build.h"
 #include "dynoc/CodegenCPU/CpuCodegen.h"
 #include "dynoc/IR/GraphAttrs.h"
+#include "dynrt/cpu_features.h"
 #include "dynrt/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -71,9 +72,83 @@ std::string precompiledPrelude(const std::string &compiler,
   return dir.str().str();
 }
 
+/// An instruction-set level `dynoc build --cpu` takes: its -march flags and
+/// the features its code may use (GCC's x86-64-v3/v4 micro-architecture
+/// levels; docs/passes.md, "Portable builds").
+struct CpuLevel {
+  const char *name;
+  std::vector<std::string> march;
+  std::vector<std::string> features;
+};
+
+const std::vector<CpuLevel> &cpuLevels() {
+  static const std::vector<std::string> v3 = {
+      "popcnt", "sse4.2", "avx",  "avx2",  "fma",
+      "bmi",    "bmi2",   "f16c", "lzcnt", "movbe"};
+  static const std::vector<CpuLevel> levels = [] {
+    std::vector<std::string> v4 = v3;
+    v4.insert(v4.end(),
+              {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"});
+    // native: the build machine's features, as the runtime detects them.
+    std::vector<std::string> host;
+    for (const std::string &f : dynrt::knownCpuFeatures())
+      if (dynrt::cpuHasFeature(f))
+        host.push_back(f);
+    return std::vector<CpuLevel>{
+        {"native", {"-march=native"}, host},
+        {"x86-64-v4", {"-march=x86-64-v4", "-mtune=generic"}, v4},
+        {"x86-64-v3", {"-march=x86-64-v3", "-mtune=generic"}, v3},
+        {"generic", {"-march=x86-64", "-mtune=generic"}, {}},
+    };
+  }();
+  return levels;
+}
+
+const CpuLevel *findCpuLevel(const std::string &name) {
+  for (const CpuLevel &l : cpuLevels())
+    if (l.name == name)
+      return &l;
+  return nullptr;
+}
+
+/// The compiler flags of a build at `level`.
+std::vector<std::string> compileFlags(const codegen::BuildOptions &opts,
+                                      const CpuLevel &level) {
+  std::vector<std::string> flags = {"-O" + std::to_string(opts.optLevel),
+                                    "-std=c++17"};
+  flags.insert(flags.end(), level.march.begin(), level.march.end());
+  flags.insert(flags.end(), {"-fPIC", "-fopenmp", "-fvisibility=hidden"});
+  return flags;
+}
+
 /// C++ through the host compiler, with OpenMP, oneDNN and Sleef.
 class CpuToolchain final : public codegen::Toolchain {
 public:
+  FailureOr<nlohmann::json>
+  buildRecord(ModuleOp module,
+              const codegen::BuildOptions &opts) const override {
+    const CpuLevel *level = findCpuLevel(opts.cpu);
+    if (!level) {
+      std::string known;
+      for (const CpuLevel &l : cpuLevels())
+        known += (known.empty() ? "" : ", ") + std::string(l.name);
+      return module.emitError() << "dynoc build: unknown --cpu '" << opts.cpu
+                                << "' (known: " << known << ")";
+    }
+    return nlohmann::json{{"target", "cpu"},
+                          {"cpu", level->name},
+                          {"cpu_features", level->features},
+                          {"compile_flags", compileFlags(opts, *level)},
+                          {"libraries", {"libdnnl", "libsleef", "libgomp"}}};
+  }
+  std::string recordSource(const codegen::BuildOptions &opts) const override {
+    const CpuLevel *level = findCpuLevel(opts.cpu);
+    return "\n// What the code needs of the CPU, read by libdynrt before it "
+           "loads the model.\n"
+           "__attribute__((used, section(\".dynoc.cpu\"))) static const char "
+           "kDynocCpu[] = \"" +
+           dynrt::cpuRecord(level->name, level->features) + "\";\n";
+  }
   const codegen::Target &target() const override { return cpuTarget(); }
   std::string sourceFileName() const override { return "model.cpp"; }
   LogicalResult compile(ModuleOp module, const codegen::BuildOptions &opts,
@@ -86,12 +161,11 @@ public:
     if (!exe)
       return module.emitError()
              << "C++ compiler '" << compiler << "' not found (set CXX)";
-    std::vector<std::string> flags = {"-O" + std::to_string(opts.optLevel),
-                                      "-std=c++17",
-                                      "-march=native",
-                                      "-fPIC",
-                                      "-fopenmp",
-                                      "-fvisibility=hidden"};
+    const CpuLevel *level = findCpuLevel(opts.cpu);
+    if (!level)
+      return module.emitError()
+             << "dynoc build: unknown --cpu '" << opts.cpu << "'";
+    std::vector<std::string> flags = compileFlags(opts, *level);
     // `#include "dynoc_kernels.h"` looks beside model.cpp first: with the
     // precompiled prelude there is no copy there.
     std::string includeDir = precompiledPrelude(*exe, flags);

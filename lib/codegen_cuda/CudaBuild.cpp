@@ -265,6 +265,14 @@ class CudaToolchain final : public codegen::Toolchain {
 public:
   const codegen::Target &target() const override { return cudaTarget(); }
   std::string sourceFileName() const override { return "model.cu"; }
+  FailureOr<nlohmann::json>
+  buildRecord(ModuleOp, const codegen::BuildOptions &opts) const override {
+    return nlohmann::json{
+        {"target", "cuda"},
+        {"arch", opts.arch},
+        {"allow_tf32", opts.allowTf32},
+        {"libraries", {"libcudart", "libcublasLt", "libcudnn"}}};
+  }
   LogicalResult compile(ModuleOp module, const codegen::BuildOptions &opts,
                         const std::string &dir, const std::string &source,
                         const std::string &so) const override {

@@ -91,4 +91,66 @@ bool checkSharedObject(const std::string &path, std::string &error) {
   return true;
 }
 
+bool readSection(const std::string &path, const std::string &name,
+                 std::string &contents, std::string &error) {
+  contents.clear();
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = std::strerror(errno);
+    return false;
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat st;
+  Elf64_Ehdr eh;
+  if (fstat(fd, &st) != 0 || !readAt(fd, &eh, sizeof(eh), 0)) {
+    error = "cannot read its ELF header";
+    return false;
+  }
+  uint64_t size = uint64_t(st.st_size);
+  if (!eh.e_shoff || eh.e_shnum == 0)
+    return true; // no section table: no section
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum ||
+      !fits(eh.e_shoff, uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr), size)) {
+    error = "corrupted: its section table is malformed";
+    return false;
+  }
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  if (!readAt(fd, sh.data(), sh.size() * sizeof(Elf64_Shdr),
+              off_t(eh.e_shoff))) {
+    error = "cannot read its section headers";
+    return false;
+  }
+  const Elf64_Shdr &names = sh[eh.e_shstrndx];
+  if (!fits(names.sh_offset, names.sh_size, size) ||
+      names.sh_size > (1u << 24)) {
+    error = "corrupted: its section names lie outside the file";
+    return false;
+  }
+  std::string table(names.sh_size, '\0');
+  if (!readAt(fd, table.data(), table.size(), off_t(names.sh_offset))) {
+    error = "cannot read its section names";
+    return false;
+  }
+  for (const Elf64_Shdr &s : sh) {
+    if (s.sh_name >= table.size() || table.c_str() + s.sh_name != name)
+      continue;
+    if (s.sh_type == SHT_NOBITS || !fits(s.sh_offset, s.sh_size, size) ||
+        s.sh_size > (1u << 20)) {
+      error = "corrupted: section '" + name + "' lies outside the file";
+      return false;
+    }
+    contents.assign(s.sh_size, '\0');
+    if (!readAt(fd, contents.data(), contents.size(), off_t(s.sh_offset))) {
+      error = "cannot read section '" + name + "'";
+      return false;
+    }
+    contents.resize(std::strlen(contents.c_str())); // a C string in the file
+    return true;
+  }
+  return true;
+}
+
 } // namespace dynrt

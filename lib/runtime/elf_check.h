@@ -15,6 +15,12 @@ namespace dynrt {
 /// segments lie inside the file. On failure returns false and sets `error` to
 /// what is wrong (without the path).
 bool checkSharedObject(const std::string &path, std::string &error);
+
+/// Reads the section `name` of the ELF file at `path` (checked first) into
+/// `contents` without loading it; an absent section leaves it empty. False,
+/// with `error` set, if the section table is corrupted.
+bool readSection(const std::string &path, const std::string &name,
+                 std::string &contents, std::string &error);
 } // namespace dynrt
 
 #endif // DYNRT_ELF_CHECK_H

@@ -1,4 +1,5 @@
 //===- model.cpp - dynrt_model_t and dynrt_context_t: load and run --------===//
+#include "dynrt/cpu_features.h"
 #include "elf_check.h"
 #include "guards.h"
 #include "model_internal.h"
@@ -265,6 +266,33 @@ dynrt_status_t *bindDevice(dynrt_model_t &m, int abi) {
   return nullptr;
 }
 
+/// Refuses a model whose ".dynoc.cpu" record names an instruction-set
+/// extension this CPU lacks (dynoc build --cpu, docs/runtime.md).
+dynrt_status_t *checkCpu(const std::string &path) {
+  std::string record, error, level;
+  std::vector<std::string> features;
+  if (!dynrt::readSection(path, ".dynoc.cpu", record, error))
+    return makeStatus(DYNRT_DATA_LOSS,
+                      "cannot load model '" + path + "': " + error);
+  if (record.empty())
+    return nullptr; // built before the record existed, or not for a CPU
+  if (!dynrt::parseCpuRecord(record, level, features))
+    return makeStatus(DYNRT_DATA_LOSS, "model '" + path +
+                                           "' has a malformed CPU record '" +
+                                           record + "'");
+  std::string missing;
+  for (const std::string &f : features)
+    if (!dynrt::cpuHasFeature(f))
+      missing += (missing.empty() ? "" : ", ") + f;
+  if (missing.empty())
+    return nullptr;
+  return makeStatus(DYNRT_UNIMPLEMENTED,
+                    "model '" + path + "' was built for CPU '" + level +
+                        "' and this CPU lacks " + missing +
+                        " (rebuild it with dynoc build --cpu=generic, or a "
+                        "level this CPU has)");
+}
+
 dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   if (!path || !out)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
@@ -282,6 +310,10 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   if (!dynrt::checkSharedObject(p, error))
     return makeStatus(DYNRT_DATA_LOSS,
                       "cannot load model '" + p + "': " + error);
+  // The CPU features the code was built for are checked before dlopen: a
+  // model's static initializers may already use them.
+  if (dynrt_status_t *s = checkCpu(p))
+    return s;
   m->handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!m->handle) {
     const char *why = dlerror();

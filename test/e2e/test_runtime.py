@@ -127,6 +127,56 @@ def test_libdynrt_depends_on_no_python_torch_or_mlir():
         assert lib not in deps, deps
 
 
+def test_libdynrt_exports_every_function_of_the_c_api():
+    # What a C program linking -ldynrt resolves: every dynrt_* declared in dynrt.h.
+    header = open(os.path.join(ROOT, "lib", "runtime", "include", "dynrt", "dynrt.h")).read()
+    declared = set(re.findall(r"\b(dynrt_[a-z0-9_]+)\s*\(", header))
+    exported = set(re.findall(r" T (dynrt_\w+)", run("nm", "-D", LIBDYNRT, check=True).stdout))
+    assert len(declared) > 20
+    assert declared - exported == set()
+
+
+def _build(tmp_path, *args):
+    out = tmp_path / f"m{len(list(tmp_path.iterdir()))}.so"
+    p = run(os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc"), "build",
+            os.path.join(MODELS, "dyn_mlp.mlir"), "-o", out, *args)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_cpu_level_is_recorded_and_a_cpu_without_it_is_refused(tmp_path, monkeypatch):
+    import dynoc
+    v3 = _build(tmp_path, "--cpu=x86-64-v3")
+    build = dynoc.load(v3).manifest["build"] if _cpu_has("avx2", "fma", "bmi2") else None
+    # A CPU without AVX2 (faked: DYNRT_CPU_FEATURES is what the runtime sees).
+    monkeypatch.setenv("DYNRT_CPU_FEATURES", "popcnt,sse4.2,avx")
+    with pytest.raises(dynoc.Error, match=r"built for CPU 'x86-64-v3' and this CPU lacks "
+                                          r"avx2, fma, bmi, bmi2, f16c, lzcnt, movbe"):
+        dynoc.load(v3)
+    v4 = _build(tmp_path, "--cpu=x86-64-v4")
+    monkeypatch.setenv("DYNRT_CPU_FEATURES", "popcnt,sse4.2,avx,avx2,fma,bmi,bmi2,f16c,lzcnt,movbe")
+    with pytest.raises(dynoc.Error, match=r"this CPU lacks avx512f, avx512bw, avx512cd, "
+                                          r"avx512dq, avx512vl \(rebuild it with"):
+        dynoc.load(v4)
+    if build is not None:  # this CPU runs x86-64-v3 code: the record is in the manifest
+        assert build["cpu"] == "x86-64-v3" and "-march=x86-64-v3" in build["compile_flags"]
+        assert build["dynoc_version"] == dynoc.__version__
+        assert "avx2" in build["cpu_features"] and "libdnnl" in build["libraries"]
+
+
+def _cpu_has(*features):
+    flags = open("/proc/cpuinfo").read()
+    return all(f" {f}" in flags for f in features)
+
+
+def test_generic_build_runs_and_matches_eager(tmp_path):
+    import dynoc
+    m = dynoc.load(_build(tmp_path, "--cpu=generic"))
+    assert m.manifest["build"]["cpu"] == "generic" and m.manifest["build"]["cpu_features"] == []
+    x, y = torch.randn(5, 16), torch.randn(5, 8)
+    torch.testing.assert_close(m(x, y), reference(x, y), rtol=1e-5, atol=1e-5)
+
+
 PREPARE_GRAPH = """\
 func.func @graph_0(%x: tensor<2x3xf32>, %t: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> attributes {dynoc.inputs = [{kind = "user", name = "L['x']"}, {kind = "parameter", name = "table"}, {kind = "constant", name = "idx"}], dynoc.weights = "weights.safetensors"} {
   %e = aten.embedding %t, %i : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>

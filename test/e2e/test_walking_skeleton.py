@@ -2,6 +2,7 @@
 meets on the way."""
 import json
 import os
+import re
 import textwrap
 
 import numpy as np
@@ -157,6 +158,13 @@ def test_list_backends(dynoc):
     lines = dynoc("list-backends", "--all", check=True).stdout.splitlines()
     assert any(l.startswith("eager") and "[debug]" in l for l in lines)
     assert any(l.startswith("inductor") for l in lines)
+
+
+def test_version_is_one_line_and_matches_the_package(dynoc):
+    import dynoc as package
+    p = dynoc("--version", check=True)
+    assert p.stdout.startswith(f"dynoc {package.__version__} (MLIR/LLVM 16."), p.stdout
+    assert re.fullmatch(r"\d+\.\d+\.\d+", package.__version__)
 
 
 def test_help_for_every_subcommand(dynoc):

@@ -35,6 +35,7 @@ static int lowerModule(mlir::ModuleOp module, const BuildRequest &request,
   options.embedWeights = request.embedWeights;
   options.arch = request.arch;
   options.allowTf32 = request.allowTf32;
+  options.cpu = request.cpu;
   if (request.target == "cuda" && request.emit == "cpp")
     return fail("build", "--emit=cpp is the CPU target's source; the CUDA "
                          "target's is --emit=cu");
@@ -256,6 +257,14 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
                   "with --target=cuda: the GPU architecture the .so carries "
                   "machine code for (its PTX also runs on newer GPUs)")
       ->capture_default_str();
+  cmd->add_option("--cpu", opts->cpu,
+                  "with --target=cpu: the instruction-set level the code is "
+                  "built for: native (this machine's; the default), "
+                  "x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA) or generic "
+                  "(x86-64). The .so records the features it needs and "
+                  "libdynrt refuses it on a CPU without them")
+      ->check(CLI::IsMember({"native", "x86-64-v4", "x86-64-v3", "generic"}))
+      ->capture_default_str();
   cmd->add_flag("--allow-tf32", opts->allowTf32,
                 "with --target=cuda: f32 GEMMs on TF32 tensor cores (faster, "
                 "about 1e-3 relative error); off by default, as in torch");
@@ -280,6 +289,10 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
     if (opts->target != "cuda" &&
         (opts->allowTf32 || opts->arch != BuildRequest().arch)) {
       exitCode = fail("build", "--arch and --allow-tf32 need --target=cuda");
+      return;
+    }
+    if (opts->target == "cuda" && opts->cpu != BuildRequest().cpu) {
+      exitCode = fail("build", "--cpu needs --target=cpu");
       return;
     }
     opts->input = opts->inputs.front();

@@ -32,6 +32,7 @@ struct BuildRequest {
   std::string output; // the model .so (or source, or .mlir with --emit)
   std::string target = "cpu", emit = "so", entry;
   std::string arch = "sm_90";
+  std::string cpu = "native"; // CPU instruction-set level (--cpu)
   int optLevel = 2;
   bool embedWeights = false, allowTf32 = false;
 };

@@ -1,6 +1,9 @@
 //===- main.cpp - the dynoc command-line driver ---------------------------===//
 #include "Commands.h"
 
+#include "dynoc/Version.h"
+#include "llvm/Config/llvm-config.h"
+
 #include <fmt/core.h>
 
 #include <cstdio>
@@ -18,6 +21,8 @@ int main(int argc, char **argv) {
       "  dynoc build out/graph_0.mlir -o model.so\n"
       "  dynoc run model.so -i x.npy -o results/\n",
       "dynoc"};
+  app.set_version_flag("--version", "dynoc " DYNOC_VERSION
+                                    " (MLIR/LLVM " LLVM_VERSION_STRING ")");
   app.require_subcommand(1);
   int exitCode = 0;
   dynoc::cli::addCaptureCommand(app, exitCode);
@@ -32,6 +37,8 @@ int main(int argc, char **argv) {
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
     fmt::print(stderr, "dynoc: error: {}\nRun 'dynoc --help' for usage.\n",

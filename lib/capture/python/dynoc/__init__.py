@@ -11,6 +11,7 @@ import warnings
 import torch
 
 from . import _region
+from ._version import __version__
 from ._compiled_module import CompiledModule
 from ._explain import ExplainOutput, ExportResult, explain, export, unsupported_type
 from ._autograd import TrainableModel, load_trainable

@@ -14,6 +14,11 @@ MANIFEST_VERSION = 1
 WEIGHTS_FILE = "weights.safetensors"
 
 
+def _dynoc_version():
+    from ._version import __version__
+    return __version__
+
+
 class Session:
     def __init__(self, out_dir=None, backend="eager", script=None):
         self.out_dir = out_dir
@@ -137,6 +142,7 @@ class Session:
         return {
             "format": "dynoc-capture",
             "version": MANIFEST_VERSION,
+            "dynoc_version": _dynoc_version(),
             "script": self.script,
             "backend": self.backend,
             "weights": WEIGHTS_FILE if self._used_weights() else None,

@@ -15,6 +15,8 @@
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/Twine.h"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace dynoc {
@@ -30,6 +32,9 @@ struct BuildOptions {
   std::string compiler;        // the host C++ compiler; default $CXX, else c++
   std::string arch = "sm_90";  // CUDA: the GPU architecture SASS is built for
   bool allowTf32 = false;      // CUDA: f32 GEMMs on TF32 tensor cores
+  /// CPU: the instruction-set level the code is built for: "native" (the
+  /// build machine's), "x86-64-v4", "x86-64-v3" or "generic" (docs/passes.md).
+  std::string cpu = "native";
 };
 
 class Toolchain {
@@ -45,6 +50,14 @@ public:
                                       const std::string &dir,
                                       const std::string &source,
                                       const std::string &so) const = 0;
+  /// How the code is built and what it needs where it runs, for the
+  /// manifest's "build" record (the driver adds the dynoc version); an
+  /// invalid option is an error at `module`.
+  virtual mlir::FailureOr<nlohmann::json>
+  buildRecord(mlir::ModuleOp module, const BuildOptions &options) const = 0;
+  /// Source appended to the model: records the runtime reads before loading
+  /// it (the CPU features, in an ELF section). Empty by default.
+  virtual std::string recordSource(const BuildOptions &) const { return ""; }
 };
 
 /// "[dynoc build] <msg>" on stderr.

@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -38,9 +40,11 @@ struct ModuleSource {
 /// file name recorded in the manifest, unless `embedWeights` says the weights
 /// are linked into the .so. Ops, dtypes or attributes the target does not
 /// support are errors attached to their location.
+/// `build` is the manifest's "build" record (Toolchain::buildRecord).
 mlir::LogicalResult emitModule(mlir::ModuleOp module, const Target &target,
                                const std::string &weightsFile,
-                               bool embedWeights, ModuleSource &out);
+                               bool embedWeights, const nlohmann::json &build,
+                               ModuleSource &out);
 
 /// Runs the graph passes `dynoc build` applies at `optLevel` (shape inference
 /// and reduced-precision widening always; decomposition and fusion from -O1)
