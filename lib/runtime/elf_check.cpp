@@ -34,24 +34,34 @@ bool readAt(int fd, void *buf, size_t len, off_t at) {
 bool fits(uint64_t offset, uint64_t size, uint64_t fileSize) {
   return offset <= fileSize && size <= fileSize - offset;
 }
+
+/// A file open for reading, closed when it goes out of scope.
+struct ReadOnlyFile {
+  int fd = -1;
+  uint64_t size = 0;
+  ~ReadOnlyFile() {
+    if (fd >= 0)
+      close(fd);
+  }
+  bool open(const std::string &path, std::string &error) {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+      error = std::strerror(errno);
+      return false;
+    }
+    size = uint64_t(st.st_size);
+    return true;
+  }
+};
 } // namespace
 
 bool checkSharedObject(const std::string &path, std::string &error) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = std::strerror(errno);
+  ReadOnlyFile file;
+  if (!file.open(path, error))
     return false;
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    error = std::strerror(errno);
-    return false;
-  }
-  uint64_t size = uint64_t(st.st_size);
+  int fd = file.fd;
+  uint64_t size = file.size;
   Elf64_Ehdr eh;
   if (size < sizeof(eh) || !readAt(fd, &eh, sizeof(eh), 0) ||
       std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
@@ -94,22 +104,16 @@ bool checkSharedObject(const std::string &path, std::string &error) {
 bool readSection(const std::string &path, const std::string &name,
                  std::string &contents, std::string &error) {
   contents.clear();
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = std::strerror(errno);
+  ReadOnlyFile file;
+  if (!file.open(path, error))
     return false;
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { close(fd); }
-  } closer{fd};
-  struct stat st;
+  int fd = file.fd;
+  uint64_t size = file.size;
   Elf64_Ehdr eh;
-  if (fstat(fd, &st) != 0 || !readAt(fd, &eh, sizeof(eh), 0)) {
+  if (!readAt(fd, &eh, sizeof(eh), 0)) {
     error = "cannot read its ELF header";
     return false;
   }
-  uint64_t size = uint64_t(st.st_size);
   if (!eh.e_shoff || eh.e_shnum == 0)
     return true; // no section table: no section
   if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum ||
