@@ -6,16 +6,20 @@
 #include "status.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 
 namespace {
 using dynrt::guarded;
@@ -223,6 +227,13 @@ dynrt_status_t *loadWeights(dynrt_model_t &m) {
     m.weights = dynrt::SafetensorsFile::fromMemory(
         static_cast<const uint8_t *>(bytes), size,
         "weights embedded in model '" + m.path + "'", error);
+  } else if (!m.manifest.weights.empty() && m.fromMemory) {
+    return makeStatus(DYNRT_NOT_FOUND,
+                      "model <memory> reads its weights from a sidecar ('" +
+                          m.manifest.weights +
+                          "'), and a model from memory has no file beside "
+                          "it: pass weights_path, or build it with "
+                          "--embed-weights");
   } else if (!m.manifest.weights.empty()) {
     m.weights = dynrt::SafetensorsFile::open(
         dirOf(m.path) + "/" + m.manifest.weights, error);
@@ -230,6 +241,36 @@ dynrt_status_t *loadWeights(dynrt_model_t &m) {
     return nullptr;
   }
   return m.weights ? nullptr : makeStatus(DYNRT_DATA_LOSS, error);
+}
+
+/// The weights file the caller gave (dynrt_model_load_with_weights): it must
+/// hold no tensor the model does not read; what the model reads is checked
+/// against the manifest as a sidecar is (bindWeights).
+dynrt_status_t *loadGivenWeights(dynrt_model_t &m) {
+  std::string error;
+  m.weights = dynrt::SafetensorsFile::open(m.weightsPath, error);
+  if (!m.weights)
+    return makeStatus(error.find("does not exist") != std::string::npos
+                          ? DYNRT_NOT_FOUND
+                          : DYNRT_DATA_LOSS,
+                      error);
+  std::set<std::string> read;
+  auto collect = [&](const dynrt::GraphSpec &g) {
+    for (const auto &in : g.inputs)
+      if (in.kind != "user" && in.kind != "prepared")
+        read.insert(in.name);
+  };
+  for (const auto &g : m.manifest.graphs) {
+    collect(g);
+    for (const auto &prep : g.prepare)
+      collect(prep);
+  }
+  for (const auto &[name, view] : m.weights->tensors())
+    if (!read.count(name))
+      return makeStatus(DYNRT_INVALID_ARGUMENT,
+                        "weights file '" + m.weightsPath + "' holds '" + name +
+                            "', which is no weight of model '" + m.path + "'");
+  return nullptr;
 }
 
 /// CPU models run on OpenMP (and oneDNN over it), whose worker threads stay
@@ -268,10 +309,10 @@ dynrt_status_t *bindDevice(dynrt_model_t &m, int abi) {
 
 /// Refuses a model whose ".dynoc.cpu" record names an instruction-set
 /// extension this CPU lacks (dynoc build --cpu, docs/runtime.md).
-dynrt_status_t *checkCpu(const std::string &path) {
+dynrt_status_t *checkCpu(const std::string &file, const std::string &path) {
   std::string record, error, level;
   std::vector<std::string> features;
-  if (!dynrt::readSection(path, ".dynoc.cpu", record, error))
+  if (!dynrt::readSection(file, ".dynoc.cpu", record, error))
     return makeStatus(DYNRT_DATA_LOSS,
                       "cannot load model '" + path + "': " + error);
   if (record.empty())
@@ -293,26 +334,17 @@ dynrt_status_t *checkCpu(const std::string &path) {
                         "level this CPU has)");
 }
 
-dynrt_status_t *load(const char *path, dynrt_model_t **out) {
-  if (!path || !out)
-    return makeStatus(DYNRT_INVALID_ARGUMENT,
-                      "dynrt_model_load: null argument");
-  *out = nullptr;
-  std::string p = path;
-  struct stat st;
-  if (stat(path, &st) != 0)
-    return makeStatus(DYNRT_NOT_FOUND, "model '" + p + "' does not exist");
-  auto m = std::make_unique<dynrt_model_t>();
-  m->path = p;
-  // dlopen resolves a bare name through the library path; keep it a file path.
-  std::string openPath = p.find('/') == std::string::npos ? "./" + p : p;
+/// Loads the shared object at `openPath`; `m.path` names it in messages.
+dynrt_status_t *loadOpened(std::unique_ptr<dynrt_model_t> m,
+                           const std::string &openPath, dynrt_model_t **out) {
+  const std::string &p = m->path;
   std::string error;
-  if (!dynrt::checkSharedObject(p, error))
+  if (!dynrt::checkSharedObject(openPath, error))
     return makeStatus(DYNRT_DATA_LOSS,
                       "cannot load model '" + p + "': " + error);
   // The CPU features the code was built for are checked before dlopen: a
   // model's static initializers may already use them.
-  if (dynrt_status_t *s = checkCpu(p))
+  if (dynrt_status_t *s = checkCpu(openPath, p))
     return s;
   m->handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!m->handle) {
@@ -344,12 +376,63 @@ dynrt_status_t *load(const char *path, dynrt_model_t **out) {
   if (m->manifest.device != "cpu")
     if (dynrt_status_t *s = bindDevice(*m, abiFn()))
       return s;
-  if (dynrt_status_t *s = loadWeights(*m))
+  if (dynrt_status_t *s =
+          m->weightsPath.empty() ? loadWeights(*m) : loadGivenWeights(*m))
     return s;
   if (dynrt_status_t *s = bindVariants(*m))
     return s;
   *out = m.release();
   return nullptr;
+}
+
+dynrt_status_t *load(const char *path, const char *weightsPath,
+                     dynrt_model_t **out) {
+  if (!path || !out)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_model_load: null argument");
+  *out = nullptr;
+  std::string p = path;
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return makeStatus(DYNRT_NOT_FOUND, "model '" + p + "' does not exist");
+  auto m = std::make_unique<dynrt_model_t>();
+  m->path = p;
+  m->weightsPath = weightsPath ? weightsPath : "";
+  // dlopen resolves a bare name through the library path; keep it a file path.
+  return loadOpened(std::move(m),
+                    p.find('/') == std::string::npos ? "./" + p : p, out);
+}
+
+/// A model from memory: its bytes go to an anonymous in-memory file
+/// (memfd), which the loader opens by its /proc/self/fd path.
+dynrt_status_t *loadFromMemory(const void *data, size_t size,
+                               const char *weightsPath, dynrt_model_t **out) {
+  if (!data || !out)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_model_load_from_memory: null argument");
+  *out = nullptr;
+  int fd = memfd_create("dynoc-model", MFD_CLOEXEC);
+  if (fd < 0)
+    return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
+                      std::string("cannot make an in-memory file: ") +
+                          std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); } // the loader keeps its own mapping
+  } closer{fd};
+  for (size_t done = 0; done < size;) {
+    ssize_t n = write(fd, static_cast<const char *>(data) + done, size - done);
+    if (n <= 0)
+      return makeStatus(DYNRT_RESOURCE_EXHAUSTED,
+                        std::string("cannot write the model to memory: ") +
+                            std::strerror(errno));
+    done += size_t(n);
+  }
+  auto m = std::make_unique<dynrt_model_t>();
+  m->path = "<memory>";
+  m->fromMemory = true;
+  m->weightsPath = weightsPath ? weightsPath : "";
+  return loadOpened(std::move(m), "/proc/self/fd/" + std::to_string(fd), out);
 }
 
 //===----------------------------------------------------------------------===//
@@ -724,7 +807,27 @@ dynrt_status_t *dynrt::reprepare(dynrt_model_t &m, const std::string &name) {
 
 extern "C" dynrt_status_t *dynrt_model_load(const char *path,
                                             dynrt_model_t **out_model) {
-  return guarded("dynrt_model_load", [&] { return load(path, out_model); });
+  return guarded("dynrt_model_load",
+                 [&] { return load(path, nullptr, out_model); });
+}
+
+extern "C" dynrt_status_t *
+dynrt_model_load_with_weights(const char *path, const char *weights_path,
+                              dynrt_model_t **out_model) {
+  if (!weights_path)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_model_load_with_weights: null weights path");
+  return guarded("dynrt_model_load_with_weights",
+                 [&] { return load(path, weights_path, out_model); });
+}
+
+extern "C" dynrt_status_t *
+dynrt_model_load_from_memory(const void *data, size_t size,
+                             const char *weights_path,
+                             dynrt_model_t **out_model) {
+  return guarded("dynrt_model_load_from_memory", [&] {
+    return loadFromMemory(data, size, weights_path, out_model);
+  });
 }
 
 extern "C" void dynrt_model_release(dynrt_model_t *model) { delete model; }

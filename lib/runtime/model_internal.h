@@ -60,7 +60,11 @@ dynrt_status_t *allocOutput(const Device &device, const TensorSpec &spec,
 
 struct dynrt_model_t {
   void *handle = nullptr;
-  std::string path;
+  std::string path; // as messages name it ("<memory>" for a model from memory)
+  /// A weights file given at load instead of the sidecar (or those linked
+  /// in), or empty.
+  std::string weightsPath;
+  bool fromMemory = false; // dynrt_model_load_from_memory: no file beside it
   std::string manifestText;
   dynrt::Manifest manifest;
   /// Where the graphs run: host memory, or the device API of the .so.

@@ -147,3 +147,87 @@ TEST_CASE("a bound weight is read in the caller's memory, without a copy") {
   CHECK_THAT(errorOf(dynrt_model_bind_weight(nullptr, "fc.bias", &bv)),
              Catch::Contains("null argument"));
 }
+
+TEST_CASE("a model loads with another weights file, checked against its "
+          "manifest") {
+  std::string so = fixtures::buildModel("dyn_mlp", "dyn_mlp_weights");
+  HostTensor x = makeTensor({2, 16}, 5), y = makeTensor({2, 8}, 6);
+  std::string tuned = fixtures::tempPath("dyn_mlp_tuned.safetensors");
+  {
+    dynrt::Model model(so);
+    HostTensor bias({8}, 0.75f);
+    DLTensor bv = bias.view();
+    model.writeWeight("fc.bias", bv);
+    model.saveWeights(tuned);
+  }
+  dynrt::Model original(so), loaded(so, tuned);
+  std::vector<float> a = run(original, x, y), b = run(loaded, x, y);
+  REQUIRE(a.size() == b.size());
+  CHECK(a != b);
+  CHECK(values(loaded.readWeight("fc.bias"))[3] == 0.75f);
+
+  // A file with a tensor the model does not read, or lacking one it reads.
+  std::string extra = fixtures::tempPath("dyn_mlp_extra.safetensors");
+  std::string partial = fixtures::tempPath("dyn_mlp_partial.safetensors");
+  {
+    std::vector<float> w(8 * 16, 0.f), b(8, 0.f), z(3, 0.f);
+    auto view = [](std::vector<float> &v, std::vector<int64_t> shape) {
+      return dynrt::TensorView{dynrt::DType::F32, std::move(shape),
+                               reinterpret_cast<const uint8_t *>(v.data()),
+                               v.size() * sizeof(float)};
+    };
+    std::map<std::string, dynrt::TensorView> all = {
+        {"fc.weight", view(w, {8, 16})},
+        {"fc.bias", view(b, {8})},
+        {"head.bias", view(z, {3})}};
+    std::string error;
+    REQUIRE(dynrt::writeSafetensors(extra, all, error));
+    all.erase("head.bias");
+    all.erase("fc.weight");
+    REQUIRE(dynrt::writeSafetensors(partial, all, error));
+  }
+  dynrt_model_t *m = nullptr;
+  CHECK(errorOf(dynrt_model_load_with_weights(so.c_str(), extra.c_str(), &m)) ==
+        "weights file '" + extra +
+            "' holds 'head.bias', which is no weight of model '" + so + "'");
+  CHECK(errorOf(dynrt_model_load_with_weights(so.c_str(), partial.c_str(), &m))
+            .find("lack tensor 'fc.weight'") != std::string::npos);
+  CHECK(m == nullptr);
+}
+
+TEST_CASE("a model loads from memory, with its weights linked in or given") {
+  std::string embedded =
+      fixtures::buildModel("dyn_mlp", "dyn_mlp_embedded", "--embed-weights");
+  std::string sidecar = fixtures::buildModel("dyn_mlp", "dyn_mlp_weights");
+  auto bytesOf = [](const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  HostTensor x = makeTensor({3, 16}, 7), y = makeTensor({3, 8}, 8);
+  std::vector<float> want = fixtures::dynMlpReference(x, y);
+  {
+    std::string bytes = bytesOf(embedded);
+    dynrt::Model model = dynrt::Model::fromMemory(bytes.data(), bytes.size());
+    bytes.assign(bytes.size(), '\0'); // the caller's copy may go at once
+    std::vector<float> got = run(model, x, y);
+    for (size_t i = 0; i < want.size(); ++i)
+      CHECK(got[i] == Approx(want[i]).margin(1e-5));
+  }
+  std::string bytes = bytesOf(sidecar);
+  dynrt_model_t *m = nullptr;
+  CHECK(errorOf(dynrt_model_load_from_memory(bytes.data(), bytes.size(),
+                                             nullptr, &m))
+            .find("a model from memory has no file beside it") !=
+        std::string::npos);
+  std::string weights =
+      sidecar.substr(0, sidecar.size() - 3) + ".weights.safetensors";
+  dynrt::Model model =
+      dynrt::Model::fromMemory(bytes.data(), bytes.size(), weights);
+  std::vector<float> got = run(model, x, y);
+  for (size_t i = 0; i < want.size(); ++i)
+    CHECK(got[i] == Approx(want[i]).margin(1e-5));
+  std::string junk = "not an ELF file";
+  CHECK(errorOf(dynrt_model_load_from_memory(junk.data(), junk.size(), nullptr,
+                                             &m)) ==
+        "cannot load model '<memory>': not an ELF file");
+}

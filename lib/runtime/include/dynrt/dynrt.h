@@ -62,6 +62,25 @@ typedef struct dynrt_model_t dynrt_model_t;
 // manifest and that the weights match it.
 DYNRT_EXPORT dynrt_status_t *dynrt_model_load(const char *path,
                                               dynrt_model_t **out_model);
+// As dynrt_model_load, with the weights read from the safetensors file
+// `weights_path` instead of the sidecar or those linked into the .so (the same
+// model with fine-tuned weights): each weight the graphs read must be there
+// with the manifest's dtype and shape (else DYNRT_DATA_LOSS naming it), and a
+// tensor the model does not read is DYNRT_INVALID_ARGUMENT naming it.
+DYNRT_EXPORT dynrt_status_t *
+dynrt_model_load_with_weights(const char *path, const char *weights_path,
+                              dynrt_model_t **out_model);
+
+// Loads a model from the `size` bytes at `data` (a .so from dynoc build, read
+// from an archive or received over the network); the bytes may be freed once
+// it returns. Its weights come from `weights_path` (as above) or, if NULL,
+// from the .so (dynoc build --embed-weights): a model with a sidecar has no
+// file beside it to read one from, which is DYNRT_NOT_FOUND. Messages name
+// the model "<memory>".
+DYNRT_EXPORT dynrt_status_t *
+dynrt_model_load_from_memory(const void *data, size_t size,
+                             const char *weights_path,
+                             dynrt_model_t **out_model);
 DYNRT_EXPORT void dynrt_model_release(dynrt_model_t *model);
 
 // The embedded manifest, as JSON text. Valid while the model is loaded.

@@ -72,6 +72,21 @@ public:
     check(dynrt_model_load(path.c_str(), &m));
     model_.reset(m);
   }
+  /// The model at `path` with the weights of `weightsPath` instead of its own.
+  Model(const std::string &path, const std::string &weightsPath) {
+    dynrt_model_t *m = nullptr;
+    check(dynrt_model_load_with_weights(path.c_str(), weightsPath.c_str(), &m));
+    model_.reset(m);
+  }
+  /// A model from the `size` bytes at `data`, with the weights of
+  /// `weightsPath` ("": those linked into it).
+  static Model fromMemory(const void *data, size_t size,
+                          const std::string &weightsPath = "") {
+    dynrt_model_t *m = nullptr;
+    check(dynrt_model_load_from_memory(
+        data, size, weightsPath.empty() ? nullptr : weightsPath.c_str(), &m));
+    return Model(m);
+  }
   std::string manifest() const { return dynrt_model_manifest(model_.get()); }
   size_t numInputs() const { return dynrt_model_num_inputs(model_.get()); }
   size_t numOutputs() const { return dynrt_model_num_outputs(model_.get()); }
@@ -136,6 +151,7 @@ public:
   dynrt_model_t *get() const { return model_.get(); }
 
 private:
+  explicit Model(dynrt_model_t *m) { model_.reset(m); }
   struct Release {
     void operator()(dynrt_model_t *m) const { dynrt_model_release(m); }
   };
