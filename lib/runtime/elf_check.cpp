@@ -31,6 +31,13 @@ bool readAt(int fd, void *buf, size_t len, off_t at) {
   return true;
 }
 
+/// Reads `count` entries of a header table at `offset`.
+template <typename T>
+bool readTable(int fd, uint64_t offset, size_t count, std::vector<T> &out) {
+  out.resize(count);
+  return readAt(fd, out.data(), count * sizeof(T), off_t(offset));
+}
+
 bool fits(uint64_t offset, uint64_t size, uint64_t fileSize) {
   return offset <= fileSize && size <= fileSize - offset;
 }
@@ -86,9 +93,8 @@ bool checkSharedObject(const std::string &path, std::string &error) {
     error = "corrupted: its section headers lie outside the file (truncated?)";
     return false;
   }
-  std::vector<Elf64_Phdr> ph(eh.e_phnum);
-  if (!readAt(fd, ph.data(), ph.size() * sizeof(Elf64_Phdr),
-              off_t(eh.e_phoff))) {
+  std::vector<Elf64_Phdr> ph;
+  if (!readTable(fd, eh.e_phoff, eh.e_phnum, ph)) {
     error = "cannot read its program headers";
     return false;
   }
@@ -121,9 +127,8 @@ bool readSection(const std::string &path, const std::string &name,
     error = "corrupted: its section table is malformed";
     return false;
   }
-  std::vector<Elf64_Shdr> sh(eh.e_shnum);
-  if (!readAt(fd, sh.data(), sh.size() * sizeof(Elf64_Shdr),
-              off_t(eh.e_shoff))) {
+  std::vector<Elf64_Shdr> sh;
+  if (!readTable(fd, eh.e_shoff, eh.e_shnum, sh)) {
     error = "cannot read its section headers";
     return false;
   }
