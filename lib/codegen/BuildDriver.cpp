@@ -12,6 +12,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -91,8 +92,16 @@ std::string embeddedWeightsSource(const std::string &path) {
 
 } // namespace
 
+namespace {
+std::atomic<int> silencers{0};
+} // namespace
+
+ProgressSilencer::ProgressSilencer() { ++silencers; }
+ProgressSilencer::~ProgressSilencer() { --silencers; }
+
 void progress(const llvm::Twine &msg) {
-  llvm::errs() << "[dynoc build] " << msg << "\n";
+  if (silencers == 0)
+    llvm::errs() << "[dynoc build] " << msg << "\n";
 }
 
 LogicalResult runCompiler(ModuleOp module, const std::vector<std::string> &argv,

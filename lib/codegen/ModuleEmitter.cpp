@@ -129,13 +129,18 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
     if (auto p = func->getAttrOfType<StringAttr>(attrs::kPrepares))
       prepares[p.getValue()] = func;
   int index = 0;
+  // A graph the target cannot emit does not stop the others: a bundle's
+  // unsupported ops are all reported in one build.
+  bool failedGraph = false;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func->hasAttr(attrs::kPrepares))
       continue;
     std::string base = "dynoc_graph_" + std::to_string(index++);
     json g = json::object();
-    if (failed(emitGraph(func, base, g)))
-      return failure();
+    if (failed(emitGraph(func, base, g))) {
+      failedGraph = true;
+      continue;
+    }
     out.workspaceBytes.push_back(g["workspace_bytes"].get<int64_t>());
     out.inPlaceOps.push_back(inPlaceOps);
     if (auto e = func->getAttrOfType<StringAttr>(attrs::kEntry))
@@ -180,6 +185,8 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
         g["guards"].push_back(guardToJson(a.cast<DictionaryAttr>()));
     manifest["graphs"].push_back(g);
   }
+  if (failedGraph)
+    return failure();
   if (index == 0)
     return module.emitError()
            << "dynoc build: the module has no graph (func.func)";

@@ -338,3 +338,28 @@ def test_explain_api_matches_dynamo(python):
     assert lines[1] == "a tensor's value decides Python control flow"
     assert lines[2] == "['aten.cos']"
     assert lines[3] == "dynoc capture report"
+
+
+def test_explain_lists_every_op_the_target_cannot_build_yet(dynoc, tmp_path):
+    script = write(tmp_path, "cov.py", """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            return torch.cummax(x, 0)[0] * 2 + torch.cumprod(x, 0)
+
+        @torch.compile
+        def g(x):
+            return torch.relu(x)
+
+        print(f(torch.ones(3)).sum().item(), g(torch.ones(2)).sum().item())
+        """)
+    p = dynoc("explain", script, "--target=cpu")
+    assert p.returncode == 0, p.stderr
+    assert "cannot build for --target=cpu yet (1 graph(s)):" in p.stdout, p.stdout
+    for op, line in (("cummax", 3), ("cumprod", 5)):
+        assert re.search(rf"graph_0\.mlir:{line}:\d+: error: dynoc build \(cpu\): op "
+                         rf"'aten\.{op}' is not supported by the CPU backend yet "
+                         rf"\(.*cov\.py:3:f\)", p.stdout), p.stdout
+    assert "graph_1" not in p.stdout.split("cannot build")[1]
+    assert "[dynoc build]" not in p.stderr  # the check prints no build progress

@@ -6,10 +6,12 @@
 #include "dynoc/IR/GraphAttrs.h"
 #include "dynoc/IR/GraphIO.h"
 
+#include "dynoc/Codegen/Build.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -60,6 +62,39 @@ int buildGraphFile(const BuildRequest &request) {
   if (!module)
     return 1;
   return lowerModule(*module, request, mlirPath);
+}
+
+std::vector<std::string> unbuildableOps(const std::string &mlirPath,
+                                        const std::string &target) {
+  mlir::DialectRegistry registry;
+  registerGraphDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+  auto module = parseGraphFile(mlirPath, context, sourceMgr);
+  if (module) {
+    llvm::SmallString<128> source;
+    llvm::sys::fs::createTemporaryFile("dynoc-check", "src", source);
+    codegen::BuildOptions options;
+    options.mlirPath = mlirPath;
+    options.outputPath = source.str().str();
+    options.emitSourceOnly = true; // the op checks, no compiler
+    codegen::ProgressSilencer quiet;
+    (void)(target == "cuda" ? buildCudaModel(*module, options)
+                            : buildCpuModel(*module, options));
+    llvm::sys::fs::remove(source);
+  }
+  os.flush();
+  std::vector<std::string> errors;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(text).split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    if (line.contains(": error: "))
+      errors.push_back(line.str());
+  return errors;
 }
 
 /// The texts of a graph module's guards that the runtime does not check

@@ -178,7 +178,38 @@ int capture(const std::string &script, const std::string &outDir,
     return 1;
   return scriptExit;
 }
-int explain(const std::string &script, const std::vector<std::string> &args) {
+/// The report's section on what `target` cannot build yet in the captured
+/// graphs (`dynoc explain --target`), or "" when every graph builds.
+std::string unbuildableReport(const std::filesystem::path &dir,
+                              const std::string &target) {
+  std::ifstream f(dir / "manifest.json");
+  auto manifest = nlohmann::json::parse(f, nullptr, false);
+  if (manifest.is_discarded())
+    return "";
+  std::string lines;
+  size_t graphs = 0;
+  for (auto &g : manifest.value("graphs", nlohmann::json::array())) {
+    std::string file = g.value("mlir", "");
+    auto errors = unbuildableOps((dir / file).string(), target);
+    if (errors.empty())
+      continue;
+    ++graphs;
+    for (std::string e : errors) {
+      // The graph file lives in a temporary directory: name it by itself.
+      auto at = e.find(file);
+      if (at != std::string::npos)
+        e = e.substr(at);
+      lines += "    " + e + " (" + g.value("entry", "") + ")\n";
+    }
+  }
+  if (lines.empty())
+    return fmt::format("  every graph builds for --target={}\n", target);
+  return fmt::format("  cannot build for --target={} yet ({} graph(s)):\n{}",
+                     target, graphs, lines);
+}
+
+int explain(const std::string &script, const std::vector<std::string> &args,
+            const std::string &target) {
   std::error_code ec;
   auto tmp = std::filesystem::temp_directory_path(ec) /
              ("dynoc-explain-" + std::to_string(getpid()));
@@ -190,6 +221,8 @@ int explain(const std::string &script, const std::vector<std::string> &args) {
   std::ifstream report(tmp / "report.txt");
   if (report)
     fmt::print("{}", std::string(std::istreambuf_iterator<char>(report), {}));
+  if (report && !target.empty())
+    fmt::print("{}", unbuildableReport(tmp, target));
   std::filesystem::remove_all(tmp, ec);
   return rc;
 }
@@ -203,13 +236,19 @@ void addExplainCommand(CLI::App &app, int &exitCode) {
       "torch._dynamo.explain. The script's own stdout is silenced; nothing is "
       "kept on disk.");
   struct Opts {
-    std::string script;
+    std::string script, target;
     std::vector<std::string> args;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("SCRIPT", o->script, "the Python script to run")->required();
   cmd->add_option("ARGS", o->args, "arguments for the script (after --)");
-  cmd->callback([o, &exitCode] { exitCode = explain(o->script, o->args); });
+  cmd->add_option("--target", o->target,
+                  "also list every op and dtype of the captured graphs that "
+                  "this target (cpu or cuda) cannot build yet, each at its "
+                  "graph file location, without building")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->callback(
+      [o, &exitCode] { exitCode = explain(o->script, o->args, o->target); });
 }
 
 void addCaptureCommand(CLI::App &app, int &exitCode) {

@@ -41,6 +41,13 @@ struct BuildRequest {
 /// --backend=inductor`). Returns 0 or prints the diagnostics and returns 1.
 int buildGraphFile(const BuildRequest &request);
 
+/// What of the graph file `target` cannot build yet (unsupported ops and
+/// dtypes, or a file that does not parse), one "file:line:col: error: ..."
+/// line each, found by lowering to source without compiling; empty if it
+/// builds.
+std::vector<std::string> unbuildableOps(const std::string &mlirPath,
+                                        const std::string &target);
+
 } // namespace dynoc::cli
 
 #endif // DYNOC_TOOLS_COMMANDS_H

@@ -60,8 +60,18 @@ public:
   virtual std::string recordSource(const BuildOptions &) const { return ""; }
 };
 
-/// "[dynoc build] <msg>" on stderr.
+/// "[dynoc build] <msg>" on stderr, unless a ProgressSilencer is alive.
 void progress(const llvm::Twine &msg);
+
+/// While one exists, progress() prints nothing (a check that lowers graphs
+/// only to find what fails, as `dynoc explain --target` does).
+class ProgressSilencer {
+public:
+  ProgressSilencer();
+  ~ProgressSilencer();
+  ProgressSilencer(const ProgressSilencer &) = delete;
+  ProgressSilencer &operator=(const ProgressSilencer &) = delete;
+};
 /// Writes `text` to `path`; false if it could not.
 bool writeFile(const std::string &path, llvm::StringRef text);
 /// The last `maxBytes` of the file at `path` (a compiler's log).
