@@ -26,15 +26,12 @@
 #include <unistd.h>
 
 namespace dynoc::cli {
-namespace {
 
-bool isDir(const std::string &p) {
+static bool isDir(const std::string &p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/// Where the `dynoc` Python package and its extension are: the binary's Bazel
-/// runfiles, unless DYNOC_CAPTURE_PATH says otherwise.
 std::string capturePythonPath() {
   if (const char *p = getenv("DYNOC_CAPTURE_PATH"))
     return p;
@@ -47,6 +44,13 @@ std::string capturePythonPath() {
     return "";
   return root + "/python:" + root;
 }
+
+std::string capturePython() {
+  const char *python = getenv("DYNOC_PYTHON");
+  return python && *python ? python : DYNOC_PYTHON;
+}
+
+namespace {
 
 int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
   std::ifstream f(outDir + "/manifest.json");
@@ -126,9 +130,7 @@ int capture(const std::string &script, const std::string &outDir,
   if (ec)
     return fail("capture", "cannot create output directory '" + outDir +
                                "': " + ec.message());
-  const char *python = getenv("DYNOC_PYTHON");
-  if (!python || !*python)
-    python = DYNOC_PYTHON;
+  std::string python = capturePython();
   std::vector<std::string> argv = {python,     "-m",   "dynoc._capture_main",
                                    "--out",    outDir, "--backend",
                                    backendName};
@@ -155,7 +157,7 @@ int capture(const std::string &script, const std::string &outDir,
     for (auto &a : argv)
       cargv.push_back(const_cast<char *>(a.c_str()));
     cargv.push_back(nullptr);
-    execv(python, cargv.data());
+    execv(python.c_str(), cargv.data());
     fmt::print(stderr, "dynoc capture: error: cannot run Python '{}': {}\n",
                python, strerror(errno));
     _exit(127);

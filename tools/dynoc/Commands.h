@@ -22,6 +22,7 @@ void addListBackendsCommand(CLI::App &app, int &exitCode);
 void addOptCommand(CLI::App &app, int &exitCode);
 void addInspectCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);
+void addDoctorCommand(CLI::App &app, int &exitCode);
 
 /// What `dynoc build` was asked to do.
 struct BuildRequest {
@@ -40,6 +41,13 @@ struct BuildRequest {
 /// Builds a graph file into a model .so (shared by `build` and `capture
 /// --backend=inductor`). Returns 0 or prints the diagnostics and returns 1.
 int buildGraphFile(const BuildRequest &request);
+
+/// Where the `dynoc` Python package and its extension are: the binary's Bazel
+/// runfiles, unless DYNOC_CAPTURE_PATH says otherwise ("" if not found).
+std::string capturePythonPath();
+/// The Python capture runs scripts in: DYNOC_PYTHON, else the one the binary
+/// was built with.
+std::string capturePython();
 
 /// What of the graph file `target` cannot build yet (unsupported ops and
 /// dtypes, or a file that does not parse), one "file:line:col: error: ..."

@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
   dynoc::cli::addOptCommand(app, exitCode);
   dynoc::cli::addInspectCommand(app, exitCode);
   dynoc::cli::addRunCommand(app, exitCode);
+  dynoc::cli::addDoctorCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {

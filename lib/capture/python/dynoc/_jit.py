@@ -107,8 +107,12 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
 
 
 def dynoc_binary():
-    path = os.environ.get("DYNOC_BIN") or os.path.join(_ROOT, "bazel-bin", "tools", "dynoc",
-                                                       "dynoc")
+    """DYNOC_BIN, else the binary an installed wheel carries, else the
+    checkout's bazel-bin one."""
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bin", "dynoc")
+    path = os.environ.get("DYNOC_BIN") or (
+        packaged if os.path.exists(packaged)
+        else os.path.join(_ROOT, "bazel-bin", "tools", "dynoc", "dynoc"))
     if not os.path.exists(path):
         raise NotCompiled(f"the dynoc binary is not at {path} (bazel build //..., "
                           "or DYNOC_BIN)")

@@ -26,8 +26,12 @@ class Unencodable(Exception):
     """An argument or dtype the aten dialect has no encoding for."""
 
 
-_ATEN_OPS_TD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                            "ir", "include", "dynoc", "IR", "AtenOps.td")
+# In an installed wheel the op list is package data; in a checkout, the source.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ATEN_OPS_TD = os.path.join(_HERE, "_data", "AtenOps.td")
+if not os.path.exists(_ATEN_OPS_TD):
+    _ATEN_OPS_TD = os.path.join(_HERE, "..", "..", "..", "ir", "include", "dynoc", "IR",
+                                "AtenOps.td")
 _known_ops = None
 
 

@@ -1,0 +1,78 @@
+"""The wheel (tools/build_wheel.sh) installed into a fresh venv with torch:
+`dynoc` and `import dynoc` work without the source tree, from another
+directory: capture -> build -> dynoc.load on examples/mlp.py, and dynoc.compile
+in process."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+PYTHON311 = shutil.which("python3.11") or sys.executable
+
+
+def sh(*args, cwd=None, env=None, timeout=900):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd,
+                       env=env, timeout=timeout)
+    return p
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    base = tmp_path_factory.mktemp("wheel")
+    p = sh(os.path.join(ROOT, "tools", "build_wheel.sh"), "--out", base / "dist")
+    assert p.returncode == 0, p.stderr[-3000:]
+    wheel = p.stdout.strip().splitlines()[-1]
+    assert os.path.basename(wheel).startswith("dynoc-") and wheel.endswith(".whl")
+    env_dir = base / "venv"
+    p = sh(PYTHON311, "-m", "venv", env_dir)
+    assert p.returncode == 0, p.stderr
+    # A clean environment: nothing of this checkout on the path.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "DYNOC"))}
+    p = sh(env_dir / "bin" / "pip", "install", "-q", "torch==2.13.0", wheel, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return env_dir, env
+
+
+def test_wheel_gives_the_cli_and_the_package_outside_the_tree(venv, tmp_path):
+    env_dir, env = venv
+    dynoc = env_dir / "bin" / "dynoc"
+    python = env_dir / "bin" / "python"
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    shutil.copy(os.path.join(ROOT, "examples", "mlp.py"), work)
+
+    p = sh(dynoc, "--version", cwd=work, env=env)
+    assert p.returncode == 0 and p.stdout.startswith("dynoc "), p.stderr
+    p = sh(dynoc, "doctor", cwd=work, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "ok       Python with torch" in p.stdout and "site-packages" in p.stdout
+
+    p = sh(dynoc, "capture", "mlp.py", "-o", "out", "--", "--save-io", "io", cwd=work, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "graphs: 1" in p.stderr
+    p = sh(dynoc, "build", "out/graph_0.mlir", "-o", "mlp.so", cwd=work, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    check = ("import dynoc, numpy as np, torch, sys\n"
+             "assert 'site-packages' in dynoc.__file__, dynoc.__file__\n"
+             "m = dynoc.load('mlp.so')\n"
+             "y = m(torch.from_numpy(np.load('io/x.npy')))\n"
+             "print(float((y - torch.from_numpy(np.load('io/expected.npy'))).abs().max()))\n")
+    p = sh(python, "-c", check, cwd=work, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert float(p.stdout) < 1e-5
+
+    jit = ("import torch, dynoc\n"
+           "m = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()\n"
+           "c = dynoc.compile(m)\n"
+           "x = torch.randn(2, 8)\n"
+           "with torch.no_grad():\n"
+           "    c(x); y = c(x)\n"
+           "print(torch.allclose(y, m(x)), dynoc.counters['compiled_calls'])\n")
+    p = sh(python, "-c", jit, cwd=work, env=dict(env, DYNOC_CACHE="0"))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.split() == ["True", "1"]
