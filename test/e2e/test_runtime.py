@@ -1,4 +1,5 @@
 """libdynrt from Python (dynoc.load) and from the C++ serving example."""
+import json
 import os
 import re
 import threading
@@ -158,6 +159,10 @@ def test_cpu_level_is_recorded_and_a_cpu_without_it_is_refused(tmp_path, monkeyp
     with pytest.raises(dynoc.Error, match=r"this CPU lacks avx512f, avx512bw, avx512cd, "
                                           r"avx512dq, avx512vl \(rebuild it with"):
         dynoc.load(v4)
+    # `dynoc inspect` still shows what such a model is, with a note.
+    p = run(os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc"), "inspect", v4)
+    assert p.returncode == 0 and "this CPU lacks avx512f" in p.stderr, p.stderr
+    assert json.loads(p.stdout)["build"]["cpu"] == "x86-64-v4"
     if build is not None:  # this CPU runs x86-64-v3 code: the record is in the manifest
         assert build["cpu"] == "x86-64-v3" and "-march=x86-64-v3" in build["compile_flags"]
         assert build["dynoc_version"] == dynoc.__version__

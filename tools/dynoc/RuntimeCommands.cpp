@@ -21,8 +21,10 @@ std::optional<nlohmann::json> manifestFromBytes(const std::string &path) {
   std::ifstream f(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(f)),
                     std::istreambuf_iterator<char>());
-  for (size_t at = bytes.find("{\n \"device\": \""); at != std::string::npos;
-       at = bytes.find("{\n \"device\": \"", at + 1)) {
+  // The manifest is a NUL-terminated JSON text with one-space indentation:
+  // each "{\n \"" may start it (nested objects are indented deeper).
+  for (size_t at = bytes.find("{\n \""); at != std::string::npos;
+       at = bytes.find("{\n \"", at + 1)) {
     size_t end = bytes.find('\0', at);
     auto j = nlohmann::json::parse(bytes.substr(at, end - at), nullptr, false);
     if (!j.is_discarded() && j.value("format", "") == "dynoc-model")
@@ -38,8 +40,11 @@ int inspect(const std::string &path) {
     fmt::print("{}\n", manifest.dump(2));
     return 0;
   } catch (const dynrt::Error &e) {
+    // A model that needs what this machine lacks (a GPU, a CPU feature) is
+    // still shown; a corrupted one is an error.
     auto manifest = manifestFromBytes(path);
-    if (!manifest || manifest->value("device", "cpu") == "cpu")
+    if (!manifest || (manifest->value("device", "cpu") == "cpu" &&
+                      e.code() != DYNRT_UNIMPLEMENTED))
       return fail("inspect", e.what());
     fmt::print(stderr,
                "dynoc inspect: note: a {} model that does not load here ({}); "
