@@ -318,8 +318,61 @@ LogicalResult GraphEmitter::emitBmm(Operation *op) {
   return success();
 }
 
+/// What a profile calls `op`'s kernel: "addmm", or "fused_add_relu" for a
+/// fusion group (as Inductor names its kernels), with the aten ops it runs.
+static GraphEmitter::KernelSpan kernelSpanOf(Operation *op,
+                                             const std::string &loc) {
+  auto shortName = [](Operation *o) {
+    StringRef n = o->getName().getStringRef();
+    n.consume_front("aten.");
+    return n.split('.').first.str();
+  };
+  auto family = [](StringRef n) -> std::string {
+    if (isGemm(n) || n == "aten.bmm" || n == "aten.matmul")
+      return "gemm";
+    if (n.contains("convolution"))
+      return "convolution";
+    if (n.contains("attention"))
+      return "attention";
+    return "kernel";
+  };
+  GraphEmitter::KernelSpan span;
+  span.loc = loc;
+  // "file:line:col" of the op (a captured graph's locations are the Python
+  // source lines), where the location has one.
+  op->getLoc()->walk([&](Location l) {
+    if (auto f = l.dyn_cast<FileLineColLoc>()) {
+      span.loc = llvm::formatv("{0}:{1}:{2}", f.getFilename().getValue(),
+                               f.getLine(), f.getColumn());
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  auto group = dyn_cast<dynoc::FusionGroupOp>(op);
+  if (!group) {
+    span.name = shortName(op);
+    span.ops = {op->getName().getStringRef().str()};
+    span.category = family(op->getName().getStringRef());
+    return span;
+  }
+  span.name = "fused";
+  span.category = "fusion";
+  std::set<std::string> named;
+  for (Operation &inner : group.getBody().front().without_terminator()) {
+    span.ops.push_back(inner.getName().getStringRef().str());
+    // An epilogue's GEMM or convolution makes the kernel that family's.
+    if (std::string f = family(inner.getName().getStringRef()); f != "kernel")
+      span.category = f;
+    std::string n = shortName(&inner);
+    if (named.size() < 4 && named.insert(n).second)
+      span.name += "_" + n;
+  }
+  return span;
+}
+
 LogicalResult GraphEmitter::emit(const std::string &graphBase) {
   base = graphBase;
+  kernelSpans.clear();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   std::string decls, kernels;
@@ -538,7 +591,19 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
           "  float *{0} = reinterpret_cast<float *>(ws + o[{1}]);\n", n,
           takeSlot(bytes, index));
     next += scratchRequests.size();
-    kernels += code;
+    // A view computes nothing: no span.
+    if (code.find_first_not_of(" \n") == std::string::npos) {
+      kernels += code;
+    } else {
+      size_t k = kernelSpans.size();
+      kernelSpans.push_back(kernelSpanOf(&op, loc));
+      kernels +=
+          llvm::formatv("  if (prof) prof->begin(prof->user, {0}, {1});\n", k,
+                        target.streamExpr());
+      kernels += code;
+      kernels += llvm::formatv("  if (prof) prof->end(prof->user, {0}, {1});\n",
+                               k, target.streamExpr());
+    }
     ++index;
   }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -597,8 +662,10 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
         target.runExtraParams() + ") {\n" + arrays + "  if (" + base +
         "_resolve(in, p, o))\n    return 1;\n" +
         "  char *ws = static_cast<char *>(workspace);\n  (void)ws;\n" +
-        target.runPrologue("ws + o[" + std::to_string(numSlots) + "]") + decls +
-        kernels + target.runEpilogue() + "}\n\n";
+        target.runPrologue("ws + o[" + std::to_string(numSlots) + "]") +
+        "  const dynoc_profiler_hooks_t *prof = dynoc_profiler_hooks();\n"
+        "  (void)prof;\n" +
+        decls + kernels + target.runEpilogue() + "}\n\n";
   return success();
 }
 

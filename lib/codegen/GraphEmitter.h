@@ -323,6 +323,13 @@ public:
   int64_t staticWorkspaceBytes = -1;
   /// Ops whose result the memory plan put over a dying operand.
   unsigned inPlaceOps = 0;
+  /// One per kernel or library call of the run function, in the order of the
+  /// profiling hooks' indices (the manifest's "kernels", docs/manifest.md).
+  struct KernelSpan {
+    std::string name, category, loc;
+    std::vector<std::string> ops;
+  };
+  std::vector<KernelSpan> kernelSpans;
 
 private:
   using EmitFn = LogicalResult (GraphEmitter::*)(Operation *);

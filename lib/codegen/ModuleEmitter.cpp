@@ -84,6 +84,7 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
       return failure();
     int64_t workspace = emitter.staticWorkspaceBytes;
     inPlaceOps = emitter.inPlaceOps;
+    std::vector<GraphEmitter::KernelSpan> chosenSpans = emitter.kernelSpans;
     if (workspace >= 0 && inPlaceOps > 0) {
       std::string other;
       KernelDefinitions withoutKernels = definitions;
@@ -95,10 +96,17 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
         withKernels = std::move(withoutKernels);
         workspace = without.staticWorkspaceBytes;
         inPlaceOps = 0;
+        chosenSpans = without.kernelSpans;
       }
     }
     definitions = std::move(withKernels);
     graphs += code;
+    g["kernels"] = json::array();
+    for (const GraphEmitter::KernelSpan &k : chosenSpans)
+      g["kernels"].push_back({{"name", k.name},
+                              {"category", k.category},
+                              {"ops", k.ops},
+                              {"loc", k.loc}});
     g["name"] = func.getSymName().str();
     g["symbol"] = base + "_run";
     g["shapes_symbol"] = base + "_shapes";
@@ -196,7 +204,28 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
     manifest.erase("weights_embedded");
   }
   out.manifestJson = manifest.dump(1);
-  out.source = target.sourceHeader() + definitions.text() + graphs;
+  // The profiling hooks (model_abi.h: dynoc_model_set_profiler). Each run
+  // reads the pointer once; with no profile recorded it is null and a kernel
+  // costs one predictable branch more.
+  static const char *kProfilerHooks =
+      "struct dynoc_profiler_hooks_t {\n"
+      "  void *user;\n"
+      "  void (*begin)(void *user, int kernel, void *stream);\n"
+      "  void (*end)(void *user, int kernel, void *stream);\n"
+      "};\n"
+      "static const dynoc_profiler_hooks_t *dynoc_profiler_hooks_ptr = "
+      "nullptr;\n"
+      "static inline const dynoc_profiler_hooks_t *dynoc_profiler_hooks() {\n"
+      "  return __atomic_load_n(&dynoc_profiler_hooks_ptr, __ATOMIC_ACQUIRE);\n"
+      "}\n"
+      "extern \"C\" DYNOC_EXPORT void dynoc_model_set_profiler(const void "
+      "*hooks) {\n"
+      "  __atomic_store_n(&dynoc_profiler_hooks_ptr,\n"
+      "                   static_cast<const dynoc_profiler_hooks_t *>(hooks),\n"
+      "                   __ATOMIC_RELEASE);\n"
+      "}\n\n";
+  out.source =
+      target.sourceHeader() + kProfilerHooks + definitions.text() + graphs;
   out.kernelDefinitions = definitions.size();
   out.source +=
       "static const char kManifest[] = R\"DYNOC_MANIFEST(" + out.manifestJson +

@@ -215,6 +215,7 @@ public:
            "#define DYNOC_EXPORT __attribute__((visibility(\"default\")))\n\n";
   }
   std::string runExtraParams() const override { return ", void *stream"; }
+  std::string streamExpr() const override { return "stream"; }
   // cuBLASLt/cuDNN's workspace and the slack that aligns it (RunScope).
   int64_t extraWorkspaceBytes() const override { return (8 << 20) + 256; }
   std::string runPrologue(const std::string &extra) const override {

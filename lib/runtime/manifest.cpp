@@ -169,6 +169,27 @@ static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
       spec.mutations.push_back(std::move(mu));
     }
   }
+  if (g.contains("kernels")) {
+    if (!g["kernels"].is_array())
+      return r.fail(where + ": 'kernels' is not an array");
+    for (auto &kj : g["kernels"]) {
+      KernelSpec k;
+      std::string kw = where + " kernel " + std::to_string(spec.kernels.size());
+      if (!kj.is_object() || !r.string(kj, "name", k.name, kw))
+        return false;
+      k.category = kj.contains("category") && kj["category"].is_string()
+                       ? kj["category"].get<std::string>()
+                       : "kernel";
+      json args = {{"graph", spec.name}};
+      if (kj.contains("ops") && kj["ops"].is_array())
+        args["ops"] = kj["ops"];
+      if (kj.contains("loc") && kj["loc"].is_string())
+        args["loc"] = kj["loc"];
+      // A bad byte in a string becomes U+FFFD rather than an exception.
+      k.args = args.dump(-1, ' ', false, json::error_handler_t::replace);
+      spec.kernels.push_back(std::move(k));
+    }
+  }
   if (g.contains("prepare")) {
     GraphSpec prepare;
     if (!parseGraph(r, g["prepare"], prepare, where + " prepare"))

@@ -2,6 +2,7 @@
 #include "dynrt/cpu_features.h"
 #include "elf_check.h"
 #include "guards.h"
+#include "log.h"
 #include "model_internal.h"
 #include "status.h"
 
@@ -9,6 +10,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -19,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 
 namespace {
@@ -167,6 +171,8 @@ dynrt_status_t *runPrepare(dynrt_model_t &m, const dynrt::GraphSpec &p,
   if (dynrt_status_t *s =
           workspace.reserve(std::max<int64_t>(workspaceBytes, 64), &ws))
     return s;
+  dynrt::profile::Span span("runtime", "prepare " + p.name);
+  dynrt::profile::GraphScope scope(m, p, nullptr);
   int rc = m.device.isHost()
                ? reinterpret_cast<dynoc_graph_run_fn>(run)(nullptr, args.data(),
                                                            outPtrs.data(), ws)
@@ -373,6 +379,11 @@ dynrt_status_t *loadOpened(std::unique_ptr<dynrt_model_t> m,
   m->manifestText = manifestFn();
   if (!dynrt::parseManifest(m->manifestText, m->manifest, error))
     return makeStatus(DYNRT_DATA_LOSS, "model '" + p + "': " + error);
+  m->setProfiler = symbol<dynoc_model_set_profiler_fn>(
+      m->handle, DYNOC_MODEL_SET_PROFILER_SYMBOL);
+  // From here a recording sees the load's own kernels (prepare functions).
+  dynrt::profile::attach(*m);
+  dynrt::profile::Span span("runtime", "load " + p);
   if (m->manifest.device != "cpu")
     if (dynrt_status_t *s = bindDevice(*m, abiFn()))
       return s;
@@ -381,6 +392,18 @@ dynrt_status_t *loadOpened(std::unique_ptr<dynrt_model_t> m,
     return s;
   if (dynrt_status_t *s = bindVariants(*m))
     return s;
+  if (dynrt::logEnabled(DYNRT_LOG_INFO)) {
+    std::string weights = m->weightsPath.empty()
+                              ? m->manifest.weightsEmbedded ? "embedded weights"
+                                : m->manifest.weights.empty()
+                                    ? "no weights"
+                                    : "weights '" + m->manifest.weights + "'"
+                              : "weights '" + m->weightsPath + "'";
+    dynrt::logMessage(DYNRT_LOG_INFO, "loaded model '" + p +
+                                          "': " + m->device.name() + ", " +
+                                          std::to_string(m->variants.size()) +
+                                          " graph(s), " + weights);
+  }
   *out = m.release();
   return nullptr;
 }
@@ -505,6 +528,10 @@ dynrt_status_t *prepare(const dynrt_model_t *m, const std::string &function,
       continue;
     }
     call.variant = &v;
+    if (!firstFailure.empty() && dynrt::logEnabled(DYNRT_LOG_DEBUG))
+      dynrt::logMessage(DYNRT_LOG_DEBUG, "model '" + m->path + "' runs '" +
+                                             v.spec->name +
+                                             "': " + firstFailure);
     return nullptr;
   }
   return makeStatus(DYNRT_INVALID_ARGUMENT, firstFailure);
@@ -605,6 +632,17 @@ dynrt_status_t *checkOutputBuffer(const dynrt::Device &device,
   return nullptr;
 }
 
+/// A run span's arguments: the model and its inputs' shapes.
+std::string runArgs(const dynrt_model_t &m, const Prepared &call,
+                    const DLTensor *const *inputs) {
+  nlohmann::json shapes = nlohmann::json::array();
+  for (size_t i = 0; i < call.inShapes.size(); ++i)
+    shapes.push_back(std::vector<int64_t>(inputs[i]->shape,
+                                          inputs[i]->shape + inputs[i]->ndim));
+  nlohmann::json args = {{"model", m.path}, {"input_shapes", shapes}};
+  return args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 /// Runs a prepared call with `outPtrs` as the output buffers, in `context`'s
 /// workspace and stream (NULL: a workspace of its own, the default stream).
 dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
@@ -630,6 +668,10 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
   std::unique_lock<std::mutex> lock;
   if (v.stateMutex)
     lock = std::unique_lock<std::mutex>(*v.stateMutex);
+  std::optional<dynrt::profile::Span> span;
+  if (dynrt::profile::active())
+    span.emplace("runtime", "run " + spec.name, runArgs(m, call, inputs));
+  dynrt::profile::GraphScope scope(m, spec, stream);
   if (v.run) {
     if (int rc = v.run(call.inShapes.data(), args.data(), outPtrs, ws))
       return makeStatus(DYNRT_INTERNAL, "graph '" + spec.name +
@@ -647,8 +689,10 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
                         args,      outPtrs, outBytes, ws,        stream};
     if (grown && context)
       context->graphs.clear(); // their captured workspace is gone
-    dynrt_status_t *s =
-        context ? context->graphs.run(run, inputs) : dynrt::runDirect(run);
+    // While profiling, every kernel is seen: no CUDA graph replays.
+    dynrt_status_t *s = context && !dynrt::profile::active()
+                            ? context->graphs.run(run, inputs)
+                            : dynrt::runDirect(run);
     if (s)
       return s;
   }

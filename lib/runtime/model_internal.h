@@ -15,6 +15,7 @@
 #include "dynrt/manifest.h"
 #include "dynrt/model_abi.h"
 #include "dynrt/safetensors.h"
+#include "profiler.h"
 
 #include <dlfcn.h>
 
@@ -80,7 +81,11 @@ struct dynrt_model_t {
   std::mutex stateMutex;
   /// The .so's notice that a weight's data changed (model_abi.h), or null.
   dynoc_model_weight_changed_fn weightChanged = nullptr;
+  /// The .so's profiling switch (model_abi.h), or null.
+  dynoc_model_set_profiler_fn setProfiler = nullptr;
   ~dynrt_model_t() {
+    if (handle)
+      dynrt::profile::detach(*this);
     // Device memory goes back through the .so's device API: before dlclose.
     variants.clear();
     uploaded.clear();

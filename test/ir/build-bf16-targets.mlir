@@ -40,5 +40,6 @@ func.func @graph_0(%x: tensor<4x16xbf16>, %w: tensor<8x16xbf16>, %b: tensor<8xbf
 // CUDA: "aten.native_layer_norm"{{.*}} : (tensor<4x8xbf16>, tensor<8xbf16>, tensor<8xbf16>) -> (tensor<4x8xbf16>
 
 // CU: dynoc_k::bf16 *v{{[0-9]+}} =
+// CU-NEXT: if (prof) prof->begin(prof->user, 0, stream);
 // CU-NEXT: dynoc_k::gemm_bias(true, 4, 8, 16, {{.*}}, a0, a1, a2, v{{[0-9]+}})
 // CU: dynoc_k::layer_norm(

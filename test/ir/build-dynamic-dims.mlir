@@ -7,6 +7,9 @@
 
 // LOG: graph 0: peak intermediate bytes depend on dynamic dims, 2 op(s) in place
 func.func @graph_0(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> tensor<?x4xf32> attributes {dynoc.inputs = [{kind = "user", name = "x"}, {kind = "user", name = "y"}]} {
+  // The profiling hooks (model_abi.h), and one span per kernel in the
+  // manifest, named after its op and located where the op is.
+  // CHECK-LABEL: void dynoc_model_set_profiler(const void *hooks)
   // CHECK-LABEL: static const char *dynoc_graph_0_resolve(
   // CHECK: p[0] = dynoc_k::broadcast(in[0][0], in[1][0]);
   // CHECK-NEXT: if (!(p[0] >= 0))
@@ -24,10 +27,14 @@ func.func @graph_0(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> tensor<?x4xf32> 
   // CHECK: float *v0 = reinterpret_cast<float *>(ws + o[0]);
   // CHECK: as[] = {(in[0][0] == 1 ? 0 : 8), 1}
   // CHECK: float *v1 = reinterpret_cast<float *>(ws + o[0]);
+  // CHECK-NEXT: if (prof) prof->begin(prof->user, 1, nullptr);
   // CHECK-NEXT: dynoc_k::unary(v1, v0,
+  // CHECK-NEXT: if (prof) prof->end(prof->user, 1, nullptr);
   // CHECK: float *v2 = reinterpret_cast<float *>(ws + o[0]);
+  // CHECK-NEXT: if (prof) prof->begin(prof->user, 2, nullptr);
   // CHECK-NEXT: dynoc_k::unary(v2, v1,
   // CHECK: float *v4 = static_cast<float *>(outs[0]);
+  // CHECK-NEXT: if (prof) prof->begin(prof->user, {{[0-9]+}}, nullptr);
   // CHECK-NEXT: dynoc_k::unary(v4, v2, (4 * p[1]),
   %0 = aten.add.Tensor %x, %y : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   %1 = aten.relu %0 : (tensor<?x8xf32>) -> tensor<?x8xf32>
@@ -36,3 +43,11 @@ func.func @graph_0(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> tensor<?x4xf32> 
   %4 = aten.abs %3 : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %4 : tensor<?x4xf32>
 }
+// CHECK-LABEL: kManifest[]
+// CHECK: "kernels": [
+// CHECK-NEXT: {
+// CHECK-NEXT: "category": "kernel",
+// CHECK-NEXT: "loc": "{{.*}}build-dynamic-dims.mlir:{{[0-9]+}}:8",
+// CHECK-NEXT: "name": "add",
+// CHECK-NEXT: "ops": [
+// CHECK-NEXT: "aten.add.Tensor"

@@ -23,6 +23,7 @@ void addOptCommand(CLI::App &app, int &exitCode);
 void addInspectCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);
 void addDoctorCommand(CLI::App &app, int &exitCode);
+void addBenchCommand(CLI::App &app, int &exitCode);
 
 /// What `dynoc build` was asked to do.
 struct BuildRequest {

@@ -19,7 +19,8 @@ int main(int argc, char **argv) {
       "programs.\n\n"
       "  dynoc capture train.py -o out/     record guarded ATen graphs\n"
       "  dynoc build out/graph_0.mlir -o model.so\n"
-      "  dynoc run model.so -i x.npy -o results/\n",
+      "  dynoc run model.so -i x.npy -o results/\n"
+      "  dynoc bench model.so --shape x=8x16   time it on random inputs\n",
       "dynoc"};
   app.set_version_flag("--version", "dynoc " DYNOC_VERSION
                                     " (MLIR/LLVM " LLVM_VERSION_STRING ")");
@@ -32,6 +33,7 @@ int main(int argc, char **argv) {
   dynoc::cli::addOptCommand(app, exitCode);
   dynoc::cli::addInspectCommand(app, exitCode);
   dynoc::cli::addRunCommand(app, exitCode);
+  dynoc::cli::addBenchCommand(app, exitCode);
   dynoc::cli::addDoctorCommand(app, exitCode);
   try {
     app.parse(argc, argv);

@@ -491,11 +491,70 @@ PyType_Slot modelSlots[] = {
 PyType_Spec modelSpec = {"_dynrt.Model", sizeof(ModelObject), 0,
                          Py_TPFLAGS_DEFAULT, modelSlots};
 
+PyObject *profileStart(PyObject *, PyObject *args) {
+  const char *path;
+  if (!PyArg_ParseTuple(args, "s", &path))
+    return nullptr;
+  if (dynrt_status_t *s = dynrt_profile_start(path))
+    return raise(s);
+  Py_RETURN_NONE;
+}
+
+PyObject *profileStop(PyObject *, PyObject *) {
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = dynrt_profile_stop();
+  Py_END_ALLOW_THREADS if (s) return raise(s);
+  Py_RETURN_NONE;
+}
+
+// The Python callable libdynrt's log messages go to (set_log_callback).
+PyObject *logCallable = nullptr;
+
+// libdynrt calls it from any thread, the GIL held or not.
+void logToPython(void *, dynrt_log_level_t level, const char *message) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  if (logCallable) {
+    PyObject *r = PyObject_CallFunction(logCallable, "is", int(level), message);
+    if (!r)
+      PyErr_WriteUnraisable(logCallable);
+    Py_XDECREF(r);
+  }
+  PyGILState_Release(gil);
+}
+
+PyObject *setLogCallback(PyObject *, PyObject *args) {
+  PyObject *callable;
+  int level = DYNRT_LOG_INFO;
+  if (!PyArg_ParseTuple(args, "O|i", &callable, &level))
+    return nullptr;
+  if (callable != Py_None && !PyCallable_Check(callable)) {
+    PyErr_SetString(PyExc_TypeError, "set_log_callback: expected a callable");
+    return nullptr;
+  }
+  // Swapped while libdynrt holds no reference to the old one.
+  dynrt_set_log_callback(nullptr, nullptr, DYNRT_LOG_OFF);
+  Py_XDECREF(logCallable);
+  logCallable = callable == Py_None ? nullptr : Py_NewRef(callable);
+  if (logCallable)
+    dynrt_set_log_callback(logToPython, nullptr,
+                           static_cast<dynrt_log_level_t>(level));
+  Py_RETURN_NONE;
+}
+
+PyMethodDef moduleMethods[] = {
+    {"profile_start", profileStart, METH_VARARGS,
+     "profile_start(path): record a trace of model runs (dynrt.h)"},
+    {"profile_stop", profileStop, METH_NOARGS,
+     "profile_stop(): stop recording and write the trace"},
+    {"set_log_callback", setLogCallback, METH_VARARGS,
+     "set_log_callback(fn(level, message) or None, min_level=1)"},
+    {nullptr, nullptr, 0, nullptr}};
+
 PyModuleDef moduleDef = {PyModuleDef_HEAD_INIT,
                          "_dynrt",
                          "libdynrt bindings; use dynoc.load()",
                          -1,
-                         nullptr,
+                         moduleMethods,
                          nullptr,
                          nullptr,
                          nullptr,

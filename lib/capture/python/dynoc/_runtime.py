@@ -6,8 +6,11 @@ A model built with --target=cuda takes and returns torch CUDA tensors on the
 current stream: its outputs come from torch's allocator (the runtime runs
 into them), so nothing synchronizes the device.
 """
+import atexit
+import contextlib
 import importlib
 import json
+import os
 
 import torch
 from torch.utils import dlpack
@@ -176,3 +179,56 @@ def load(path, cuda_graphs=True):
     loads onto the current CUDA device; `cuda_graphs=False` runs every call
     directly instead of replaying captured CUDA graphs."""
     return LoadedModel(path, cuda_graphs)
+
+
+def _require_runtime(what):
+    if _dynrt is None:
+        raise ImportError(f"{what} needs the _dynrt extension; run `bazel build //...` "
+                          f"({_import_error})")
+
+
+@contextlib.contextmanager
+def profile(path):
+    """Records a Chrome trace / Perfetto file of the dynoc-built code run inside
+    the block (models from `dynoc.load` and `dynoc.compile`'s built code alike):
+    one span per model run and one per kernel or library call, with the fusion
+    group's aten ops and their source lines as arguments. Written to `path`
+    when the block ends; open it in ui.perfetto.dev. As DYNOC_PROFILE=path does
+    for a whole process (docs/runtime.md, "Profiling")."""
+    _require_runtime("dynoc.profile")
+    _dynrt.profile_start(os.fspath(path))
+    try:
+        yield
+    finally:
+        _dynrt.profile_stop()
+
+
+_LOG_LEVELS = {"debug": 0, "info": 1, "warning": 2, "error": 3}
+
+
+def set_runtime_log(callback, level="info"):
+    """Sends libdynrt's log messages (models loaded, variants chosen, CUDA graph
+    captures, profiles written) at `level` and above to `callback(level,
+    message)`, level being "debug", "info", "warning" or "error"; None stops
+    them. `dynoc.set_runtime_log(logging.getLogger("dynoc.runtime").info)`
+    routes them to Python's logging."""
+    _require_runtime("dynoc.set_runtime_log")
+    if level not in _LOG_LEVELS:
+        raise ValueError(f"dynoc.set_runtime_log: level must be one of {', '.join(_LOG_LEVELS)}, "
+                         f"not {level!r}")
+    if callback is None:
+        _dynrt.set_log_callback(None)
+        return
+    names = {v: k for k, v in _LOG_LEVELS.items()}
+
+    def forward(code, message):
+        callback(names.get(code, "error"), message)
+    _dynrt.set_log_callback(forward, _LOG_LEVELS[level])
+    global _log_stopped_at_exit
+    if not _log_stopped_at_exit:
+        # libdynrt may log at exit, after Python is gone: stop before that.
+        atexit.register(_dynrt.set_log_callback, None)
+        _log_stopped_at_exit = True
+
+
+_log_stopped_at_exit = False

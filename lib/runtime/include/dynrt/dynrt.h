@@ -268,6 +268,75 @@ dynrt_context_call(dynrt_context_t *context, const char *function,
                    const DLTensor *const *inputs, size_t num_inputs,
                    const DLTensor **outputs, size_t num_outputs);
 
+//===----------------------------------------------------------------------===//
+// Tensors on a model's device (for callers without a device library of their
+// own: a C++ app serving a CUDA model need not link cudart)
+//===----------------------------------------------------------------------===//
+
+// A new contiguous tensor of `dtype` and `shape` (its contents undefined) on
+// the model's device; the caller calls its deleter while the model is
+// loaded. A dtype the runtime does not know is DYNRT_INVALID_ARGUMENT.
+DYNRT_EXPORT dynrt_status_t *
+dynrt_model_alloc_tensor(dynrt_model_t *model, DLDataType dtype, int32_t ndim,
+                         const int64_t *shape, DLManagedTensor **out);
+
+// Copies `src` into `dst`: the same dtype and shape, both contiguous, each in
+// host memory or on the model's device. Waits for the copy.
+DYNRT_EXPORT dynrt_status_t *dynrt_model_copy_tensor(dynrt_model_t *model,
+                                                     const DLTensor *src,
+                                                     const DLTensor *dst);
+
+// Waits until the work the context queued on its stream is done (device
+// models; a no-op on the CPU, where a run returns when it is done).
+DYNRT_EXPORT dynrt_status_t *
+dynrt_context_synchronize(dynrt_context_t *context);
+
+//===----------------------------------------------------------------------===//
+// Profiling: a Chrome trace / Perfetto file of what the models ran
+//===----------------------------------------------------------------------===//
+
+// Starts recording a trace, written to `path` by dynrt_profile_stop (or at
+// process exit): one span per model run and, for models built by this
+// dynoc, one per kernel or library call inside it, named after its fusion
+// group ("fused_add_relu") with the aten ops and their source location as
+// arguments (docs/runtime.md, "Profiling"). Process-wide; every loaded model
+// and every one loaded later is traced. While recording, device models run
+// without CUDA graphs and synchronize after each kernel, so that spans time
+// the device. The environment variable DYNOC_PROFILE=path starts a
+// recording at the first model load and writes it at exit. A recording
+// already under way is DYNRT_INVALID_ARGUMENT naming its file; a directory
+// that cannot be written is DYNRT_NOT_FOUND.
+DYNRT_EXPORT dynrt_status_t *dynrt_profile_start(const char *path);
+// Stops recording and writes the trace (through a temporary file renamed
+// into place). No recording under way is DYNRT_INVALID_ARGUMENT.
+DYNRT_EXPORT dynrt_status_t *dynrt_profile_stop(void);
+
+//===----------------------------------------------------------------------===//
+// Logging
+//===----------------------------------------------------------------------===//
+
+typedef enum dynrt_log_level_e {
+  DYNRT_LOG_DEBUG = 0,   // variant selection, CUDA graph captures
+  DYNRT_LOG_INFO = 1,    // models loaded, checkpoints, profiles written
+  DYNRT_LOG_WARNING = 2, // something the caller may want to act on
+  DYNRT_LOG_ERROR = 3,   // failures that no status reports (at exit)
+  DYNRT_LOG_OFF = 4,
+} dynrt_log_level_t;
+
+typedef void (*dynrt_log_callback_t)(void *user, dynrt_log_level_t level,
+                                     const char *message);
+
+// Sends libdynrt's log messages at `min_level` and above to `callback`, with
+// `user` (process-wide; NULL turns logging off). Messages are one line,
+// without a trailing newline; the pointer is valid during the call. Calls
+// are serialized, and once this returns the previous callback is no longer
+// called. Without a callback libdynrt logs nothing, unless the environment
+// variable DYNRT_LOG=debug|info|warning|error sends those levels to stderr.
+// Errors are still reported by statuses; the log adds what no status says.
+DYNRT_EXPORT void dynrt_set_log_callback(dynrt_log_callback_t callback,
+                                         void *user,
+                                         dynrt_log_level_t min_level);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

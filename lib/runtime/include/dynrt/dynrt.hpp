@@ -199,6 +199,11 @@ public:
     return outputs;
   }
 
+  /// Waits for the work queued on the context's stream (device models).
+  void synchronize() { check(dynrt_context_synchronize(context_.get())); }
+
+  dynrt_context_t *get() const { return context_.get(); }
+
 private:
   struct Release {
     void operator()(dynrt_context_t *c) const { dynrt_context_release(c); }

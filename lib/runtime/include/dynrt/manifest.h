@@ -50,6 +50,14 @@ struct Mutation {
   size_t output = 0;
 };
 
+/// A kernel or library call of a graph's run function, as a profile names
+/// its span (the manifest's "kernels"; optional).
+struct KernelSpec {
+  std::string name;     // "addmm", "fused_add_relu"
+  std::string category; // "kernel", "fusion", "gemm", "convolution", ...
+  std::string args;     // the span's arguments, JSON: ops, loc, graph
+};
+
 struct GraphSpec {
   std::string name;
   std::string symbol;          // the run function (model_abi.h)
@@ -65,6 +73,8 @@ struct GraphSpec {
   std::vector<TensorSpec> outputs;
   std::vector<Guard> guards;
   std::vector<Mutation> mutations;
+  /// Indexed as the profiling hooks number them (model_abi.h).
+  std::vector<KernelSpec> kernels;
   size_t numUserInputs = 0;
   /// The DLPack device type its tensors live on (the manifest's "device").
   int deviceType = 1; // kDLCPU

@@ -51,6 +51,17 @@
 // write-back, a caller's dynrt_model_write_weight): the model derives its
 // data again before the next run. Optional; no version change.
 //
+// Profiling (dynrt_profile_start, DYNOC_PROFILE): a model exports
+//
+//   void dynoc_model_set_profiler(const dynoc_profiler_hooks *hooks);
+//
+// Each graph function reads the hooks once per run (NULL: none, the
+// default) and calls begin/end around each kernel or library call with the
+// call's index in the graph's manifest entry "kernels" (docs/manifest.md) and
+// the stream it queues on (NULL on the CPU). The runtime sets the hooks
+// while a trace is recorded and clears them before it frees them. Optional
+// (models built before it have none); no version change.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DYNRT_MODEL_ABI_H
 #define DYNRT_MODEL_ABI_H
@@ -98,6 +109,15 @@ typedef struct dynoc_device_api {
   // This thread's message for the last nonzero code.
   const char *(*last_error)(void);
 } dynoc_device_api;
+
+#define DYNOC_MODEL_SET_PROFILER_SYMBOL "dynoc_model_set_profiler"
+// The generated code declares the same layout (ModuleEmitter.cpp).
+typedef struct dynoc_profiler_hooks {
+  void *user;
+  void (*begin)(void *user, int kernel, void *stream);
+  void (*end)(void *user, int kernel, void *stream);
+} dynoc_profiler_hooks;
+typedef void (*dynoc_model_set_profiler_fn)(const dynoc_profiler_hooks *hooks);
 
 typedef const char *(*dynoc_model_manifest_fn)(void);
 typedef int (*dynoc_model_abi_version_fn)(void);

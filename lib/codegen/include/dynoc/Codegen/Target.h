@@ -82,6 +82,9 @@ public:
   virtual std::string sourceHeader() const = 0;
   /// Extra parameters of each graph's run function (", void *stream").
   virtual std::string runExtraParams() const { return ""; }
+  /// The stream a run function's kernels are queued on, as the profiling
+  /// hooks receive it: "stream" where runExtraParams() has one.
+  virtual std::string streamExpr() const { return "nullptr"; }
   /// Bytes the target's kernel library needs past a graph's intermediates in
   /// its workspace (cuBLASLt's workspace).
   virtual int64_t extraWorkspaceBytes() const { return 0; }
