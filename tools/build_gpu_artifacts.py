@@ -148,10 +148,12 @@ def main():
     for m, f in captures.items():
         report(lambda m=m, f=f: build_model(*m, f.result(), args.build_repeats))
     # What runs there beside the artifacts: the Python binding (stable ABI:
-    # the GPU machine's Python 3.12 imports it) and the 8-thread test.
+    # the GPU machine's Python 3.12 imports it), the 8-thread test and
+    # dynrt-bench (libdynrt only: no MLIR there).
     binaries = OUT / "bin"
     binaries.mkdir(parents=True, exist_ok=True)
-    for src in ("lib/runtime/python/_dynrt.abi3.so", "test/gpu/threads_cuda"):
+    for src in ("lib/runtime/python/_dynrt.abi3.so", "test/gpu/threads_cuda",
+                "tools/bench/dynrt-bench"):
         target = binaries / pathlib.Path(src).name
         target.unlink(missing_ok=True)
         target.write_bytes((ROOT / "bazel-bin" / src).read_bytes())

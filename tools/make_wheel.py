@@ -3,6 +3,7 @@ runs the build first, then this):
 
   dynoc/                   the Python package, with
     _bin/dynoc             the CLI (the `dynoc` console script runs it)
+    _bin/dynrt-bench       dynoc bench without MLIR (the `dynrt-bench` script)
     _data/AtenOps.td       the aten dialect's op list (capture checks ops against it)
     _lib/libdynrt.so       libdynrt, with _include/dynrt/ (C API headers)
   _dynoc_C.so              the capture extension (CPython 3.11: the wheel's tag)
@@ -41,6 +42,7 @@ def files():
         if name.endswith(".py"):
             yield f"dynoc/{name}", os.path.join(pkg, name), False
     yield "dynoc/_bin/dynoc", os.path.join(BIN, "tools/dynoc/dynoc"), True
+    yield "dynoc/_bin/dynrt-bench", os.path.join(BIN, "tools/bench/dynrt-bench"), True
     yield "dynoc/_data/AtenOps.td", os.path.join(ROOT, "lib/ir/include/dynoc/IR/AtenOps.td"), False
     yield "dynoc/_lib/libdynrt.so", os.path.join(BIN, "lib/runtime/libdynrt.so"), True
     for h in ("dynrt.h", "dynrt.hpp"):
@@ -72,7 +74,7 @@ def main():
         "Run `dynoc doctor` to see what a model build still needs on this machine.", ""])
     wheel = "\n".join(["Wheel-Version: 1.0", "Generator: dynoc tools/make_wheel.py",
                        "Root-Is-Purelib: false", f"Tag: {tag}-{tag}-linux_x86_64", ""])
-    entry = "[console_scripts]\ndynoc = dynoc._cli:main\n"
+    entry = "[console_scripts]\ndynoc = dynoc._cli:main\ndynrt-bench = dynoc._cli:bench\n"
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, name)
     records = []

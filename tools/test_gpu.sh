@@ -7,8 +7,8 @@
 #
 # Runs the op cases and the model suite against torch eager on the GPU
 # (test/gpu/test_cuda_run.py), the 8-thread test (one model, a stream and a
-# context per thread, CUDA graphs on) and compute-sanitizer's memcheck on a
-# transformer block and a CNN. Prints a summary last (docs/status.md keeps the latest).
+# context per thread, CUDA graphs on), dynrt-bench and a profile of two models,
+# and compute-sanitizer's memcheck on a transformer block and a CNN. Prints a summary last (docs/status.md keeps the latest).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 art="$root/build/gpu"
@@ -38,6 +38,20 @@ for args in "bert_b1/model.so 1 32 --int64 1000" "encoder_block_b32/model.so 32 
   line="$("$art/bin/threads_cuda" "$art/models/$1" "${@:2}" --iters 50 2>&1)"
   rc=$?; echo "$line"; [ $rc = 0 ] || status=1
   summary+=("8 threads, ${1%%/*}: ${line##*: }")
+done
+
+# dynrt-bench (libdynrt only) on a transformer block, with CUDA graphs and
+# without; then where the time goes, from a profile.
+for graphs in 1 0; do
+  line="$(DYNRT_CUDA_GRAPHS=$graphs "$art/bin/dynrt-bench" "$art/models/encoder_block_b32/model.so" -n 200 --warmup 20 2>&1)"
+  rc=$?; echo "$line"; [ $rc = 0 ] || status=1
+  summary+=("dynrt-bench encoder_block_b32 (CUDA graphs $graphs): $(echo "$line" | grep -E "latency ms" | sed 's/^ *//')")
+done
+for args in "encoder_block_b32/model.so 32 32 128" "resnext_block_b1_bf16/model.so 1 256 28 28 --bf16"; do
+  set -- $args
+  line="$("$py" "$root/test/gpu/profile_summary.py" "$art/models/$1" "${@:2}" 2>&1)"
+  rc=$?; echo "$line"; [ $rc = 0 ] || status=1
+  summary+=("profile ${1%%/*}: $(echo "$line" | head -1 | sed 's/^[^:]*: //')")
 done
 
 san=compute-sanitizer

@@ -663,7 +663,7 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
         "_resolve(in, p, o))\n    return 1;\n" +
         "  char *ws = static_cast<char *>(workspace);\n  (void)ws;\n" +
         target.runPrologue("ws + o[" + std::to_string(numSlots) + "]") +
-        "  const dynoc_profiler_hooks_t *prof = dynoc_profiler_hooks();\n"
+        "  const dynoc_profiler_hooks_t *prof = dynoc_current_profiler();\n"
         "  (void)prof;\n" +
         decls + kernels + target.runEpilogue() + "}\n\n";
   return success();

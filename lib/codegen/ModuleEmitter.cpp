@@ -215,7 +215,7 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
       "};\n"
       "static const dynoc_profiler_hooks_t *dynoc_profiler_hooks_ptr = "
       "nullptr;\n"
-      "static inline const dynoc_profiler_hooks_t *dynoc_profiler_hooks() {\n"
+      "static inline const dynoc_profiler_hooks_t *dynoc_current_profiler() {\n"
       "  return __atomic_load_n(&dynoc_profiler_hooks_ptr, __ATOMIC_ACQUIRE);\n"
       "}\n"
       "extern \"C\" DYNOC_EXPORT void dynoc_model_set_profiler(const void "

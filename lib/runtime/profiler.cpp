@@ -32,13 +32,14 @@ struct Event {
 struct Session {
   std::mutex mu;
   std::string path; // while recording
-  Clock::time_point start;
   std::vector<Event> events;
   size_t dropped = 0;               // spans past kMaxEvents
   std::set<dynrt_model_t *> models; // every loaded model, recording or not
 };
 
 std::atomic<bool> gRecording{false};
+/// When the recording started; spans read it without the lock.
+std::atomic<Clock::rep> gStart{0};
 
 Session &session() {
   // Leaked: DYNOC_PROFILE's trace is written by an atexit handler, which may
@@ -48,9 +49,9 @@ Session &session() {
 }
 
 double now() {
-  return std::chrono::duration<double, std::micro>(Clock::now() -
-                                                   session().start)
-      .count();
+  Clock::duration since =
+      Clock::now().time_since_epoch() - Clock::duration(gStart.load());
+  return std::chrono::duration<double, std::micro>(since).count();
 }
 
 long threadId() {
@@ -205,7 +206,7 @@ dynrt_status_t *start(const std::string &path) {
   s.path = path;
   s.events.clear();
   s.dropped = 0;
-  s.start = Clock::now();
+  gStart.store(Clock::now().time_since_epoch().count());
   gRecording.store(true);
   for (dynrt_model_t *m : s.models)
     setHooks(*m, true);

@@ -1,5 +1,6 @@
 """libdynrt outside this tree: tools/install.sh lays out headers, the library,
 pkg-config and CMake files; a CMake project and a pkg-config build use them."""
+import json
 import os
 import re
 import shutil
@@ -41,7 +42,7 @@ def expected_sum(rows):
 def test_install_lays_out_headers_library_and_package_files(installed):
     for rel in ("include/dynrt/dynrt.h", "include/dynrt/dynrt.hpp", "include/dlpack/dlpack.h",
                 "lib/libdynrt.so", "lib/pkgconfig/dynrt.pc", "lib/cmake/dynrt/dynrtConfig.cmake",
-                "lib/cmake/dynrt/dynrtConfigVersion.cmake"):
+                "lib/cmake/dynrt/dynrtConfigVersion.cmake", "bin/dynrt-bench"):
         assert (installed / rel).is_file(), rel
     import dynoc
     assert f"Version: {dynoc.__version__}" in (installed / "lib/pkgconfig/dynrt.pc").read_text()
@@ -86,3 +87,18 @@ def test_pkg_config_build_links_the_installed_library(installed, model, tmp_path
     p = run(exe, model, "2x16", "2x8")
     assert p.returncode == 0, p.stderr
     assert abs(float(p.stdout.split()[-1]) - expected_sum(2)) < 1e-3
+
+
+def test_installed_dynrt_bench_times_a_model_and_needs_no_mlir(installed, model, tmp_path):
+    bench = installed / "bin" / "dynrt-bench"
+    libs = run("ldd", bench).stdout
+    assert "MLIR" not in libs and "LLVM" not in libs and "libfmt" not in libs, libs
+    p = run(bench, model, "--shape", "x=4x16", "--shape", "y=4x8", "-n", "20",
+            "--json", tmp_path / "b.json")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"dynrt-bench: {model} (graph 'dyn_mlp', cpu)\n"), p.stdout
+    assert json.loads((tmp_path / "b.json").read_text())["runs"] == 20
+    bad = run(bench, model)
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == ("dynrt-bench: error: input 'x' has a dynamic dim 0: "
+                                  "give its shape with --shape x=...")

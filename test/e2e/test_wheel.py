@@ -65,6 +65,11 @@ def test_wheel_gives_the_cli_and_the_package_outside_the_tree(venv, tmp_path):
     p = sh(python, "-c", check, cwd=work, env=env)
     assert p.returncode == 0, p.stderr[-3000:]
     assert float(p.stdout) < 1e-5
+    for bench in (dynoc, env_dir / "bin" / "dynrt-bench"):
+        args = ["bench"] if bench == dynoc else []
+        p = sh(bench, *args, "mlp.so", "-n", "5", cwd=work, env=env)
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert "latency ms  min " in p.stdout, p.stdout
 
     jit = ("import torch, dynoc\n"
            "m = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()\n"

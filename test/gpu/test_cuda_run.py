@@ -92,3 +92,34 @@ def test_op_matches_aten_on_gpu(name):
         torch.testing.assert_close(got, ref, rtol=rtol, atol=atol)
     else:
         torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["cnn", "encoder_block"])
+def test_profile_times_each_kernel_on_the_device(name, tmp_path):
+    """dynoc.profile on a CUDA model: every kernel of the manifest has a span
+    inside each run's, timed on the device (the runtime waits for each), and
+    the results are those of a run without the profile."""
+    import json
+    import dynoc
+    import models
+    d = artifact("models", cuda_cases.model_dir(name, 1, "f32"))
+    built = dynoc.load(d / "model.so")
+    kernels = built.manifest["graphs"][0]["kernels"]
+    torch.manual_seed(7)
+    x = models.example_input(name, 1).cuda()
+    plain = [built(x) for _ in range(3)]  # direct, captured, replayed
+    with dynoc.profile(tmp_path / "trace.json"):
+        profiled = [built(x) for _ in range(2)]
+    for a in plain + profiled[1:]:
+        torch.testing.assert_close(profiled[0], a, rtol=0, atol=0)
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    runs = [s for s in spans if s["name"].startswith("run ")]
+    assert len(runs) == 2
+    for r in runs:
+        inside = [s for s in spans if s["cat"] != "runtime" and s["tid"] == r["tid"]
+                  and r["ts"] <= s["ts"] and s["ts"] + s["dur"] <= r["ts"] + r["dur"] + 0.01]
+        assert [s["name"] for s in inside] == [k["name"] for k in kernels]
+        busy = sum(s["dur"] for s in inside)
+        # Device time, not launch time: the kernels fill most of the run.
+        assert 0.3 * r["dur"] <= busy <= r["dur"] + 0.01, (busy, r["dur"])

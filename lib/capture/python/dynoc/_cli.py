@@ -5,8 +5,8 @@ import os
 import sys
 
 
-def _binary():
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bin", "dynoc")
+def _binary(name="dynoc"):
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bin", name)
 
 
 def main():
@@ -21,6 +21,17 @@ def main():
     env.setdefault("DYNOC_CAPTURE_PATH",
                    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     os.execve(binary, [binary] + sys.argv[1:], env)
+
+
+def bench():
+    """The `dynrt-bench` command: dynoc bench linking libdynrt only."""
+    binary = _binary("dynrt-bench")
+    if not os.path.exists(binary):
+        sys.stderr.write(f"dynrt-bench: error: the binary is not at {binary}: this `dynoc` "
+                         "package was not installed from a wheel (in a checkout, run "
+                         "bazel-bin/tools/bench/dynrt-bench)\n")
+        return 1
+    os.execv(binary, [binary] + sys.argv[1:])
 
 
 if __name__ == "__main__":
