@@ -23,6 +23,15 @@ def dynoc():
     return lambda *a, **kw: run(DYNOC, *a, **kw)
 
 
+@pytest.fixture(scope="module")
+def dyn_mlp(tmp_path_factory):
+    """test/models/dyn_mlp.mlir built: relu(x @ W^T + b) + y, x [?, 16], y [?, 8]."""
+    out = tmp_path_factory.mktemp("models") / "dyn_mlp.so"
+    run(DYNOC, "build", os.path.join(ROOT, "test", "models", "dyn_mlp.mlir"), "-o", out,
+        check=True)
+    return out
+
+
 @pytest.fixture
 def python():
     return lambda *a, **kw: run(sys.executable, *a, **kw)

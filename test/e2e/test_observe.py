@@ -10,7 +10,6 @@ import torch
 
 from conftest import ROOT, run
 
-MODELS = os.path.join(ROOT, "test", "models")
 
 NET = """\
 import torch
@@ -52,14 +51,6 @@ def net(tmp_path_factory):
     run(dynoc, "capture", d / "net.py", "-o", d / "out", check=True, cwd=d)
     run(dynoc, "build", d / "out" / "graph_0.mlir", "-o", d / "net.so", check=True)
     return d / "net.so"
-
-
-@pytest.fixture(scope="module")
-def dyn_mlp(tmp_path_factory):
-    out = tmp_path_factory.mktemp("mlp") / "dyn_mlp.so"
-    run(os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc"), "build",
-        os.path.join(MODELS, "dyn_mlp.mlir"), "-o", out, check=True)
-    return out
 
 
 def check_chrome_trace(trace):

@@ -15,14 +15,6 @@ SERVING = os.path.join(ROOT, "bazel-bin", "examples", "serving", "serving")
 LIBDYNRT = os.path.join(ROOT, "bazel-bin", "lib", "runtime", "libdynrt.so")
 
 
-@pytest.fixture(scope="module")
-def dyn_mlp(tmp_path_factory):
-    out = tmp_path_factory.mktemp("models") / "dyn_mlp.so"
-    run(os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc"), "build",
-        os.path.join(MODELS, "dyn_mlp.mlir"), "-o", out, check=True)
-    return out
-
-
 def reference(x, y):
     w = load_file(os.path.join(MODELS, "dyn_mlp.safetensors"))
     return torch.relu(x @ w["fc.weight"].T + w["fc.bias"]) + y
