@@ -158,6 +158,11 @@ def render(op):
     n_flexible = sum(1 for o in op["operands"] if o[2])
     if n_flexible > 1:
         traits.append("AttrSizedOperandSegments")
+    # A window's stride comes with a padding (as_strided's are memory strides,
+    # which may be 0).
+    names = {n for _, n in op["attrs"]}
+    if names & {"kernel_size", "dilation"} or {"stride", "padding"} <= names:
+        traits.append("Aten_WindowAttrs")
     cls = "Aten" + ("_" if op["mnemonic"].startswith("_") else "") + camel(op["mnemonic"]) + "Op"
     args = [f"{t}:${n}" for t, n, _ in op["operands"]] + [f"{t}:${n}" for t, n in op["attrs"]]
     res = [f"{t}:${n}" for t, n in op["results"]]

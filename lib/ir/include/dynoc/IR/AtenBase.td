@@ -30,6 +30,14 @@ def Dynoc_Dialect : Dialect {
   let hasOperationAttrVerify = 1;
 }
 
+// Ops with a convolution's or pooling's window (a `kernel_size` or `dilation`
+// attribute, or a `stride` with a `padding`): the window's attributes are checked when the op is
+// verified, as ATen checks them, before any shape arithmetic divides by them
+// (WindowAttrs.cpp).
+def Aten_WindowAttrs : NativeOpTrait<"WindowAttrs"> {
+  let cppNamespace = "::dynoc::aten::OpTrait";
+}
+
 class Aten_Op<string mnemonic, list<Trait> traits = []> :
     Op<Aten_Dialect, mnemonic, traits>;
 

@@ -9,6 +9,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dynoc/IR/AtenDialect.h.inc"
+#include "dynoc/IR/WindowAttrs.h"
 #include "dynoc/IR/DynocDialect.h.inc"
 
 #include "mlir/Interfaces/ControlFlowInterfaces.h"

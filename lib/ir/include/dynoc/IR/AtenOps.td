@@ -34,13 +34,13 @@ def Aten_CdistForwardOp : Aten_Op<"_cdist_forward", [Pure]> {
   let assemblyFormat = "$x1 `,` $x2 attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_ConvolutionOp : Aten_Op<"_convolution", [Pure]> {
+def Aten_ConvolutionOp : Aten_Op<"_convolution", [Pure, Aten_WindowAttrs]> {
   let summary = [{_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation, BoolAttr:$transposed, DenseI64ArrayAttr:$output_padding, I64Attr:$groups, BoolAttr:$benchmark, BoolAttr:$deterministic, BoolAttr:$cudnn_enabled, BoolAttr:$allow_tf32);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def Aten_ConvolutionDeprecatedOp : Aten_Op<"_convolution.deprecated", [Pure]> {
+def Aten_ConvolutionDeprecatedOp : Aten_Op<"_convolution.deprecated", [Pure, Aten_WindowAttrs]> {
   let summary = [{_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, int[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation, BoolAttr:$transposed, DenseI64ArrayAttr:$output_padding, I64Attr:$groups, BoolAttr:$benchmark, BoolAttr:$deterministic, BoolAttr:$cudnn_enabled);
   let results = (outs AnyRankedTensor:$result);
@@ -425,28 +425,28 @@ def AtenAtanhOp : Aten_Op<"atanh", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenAvgPool1dOp : Aten_Op<"avg_pool1d", [Pure]> {
+def AtenAvgPool1dOp : Aten_Op<"avg_pool1d", [Pure, Aten_WindowAttrs]> {
   let summary = [{avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<BoolAttr>:$ceil_mode, OptionalAttr<BoolAttr>:$count_include_pad);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenAvgPool2dOp : Aten_Op<"avg_pool2d", [Pure]> {
+def AtenAvgPool2dOp : Aten_Op<"avg_pool2d", [Pure, Aten_WindowAttrs]> {
   let summary = [{avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<BoolAttr>:$ceil_mode, OptionalAttr<BoolAttr>:$count_include_pad, OptionalAttr<I64Attr>:$divisor_override);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenAvgPool2dBackwardOp : Aten_Op<"avg_pool2d_backward", [Pure]> {
+def AtenAvgPool2dBackwardOp : Aten_Op<"avg_pool2d_backward", [Pure, Aten_WindowAttrs]> {
   let summary = [{avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$grad_output, AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding, BoolAttr:$ceil_mode, BoolAttr:$count_include_pad, OptionalAttr<I64Attr>:$divisor_override);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$grad_output `,` $self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenAvgPool3dOp : Aten_Op<"avg_pool3d", [Pure]> {
+def AtenAvgPool3dOp : Aten_Op<"avg_pool3d", [Pure, Aten_WindowAttrs]> {
   let summary = [{avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<BoolAttr>:$ceil_mode, OptionalAttr<BoolAttr>:$count_include_pad, OptionalAttr<I64Attr>:$divisor_override);
   let results = (outs AnyRankedTensor:$result);
@@ -679,7 +679,7 @@ def AtenCloneOp : Aten_Op<"clone", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenCol2imOp : Aten_Op<"col2im", [Pure]> {
+def AtenCol2imOp : Aten_Op<"col2im", [Pure, Aten_WindowAttrs]> {
   let summary = [{col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$output_size, DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$stride);
   let results = (outs AnyRankedTensor:$result);
@@ -700,55 +700,55 @@ def AtenContiguousOp : Aten_Op<"contiguous", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenConv1dOp : Aten_Op<"conv1d", [Pure]> {
+def AtenConv1dOp : Aten_Op<"conv1d", [Pure, Aten_WindowAttrs]> {
   let summary = [{conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<I64Attr>:$groups);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def AtenConv1dPaddingOp : Aten_Op<"conv1d.padding", [Pure]> {
+def AtenConv1dPaddingOp : Aten_Op<"conv1d.padding", [Pure, Aten_WindowAttrs]> {
   let summary = [{conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<StrAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<I64Attr>:$groups);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def AtenConv2dOp : Aten_Op<"conv2d", [Pure]> {
+def AtenConv2dOp : Aten_Op<"conv2d", [Pure, Aten_WindowAttrs]> {
   let summary = [{conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<I64Attr>:$groups);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def AtenConv2dPaddingOp : Aten_Op<"conv2d.padding", [Pure]> {
+def AtenConv2dPaddingOp : Aten_Op<"conv2d.padding", [Pure, Aten_WindowAttrs]> {
   let summary = [{conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<StrAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<I64Attr>:$groups);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def AtenConv3dOp : Aten_Op<"conv3d", [Pure]> {
+def AtenConv3dOp : Aten_Op<"conv3d", [Pure, Aten_WindowAttrs]> {
   let summary = [{conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<I64Attr>:$groups);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def AtenConv3dPaddingOp : Aten_Op<"conv3d.padding", [Pure]> {
+def AtenConv3dPaddingOp : Aten_Op<"conv3d.padding", [Pure, Aten_WindowAttrs]> {
   let summary = [{conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<StrAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<I64Attr>:$groups);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def AtenConvTranspose2dInputOp : Aten_Op<"conv_transpose2d.input", [Pure]> {
+def AtenConvTranspose2dInputOp : Aten_Op<"conv_transpose2d.input", [Pure, Aten_WindowAttrs]> {
   let summary = [{conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$output_padding, OptionalAttr<I64Attr>:$groups, OptionalAttr<DenseI64ArrayAttr>:$dilation);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def AtenConvolutionOp : Aten_Op<"convolution", [Pure]> {
+def AtenConvolutionOp : Aten_Op<"convolution", [Pure, Aten_WindowAttrs]> {
   let summary = [{convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$bias, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation, BoolAttr:$transposed, DenseI64ArrayAttr:$output_padding, I64Attr:$groups);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def AtenConvolutionBackwardOp : Aten_Op<"convolution_backward", [Pure]> {
+def AtenConvolutionBackwardOp : Aten_Op<"convolution_backward", [Pure, Aten_WindowAttrs]> {
   let summary = [{convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)}];
   let arguments = (ins AnyRankedTensor:$grad_output, AnyRankedTensor:$input, AnyRankedTensor:$weight, OptionalAttr<DenseI64ArrayAttr>:$bias_sizes, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation, BoolAttr:$transposed, DenseI64ArrayAttr:$output_padding, I64Attr:$groups, DenseBoolArrayAttr:$output_mask);
   let results = (outs AnyRankedTensor:$result0, AnyRankedTensor:$result1, AnyRankedTensor:$result2);
@@ -1260,7 +1260,7 @@ def AtenHypotOp : Aten_Op<"hypot", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenIm2colOp : Aten_Op<"im2col", [Pure]> {
+def AtenIm2colOp : Aten_Op<"im2col", [Pure, Aten_WindowAttrs]> {
   let summary = [{im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$stride);
   let results = (outs AnyRankedTensor:$result);
@@ -1584,35 +1584,35 @@ def AtenMaxOtherOp : Aten_Op<"max.other", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenMaxPool1dOp : Aten_Op<"max_pool1d", [Pure]> {
+def AtenMaxPool1dOp : Aten_Op<"max_pool1d", [Pure, Aten_WindowAttrs]> {
   let summary = [{max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<BoolAttr>:$ceil_mode);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenMaxPool2dOp : Aten_Op<"max_pool2d", [Pure]> {
+def AtenMaxPool2dOp : Aten_Op<"max_pool2d", [Pure, Aten_WindowAttrs]> {
   let summary = [{max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<BoolAttr>:$ceil_mode);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenMaxPool2dWithIndicesOp : Aten_Op<"max_pool2d_with_indices", [Pure]> {
+def AtenMaxPool2dWithIndicesOp : Aten_Op<"max_pool2d_with_indices", [Pure, Aten_WindowAttrs]> {
   let summary = [{max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<BoolAttr>:$ceil_mode);
   let results = (outs AnyRankedTensor:$result0, AnyRankedTensor:$result1);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenMaxPool2dWithIndicesBackwardOp : Aten_Op<"max_pool2d_with_indices_backward", [Pure]> {
+def AtenMaxPool2dWithIndicesBackwardOp : Aten_Op<"max_pool2d_with_indices_backward", [Pure, Aten_WindowAttrs]> {
   let summary = [{max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor}];
   let arguments = (ins AnyRankedTensor:$grad_output, AnyRankedTensor:$self, AnyRankedTensor:$indices, DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation, BoolAttr:$ceil_mode);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$grad_output `,` $self `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
-def AtenMaxPool3dWithIndicesOp : Aten_Op<"max_pool3d_with_indices", [Pure]> {
+def AtenMaxPool3dWithIndicesOp : Aten_Op<"max_pool3d_with_indices", [Pure, Aten_WindowAttrs]> {
   let summary = [{max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)}];
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$kernel_size, OptionalAttr<DenseI64ArrayAttr>:$stride, OptionalAttr<DenseI64ArrayAttr>:$padding, OptionalAttr<DenseI64ArrayAttr>:$dilation, OptionalAttr<BoolAttr>:$ceil_mode);
   let results = (outs AnyRankedTensor:$result0, AnyRankedTensor:$result1);
