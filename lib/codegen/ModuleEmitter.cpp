@@ -203,7 +203,10 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
     manifest.erase("weights");
     manifest.erase("weights_embedded");
   }
-  out.manifestJson = manifest.dump(1);
+  // The graph file's strings are UTF-8 (parseGraphBuffer): a byte that is not
+  // could come only from a location's file name, and is replaced.
+  out.manifestJson =
+      manifest.dump(1, ' ', false, json::error_handler_t::replace);
   // The profiling hooks (model_abi.h: dynoc_model_set_profiler). Each run
   // reads the pointer once; with no profile recorded it is null and a kernel
   // costs one predictable branch more.

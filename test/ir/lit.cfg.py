@@ -13,3 +13,6 @@ bin_dir = os.path.join(root, "bazel-bin", "tools", "dynoc")
 config.environment["PATH"] = os.pathsep.join(
     [bin_dir, "/usr/lib/llvm-16/bin", config.environment.get("PATH", os.environ["PATH"])])
 config.environment["HOME"] = os.environ.get("HOME", "/root")
+# The Python lit runs under (tests that generate their input).
+import sys  # noqa: E402
+config.substitutions.append(("%python", sys.executable))

@@ -40,8 +40,7 @@ mlir::LogicalResult processBuffer(const OptOptions &o,
   else
     printer =
         std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr, &context);
-  // parseSourceFile verifies the module after parsing.
-  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  auto module = parseGraphBuffer(sourceMgr, context);
   mlir::LogicalResult result = mlir::success(bool(module));
   if (module && !o.passes.empty()) {
     // Graph passes run on each func (graph); module passes on the module.

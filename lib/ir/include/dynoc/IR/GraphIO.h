@@ -17,6 +17,13 @@ void registerGraphDialects(mlir::DialectRegistry &registry);
 mlir::OwningOpRef<mlir::ModuleOp> parseGraphFile(llvm::StringRef path,
                                                  mlir::MLIRContext &context,
                                                  llvm::SourceMgr &sourceMgr);
+
+/// The same, for the main buffer `sourceMgr` already holds. Beyond MLIR's
+/// parser and verifier, it refuses nesting deeper than 256 levels (which
+/// would exhaust the recursive parser's stack) and strings that are not
+/// UTF-8, each with a located error.
+mlir::OwningOpRef<mlir::ModuleOp> parseGraphBuffer(llvm::SourceMgr &sourceMgr,
+                                                   mlir::MLIRContext &context);
 } // namespace dynoc
 
 #endif // DYNOC_IR_GRAPHIO_H
