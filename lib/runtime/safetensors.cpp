@@ -3,13 +3,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace dynrt {
 
@@ -66,6 +69,18 @@ bool SafetensorsFile::parse(const uint8_t *bytes, size_t size,
             " exceeds the file size";
     return false;
   }
+  // The reference reader's limits: a header of at most 100 MB that is a JSON
+  // object.
+  if (headerLen > kMaxHeaderBytes) {
+    error = what + " is corrupted: a header of " + std::to_string(headerLen) +
+            " bytes is over the " + std::to_string(kMaxHeaderBytes) +
+            "-byte limit";
+    return false;
+  }
+  if (headerLen == 0 || bytes[8] != '{') {
+    error = what + " is corrupted: the header does not start with '{'";
+    return false;
+  }
   nlohmann::json header = nlohmann::json::parse(
       bytes + 8, bytes + 8 + headerLen, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {
@@ -73,6 +88,7 @@ bool SafetensorsFile::parse(const uint8_t *bytes, size_t size,
     return false;
   }
   const uint8_t *dataStart = bytes + 8 + headerLen;
+  dataStart_ = dataStart;
   size_t dataSize = size - 8 - headerLen;
   for (auto &[name, entry] : header.items()) {
     if (name == "__metadata__")
@@ -93,24 +109,64 @@ bool SafetensorsFile::parse(const uint8_t *bytes, size_t size,
     view.dtype = *dtype;
     size_t numel = 1;
     for (auto &d : entry["shape"]) {
-      if (!d.is_number_unsigned())
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(INT64_MAX) ||
+          __builtin_mul_overflow(numel, d.get<size_t>(), &numel))
         return bad("has a malformed shape");
       view.shape.push_back(d.get<int64_t>());
-      numel *= d.get<size_t>();
     }
+    size_t needed;
+    if (__builtin_mul_overflow(numel, dtypeInfo(*dtype).itemSize, &needed))
+      return bad("has a shape too large for any file");
     auto &offsets = entry["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
       return bad("has malformed data_offsets");
     size_t begin = offsets[0].get<size_t>(), end = offsets[1].get<size_t>();
     if (begin > end || end > dataSize)
       return bad("lies outside the file (truncated?)");
-    if (end - begin != numel * dtypeInfo(*dtype).itemSize)
+    if (end - begin != needed)
       return bad("has " + std::to_string(end - begin) +
-                 " bytes but its shape needs " +
-                 std::to_string(numel * dtypeInfo(*dtype).itemSize));
+                 " bytes but its shape needs " + std::to_string(needed));
     view.data = dataStart + begin;
     view.nbytes = end - begin;
     tensors_.emplace(name, std::move(view));
+  }
+  return checkLayout(dataSize, what, error);
+}
+
+bool SafetensorsFile::checkLayout(size_t dataSize, const std::string &what,
+                                  std::string &error) const {
+  // As the reference reader: the tensors, in offset order, tile the data
+  // exactly: none overlaps another (two weights in the same bytes, where a
+  // write to one changes the other), none leaves a gap, none ends early.
+  std::vector<std::pair<const std::string *, const TensorView *>> order;
+  for (const auto &[name, view] : tensors_)
+    order.emplace_back(&name, &view);
+  const uint8_t *start = dataStart();
+  std::sort(order.begin(), order.end(), [](const auto &a, const auto &b) {
+    return std::make_pair(a.second->data, a.second->nbytes) <
+           std::make_pair(b.second->data, b.second->nbytes);
+  });
+  size_t at = 0;
+  const std::string *previous = nullptr;
+  for (const auto &[name, view] : order) {
+    size_t begin = size_t(view->data - start);
+    if (begin != at) {
+      error = what + " is corrupted: tensor '" + *name + "' " +
+              (begin < at ? "overlaps '" + *previous + "'"
+                          : "starts at byte " + std::to_string(begin) +
+                                " of the data, leaving a gap after " +
+                                (previous ? "'" + *previous + "'"
+                                          : std::string("the header")));
+      return false;
+    }
+    at = begin + view->nbytes;
+    previous = name;
+  }
+  if (at != dataSize) {
+    error = what + " is corrupted: its tensors end at byte " +
+            std::to_string(at) + " of " + std::to_string(dataSize) +
+            " data bytes";
+    return false;
   }
   return true;
 }

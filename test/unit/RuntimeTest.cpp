@@ -76,6 +76,53 @@ TEST_CASE("safetensors round-trip and corruption") {
   CHECK_THAT(error, Catch::Contains("is truncated"));
 }
 
+namespace {
+/// A safetensors file's bytes: the 8-byte length, `header`, `data`.
+std::string safetensorsBytes(const std::string &header, size_t dataBytes) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[i] = char(uint64_t(header.size()) >> (8 * i));
+  return out + header + std::string(dataBytes, '\x01');
+}
+
+std::string readError(const std::string &bytes) {
+  std::string error;
+  auto file = dynrt::SafetensorsFile::fromMemory(
+      reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(), "w",
+      error);
+  CHECK_FALSE(file);
+  return error;
+}
+} // namespace
+
+TEST_CASE("safetensors files get the reference reader's checks") {
+  // fc.bias inside fc.weight's bytes: a write to one would change the other.
+  CHECK(
+      readError(safetensorsBytes(
+          R"({"fc.weight":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},)"
+          R"("fc.bias":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+          16)) == "w is corrupted: tensor 'fc.bias' overlaps 'fc.weight'");
+  CHECK(readError(safetensorsBytes(
+            R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+            R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+            12)) == "w is corrupted: tensor 'b' starts at byte 8 of the data, "
+                    "leaving a gap after 'a'");
+  CHECK(readError(safetensorsBytes(
+            R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 12)) ==
+        "w is corrupted: its tensors end at byte 4 of 12 data bytes");
+  CHECK(readError(safetensorsBytes(R"(   {"a":1})", 0)) ==
+        "w is corrupted: the header does not start with '{'");
+  CHECK(readError(safetensorsBytes(
+            R"({"a":{"dtype":"F32","shape":[4611686018427387904,8],)"
+            R"("data_offsets":[0,0]}})",
+            0)) == "w is corrupted: tensor 'a' has a malformed shape");
+  // A header length past the cap (and the file).
+  std::string huge(8, '\0');
+  huge[4] = 1; // 2^32 bytes
+  CHECK(readError(huge + "{}") ==
+        "w is corrupted: header length 4294967296 exceeds the file size");
+}
+
 TEST_CASE("manifests are validated") {
   dynrt::Manifest m;
   std::string error;

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <exception>
 
 int dynoc::cli::fail(const std::string &command, const std::string &message) {
   fmt::print(stderr, "dynoc {}: error: {}\n", command, message);
@@ -47,6 +48,12 @@ int main(int argc, char **argv) {
     fmt::print(stderr, "dynoc: error: {}\nRun 'dynoc --help' for usage.\n",
                e.what());
     return 2;
+  } catch (const std::exception &e) {
+    // What a command did not catch: one line and exit 1, never terminate.
+    // Files written whole before it are kept.
+    fmt::print(stderr, "dynoc: internal error: {} (please report it)\n",
+               e.what());
+    return 1;
   }
   return exitCode;
 }

@@ -27,8 +27,14 @@ struct TensorView {
 /// A memory-mapped safetensors file. Immutable; safe to read from many threads.
 class SafetensorsFile {
 public:
-  /// Maps and validates `path`. On failure returns null and sets `error` to one
-  /// line naming the file and what is wrong with it.
+  /// The reference reader's cap on a header's size.
+  static constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+  /// Maps and validates `path` with the reference reader's checks (the header
+  /// a JSON object under the cap; each tensor's bytes what its dtype and
+  /// shape need, without overflow; the tensors tiling the data in order, no
+  /// overlap, no gap). On failure returns null and sets `error` to one line
+  /// naming the file and what is wrong with it.
   static std::unique_ptr<SafetensorsFile> open(const std::string &path,
                                                std::string &error);
   /// Reads safetensors bytes that live elsewhere (weights linked into a model
@@ -46,6 +52,10 @@ private:
   SafetensorsFile() = default;
   bool parse(const uint8_t *bytes, size_t size, const std::string &what,
              std::string &error);
+  bool checkLayout(size_t dataSize, const std::string &what,
+                   std::string &error) const;
+  const uint8_t *dataStart() const { return dataStart_; }
+  const uint8_t *dataStart_ = nullptr;
   void *map_ = nullptr;
   size_t size_ = 0;
   std::map<std::string, TensorView> tensors_;
