@@ -53,22 +53,32 @@ LogicalResult GraphEmitter::emitUnary(Operation *op) {
   if (elemCType(op->getOperand(0)) != ct || ct != "float") {
     // Other dtypes compute per element in the result's type.
     std::string param = n == "aten.logical_not" ? "auto" : ct;
-    code += llvm::formatv(
-        "  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN ({4} x) {{ "
-        "return {5}({3}); });\n",
-        name(out), name(op->getOperand(0)), numelOf(out), f, param, ct);
+    code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, {3});\n", name(out),
+                          name(op->getOperand(0)), numelOf(out),
+                          functor(param + " x", ct + "(" + f + ")"));
     return success();
   }
   if (!vec.empty())
-    code += llvm::formatv(
-        "  dynoc_k::vunary({0}, {1}, {2}, [] DYNOC_FN (dynoc_k::vf x) "
-        "{{ return {3}; });\n",
-        name(out), name(op->getOperand(0)), numelOf(out), vec);
+    code += llvm::formatv("  dynoc_k::vunary({0}, {1}, {2}, {3});\n", name(out),
+                          name(op->getOperand(0)), numelOf(out),
+                          functor("dynoc_k::vf x", vec));
   else
-    code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN (float "
-                          "x) {{ return {3}; });\n",
-                          name(out), name(op->getOperand(0)), numelOf(out), f);
+    code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, {3});\n", name(out),
+                          name(op->getOperand(0)), numelOf(out),
+                          functor("float x", f));
   return success();
+}
+
+std::string GraphEmitter::functor(const std::string &params,
+                                  const std::string &expr) {
+  bool generic = params.rfind("auto ", 0) == 0;
+  std::string def =
+      "struct " + KernelDefinitions::kName.str() + " {\n" +
+      (generic ? "  template <class T>\n  DYNOC_FN auto operator()(T " +
+                     params.substr(5)
+               : "  DYNOC_FN auto operator()(" + params) +
+      ") const { return " + expr + "; }\n};\n\n";
+  return definitions.define("dynoc_fn_", def) + "{}";
 }
 
 void GraphEmitter::emitAsLoop(Operation *op, ArrayRef<Value> operands,
@@ -134,11 +144,10 @@ LogicalResult GraphEmitter::emitBinary(Operation *op) {
   const DimList &outDims = dimsOf(out);
   code += llvm::formatv(
       "  {{ const int64_t as[] = {0}, bs[] = {1}, shape[] = {2};\n"
-      "    dynoc_k::binary<{8}>({3}, {4}, as, {5}, bs, shape, {6}, "
-      "[] DYNOC_FN ({8} a, {8} b) {{ return {7}; }); }\n",
+      "    dynoc_k::binary<{8}>({3}, {4}, as, {5}, bs, shape, {6}, {7}); }\n",
       broadcastStrides(lhs, outDims), broadcastStrides(rhs, outDims),
-      braceList(outDims), name(out), name(lhs), name(rhs), outDims.size(), *f,
-      ct);
+      braceList(outDims), name(out), name(lhs), name(rhs), outDims.size(),
+      functor(ct + " a, " + ct + " b", *f), ct);
   return success();
 }
 
@@ -163,9 +172,8 @@ LogicalResult GraphEmitter::emitScalarBinary(Operation *op) {
     emitAsLoop(op, {in}, param, *f);
     return success();
   }
-  code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN ({4} x) "
-                        "{{ return {3}; });\n",
-                        name(out), name(in), numelOf(out), *f, param);
+  code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, {3});\n", name(out),
+                        name(in), numelOf(out), functor(param + " x", *f));
   return success();
 }
 
@@ -227,9 +235,9 @@ LogicalResult GraphEmitter::emitPow(Operation *op) {
     emitAsLoop(op, {in}, elemCType(out), f);
     return success();
   }
-  code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, [] DYNOC_FN ({4} x) "
-                        "{{ return {3}; });\n",
-                        name(out), name(in), numelOf(out), f, elemCType(out));
+  code +=
+      llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, {3});\n", name(out),
+                    name(in), numelOf(out), functor(elemCType(out) + " x", f));
   return success();
 }
 

@@ -656,7 +656,8 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
   os += llvm::formatv(
       "  *workspace_bytes = o[{0}]{1};\n  return nullptr;\n}\n\n", numSlots,
       extra ? " + " + std::to_string(extra) : std::string());
-  os += "extern \"C\" DYNOC_EXPORT int " + base +
+  os += "extern \"C\" DYNOC_EXPORT " +
+        target.runAttributes(kernelSpans.size()) + "int " + base +
         "_run(const int64_t *const *in, void *const *args, void *const *outs, "
         "void *workspace" +
         target.runExtraParams() + ") {\n" + arrays + "  if (" + base +

@@ -378,6 +378,11 @@ private:
   DimList broadcastDims(Operation *op, ArrayRef<Value> operands);
 
   LogicalResult checkTypes(Operation *op);
+  /// A function object, at file scope once per distinct body, whose call
+  /// with `params` ("float x", "auto x": a template) returns `expr`: what the
+  /// kernel library's elementwise templates take (a lambda would be a new
+  /// type, and a new instantiation to compile, at every op).
+  std::string functor(const std::string &params, const std::string &expr);
   LogicalResult emitUnary(Operation *op);
   /// `op`'s result as a pointwise loop over its `operands` (read as x0, x1,
   /// ... in `computeType`) whose value is `expr`, for singleOpsAsLoops()

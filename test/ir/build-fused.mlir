@@ -2,7 +2,23 @@
 // epilogue and a batch norm + ReLU chain each become one loop, written out so
 // that the inner loop reads dense or per-row operands and vectorizes.
 // RUN: dynoc build %s -o %t.cpp --emit=cpp && FileCheck %s < %t.cpp
+// RUN: FileCheck %s --check-prefix=DEF < %t.cpp
 // RUN: dynoc build %s -o %t.mlir --emit=mlir && FileCheck %s --check-prefix=MLIR < %t.mlir
+
+// Each loop is a function at file scope, printed once per distinct body (the
+// run function calls it): the epilogue's, then the batch norm chain's.
+// DEF: static void dynoc_pointwise_0(O *out, const I0 *in0, const int64_t *st0, const int64_t *shape)
+// DEF: #pragma omp simd
+// DEF-NEXT: for (int64_t i = 0; i < inner; ++i) {
+// DEF-NEXT: const float x0 = float(p0[i]);
+// DEF-NEXT: const float t0 = x0 > 0.f ? x0 : 0.f;
+// DEF-NEXT: dst[i] = t0;
+// DEF: static void dynoc_pointwise_1(
+// DEF: const float x0 = float(p0[0]);
+// DEF-NEXT: const float x1 = float(p1[0]);
+// DEF-NEXT: const float x2 = float(p2[i]);
+// DEF-NEXT: const float t0 = x2 * x0 + x1;
+// DEF-NEXT: const float t1 = t0 > 0.f ? t0 : 0.f;
 
 // MLIR: dynoc.fusion_group "epilogue"
 // MLIR: dynoc.fusion_group "elementwise"
@@ -10,22 +26,14 @@ func.func @graph_0(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>
   // CHECK: // dynoc.fusion_group
   // CHECK: dynoc_k::gemm_bias(true, 4, 8, 16, {{.*}}, a0, a1, a2, v1)
   // CHECK: const int64_t st0[] = {8, 1};
-  // CHECK: #pragma omp simd
-  // CHECK-NEXT: for (int64_t i = 0; i < inner; ++i) {
-  // CHECK-NEXT: const float x0 = float(p0[i]);
-  // CHECK-NEXT: const float t0 = x0 > 0.f ? x0 : 0.f;
-  // CHECK-NEXT: dst[i] = t0;
+  // CHECK: dynoc_pointwise_0(v{{[0-9]+}}, v1, st0, shape);
   %0 = aten.t %w : (tensor<8x16xf32>) -> tensor<16x8xf32>
   %1 = aten.addmm %b, %x, %0 : (tensor<8xf32>, tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
   %2 = aten.relu %1 : (tensor<4x8xf32>) -> tensor<4x8xf32>
   // CHECK: // dynoc.fusion_group
   // CHECK: dynoc_k::bn_scale_shift([[S:s[0-9]+]], [[H:s[0-9]+]], a4, a5, nullptr, nullptr, 4,
   // CHECK: const int64_t st0[] = {0, 1, 0, 0};
-  // CHECK: const float x0 = float(p0[0]);
-  // CHECK-NEXT: const float x1 = float(p1[0]);
-  // CHECK-NEXT: const float x2 = float(p2[i]);
-  // CHECK-NEXT: const float t0 = x2 * x0 + x1;
-  // CHECK-NEXT: const float t1 = t0 > 0.f ? t0 : 0.f;
+  // CHECK: dynoc_pointwise_1(
   %3, %4, %5 = "aten.native_batch_norm"(%y, %m, %v) {training = false, momentum = 0.1 : f64, eps = 1.0e-05 : f64, operand_segment_sizes = array<i32: 1, 0, 0, 1, 1>} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<0xf32>, tensor<0xf32>)
   %6 = aten.relu %3 : (tensor<2x4x3x3xf32>) -> tensor<2x4x3x3xf32>
   return %2, %6 : tensor<4x8xf32>, tensor<2x4x3x3xf32>

@@ -95,6 +95,12 @@ public:
     (void)extra;
     return "";
   }
+  /// Attributes of a run function that makes `kernels` kernel calls (compile
+  /// time: a compiler's analyses of one huge function).
+  virtual std::string runAttributes(size_t kernels) const {
+    (void)kernels;
+    return "";
+  }
   /// The run function's last statement.
   virtual std::string runEpilogue() const { return "  return 0;\n"; }
   /// The model ABI version the generated source implements.
