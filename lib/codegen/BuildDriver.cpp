@@ -3,11 +3,13 @@
 #include "dynoc/Codegen/ModuleEmitter.h"
 #include "dynoc/IR/GraphAttrs.h"
 #include "dynoc/Version.h"
+#include "dynrt/digest.h"
 #include "dynrt/safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -22,9 +24,21 @@ using namespace mlir;
 namespace dynoc {
 namespace codegen {
 bool writeFile(const std::string &path, llvm::StringRef text) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(text.data(), std::streamsize(text.size()));
-  return bool(f);
+  // Through a temporary name: a killed build never leaves half a file.
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(text.data(), std::streamsize(text.size()));
+    if (!f.flush()) {
+      llvm::sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return false;
+  }
+  return true;
 }
 
 std::string readTail(const std::string &path, size_t maxBytes) {
@@ -162,7 +176,6 @@ LogicalResult buildModel(ModuleOp module, const Toolchain &toolchain,
   if (failed(emitModule(module, toolchain.target(), sidecarName,
                         opts.embedWeights, *build, src)))
     return failure();
-  src.source += toolchain.recordSource(opts);
   size_t numGraphs = src.workspaceBytes.size();
   std::string kernels =
       src.kernelDefinitions
@@ -177,6 +190,8 @@ LogicalResult buildModel(ModuleOp module, const Toolchain &toolchain,
                         : std::to_string(bytes)) +
              ", " + llvm::Twine(src.inPlaceOps[i]) + " op(s) in place");
   if (opts.emitSourceOnly) {
+    finishModuleSource(toolchain.target(), src);
+    src.source += toolchain.recordSource(opts);
     if (!writeFile(out, src.source))
       return module.emitError() << "cannot write '" << out << "'";
     progress("wrote " + out);
@@ -193,9 +208,22 @@ LogicalResult buildModel(ModuleOp module, const Toolchain &toolchain,
   if (!src.weightNames.empty()) {
     if (failed(writeWeights(module, src, opts, weights)))
       return failure();
-    if (opts.embedWeights)
+    if (opts.embedWeights) {
       src.source += embeddedWeightsSource(weights);
+    } else {
+      // libdynrt refuses a sidecar changed or replaced after this build.
+      auto bytes =
+          llvm::MemoryBuffer::getFile(weights, /*IsText=*/false,
+                                      /*RequiresNullTerminator=*/false);
+      if (!bytes)
+        return module.emitError() << "cannot read the weights written in "
+                                  << dir << ": " << bytes.getError().message();
+      src.manifest["weights_digest"] = dynrt::weightsDigest(
+          (*bytes)->getBufferStart(), (*bytes)->getBufferSize());
+    }
   }
+  finishModuleSource(toolchain.target(), src);
+  src.source += toolchain.recordSource(opts);
   if (!writeFile(source, src.source))
     return module.emitError() << "cannot write the generated source in " << dir;
 
@@ -206,7 +234,15 @@ LogicalResult buildModel(ModuleOp module, const Toolchain &toolchain,
   if (!src.weightNames.empty() && !opts.embedWeights) {
     llvm::SmallString<256> sidecar(llvm::sys::path::parent_path(out));
     llvm::sys::path::append(sidecar, sidecarName);
-    if (auto ec = llvm::sys::fs::copy_file(weights, sidecar)) {
+    // Copied under a temporary name, then renamed: a killed build leaves the
+    // old sidecar or the new one, whole. (Killed between this rename and the
+    // .so's, the old .so's digest refuses the new sidecar by name.)
+    std::string sidecarTmp = (sidecar + ".tmp").str();
+    std::error_code ec = llvm::sys::fs::copy_file(weights, sidecarTmp);
+    if (!ec)
+      ec = llvm::sys::fs::rename(sidecarTmp, sidecar);
+    if (ec) {
+      llvm::sys::fs::remove(sidecarTmp);
       llvm::sys::fs::remove(tmpSo);
       return module.emitError()
              << "cannot write weights '" << sidecar << "': " << ec.message();

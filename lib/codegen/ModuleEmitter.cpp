@@ -203,10 +203,6 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
     manifest.erase("weights");
     manifest.erase("weights_embedded");
   }
-  // The graph file's strings are UTF-8 (parseGraphBuffer): a byte that is not
-  // could come only from a location's file name, and is replaced.
-  out.manifestJson =
-      manifest.dump(1, ' ', false, json::error_handler_t::replace);
   // The profiling hooks (model_abi.h: dynoc_model_set_profiler). Each run
   // reads the pointer once; with no profile recorded it is null and a kernel
   // costs one predictable branch more.
@@ -230,6 +226,23 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
   out.source =
       target.sourceHeader() + kProfilerHooks + definitions.text() + graphs;
   out.kernelDefinitions = definitions.size();
+  out.manifest = std::move(manifest);
+  return success();
+}
+
+void finishModuleSource(const Target &target, ModuleSource &out) {
+  // The graph file's strings are UTF-8 (parseGraphBuffer): a byte that is not
+  // could come only from a location's file name, and is replaced.
+  out.manifestJson =
+      out.manifest.dump(1, ' ', false, json::error_handler_t::replace);
+  // The manifest is printed in a raw string literal: a graph file's string
+  // holding its delimiter would end the literal and put what follows into
+  // the model's code. JSON says the same with the ')' escaped (it can occur
+  // only inside a string).
+  static const std::string kDelimiter = ")DYNOC_MANIFEST";
+  for (size_t at = out.manifestJson.find(kDelimiter); at != std::string::npos;
+       at = out.manifestJson.find(kDelimiter, at))
+    out.manifestJson.replace(at, 1, "\\u0029");
   out.source +=
       "static const char kManifest[] = R\"DYNOC_MANIFEST(" + out.manifestJson +
       ")DYNOC_MANIFEST\";\n\n"
@@ -238,7 +251,6 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
       "extern \"C\" DYNOC_EXPORT int dynoc_model_abi_version(void) { "
       "return " +
       std::to_string(target.abiVersion()) + "; }\n";
-  return success();
 }
 
 LogicalResult runBuildPasses(ModuleOp module, int optLevel,

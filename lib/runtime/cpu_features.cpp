@@ -1,52 +1,89 @@
 //===- cpu_features.cpp - the x86 features a model build records ----------===//
 #include "dynrt/cpu_features.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 #include <utility>
 
 namespace dynrt {
 namespace {
-/// Each name with this CPU's answer. __builtin_cpu_supports takes a string
-/// literal only, hence the table.
+#if defined(__x86_64__)
+/// Where CPUID reports a feature, and the XCR0 state components the OS must
+/// save for its registers to be usable (AVX: 0x6; AVX-512: 0xe6; AMX:
+/// 0x60000 on top of them). Read from CPUID directly rather than through
+/// __builtin_cpu_supports, whose names differ between compilers.
+struct FeatureBit {
+  const char *name;
+  unsigned leaf, subleaf;
+  enum Reg { EAX, EBX, ECX, EDX } reg;
+  unsigned bit;
+  uint64_t xcr0;
+};
+constexpr uint64_t kAvx = 0x6, kAvx512 = 0xe6, kAmx = 0x60006;
+constexpr FeatureBit kFeatureBits[] = {
+    {"popcnt", 1, 0, FeatureBit::ECX, 23, 0},
+    {"sse4.2", 1, 0, FeatureBit::ECX, 20, 0},
+    {"avx", 1, 0, FeatureBit::ECX, 28, kAvx},
+    {"avx2", 7, 0, FeatureBit::EBX, 5, kAvx},
+    {"fma", 1, 0, FeatureBit::ECX, 12, kAvx},
+    {"bmi", 7, 0, FeatureBit::EBX, 3, 0},
+    {"bmi2", 7, 0, FeatureBit::EBX, 8, 0},
+    {"f16c", 1, 0, FeatureBit::ECX, 29, kAvx},
+    {"lzcnt", 0x80000001, 0, FeatureBit::ECX, 5, 0},
+    {"movbe", 1, 0, FeatureBit::ECX, 22, 0},
+    {"avx512f", 7, 0, FeatureBit::EBX, 16, kAvx512},
+    {"avx512bw", 7, 0, FeatureBit::EBX, 30, kAvx512},
+    {"avx512cd", 7, 0, FeatureBit::EBX, 28, kAvx512},
+    {"avx512dq", 7, 0, FeatureBit::EBX, 17, kAvx512},
+    {"avx512vl", 7, 0, FeatureBit::EBX, 31, kAvx512},
+    {"avx512vnni", 7, 0, FeatureBit::ECX, 11, kAvx512},
+    {"avx512bf16", 7, 1, FeatureBit::EAX, 5, kAvx512},
+    {"avx512fp16", 7, 0, FeatureBit::EDX, 23, kAvx512},
+    {"avx512vbmi", 7, 0, FeatureBit::ECX, 1, kAvx512},
+    {"avx512vbmi2", 7, 0, FeatureBit::ECX, 6, kAvx512},
+    {"avx512ifma", 7, 0, FeatureBit::EBX, 21, kAvx512},
+    {"avx512vpopcntdq", 7, 0, FeatureBit::ECX, 14, kAvx512},
+    {"avx512bitalg", 7, 0, FeatureBit::ECX, 12, kAvx512},
+    {"gfni", 7, 0, FeatureBit::ECX, 8, 0},
+    {"vpclmulqdq", 7, 0, FeatureBit::ECX, 10, kAvx},
+    {"avxvnni", 7, 1, FeatureBit::EAX, 4, kAvx},
+    {"amx-tile", 7, 0, FeatureBit::EDX, 24, kAmx},
+    {"amx-bf16", 7, 0, FeatureBit::EDX, 22, kAmx},
+};
+
+bool hasFeature(const FeatureBit &f) {
+  unsigned regs[4] = {0, 0, 0, 0};
+  if (__get_cpuid_max(f.leaf & 0x80000000u, nullptr) < f.leaf ||
+      !__get_cpuid_count(f.leaf, f.subleaf, &regs[0], &regs[1], &regs[2],
+                         &regs[3]) ||
+      !(regs[f.reg] >> f.bit & 1))
+    return false;
+  if (!f.xcr0)
+    return true;
+  // The OS saves the registers' state (OSXSAVE, then XCR0's bits).
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c >> 27 & 1))
+    return false;
+  unsigned lo, hi;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  uint64_t xcr0 = uint64_t(hi) << 32 | lo;
+  return (xcr0 & f.xcr0) == f.xcr0;
+}
+#endif
+
+/// Each name with this CPU's answer.
 const std::vector<std::pair<std::string, bool>> &hostFeatures() {
   static const std::vector<std::pair<std::string, bool>> table = [] {
     std::vector<std::pair<std::string, bool>> t;
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-#define DYNRT_FEATURE(name) t.emplace_back(name, __builtin_cpu_supports(name));
-#else
-#define DYNRT_FEATURE(name) t.emplace_back(name, false);
+    for (const FeatureBit &f : kFeatureBits)
+      t.emplace_back(f.name, hasFeature(f));
 #endif
-    DYNRT_FEATURE("popcnt")
-    DYNRT_FEATURE("sse4.2")
-    DYNRT_FEATURE("avx")
-    DYNRT_FEATURE("avx2")
-    DYNRT_FEATURE("fma")
-    DYNRT_FEATURE("bmi")
-    DYNRT_FEATURE("bmi2")
-    DYNRT_FEATURE("f16c")
-    DYNRT_FEATURE("lzcnt")
-    DYNRT_FEATURE("movbe")
-    DYNRT_FEATURE("avx512f")
-    DYNRT_FEATURE("avx512bw")
-    DYNRT_FEATURE("avx512cd")
-    DYNRT_FEATURE("avx512dq")
-    DYNRT_FEATURE("avx512vl")
-    DYNRT_FEATURE("avx512vnni")
-    DYNRT_FEATURE("avx512bf16")
-    DYNRT_FEATURE("avx512fp16")
-    DYNRT_FEATURE("avx512vbmi")
-    DYNRT_FEATURE("avx512vbmi2")
-    DYNRT_FEATURE("avx512ifma")
-    DYNRT_FEATURE("avx512vpopcntdq")
-    DYNRT_FEATURE("avx512bitalg")
-    DYNRT_FEATURE("gfni")
-    DYNRT_FEATURE("vpclmulqdq")
-    DYNRT_FEATURE("avxvnni")
-    DYNRT_FEATURE("amx-tile")
-    DYNRT_FEATURE("amx-bf16")
-#undef DYNRT_FEATURE
     return t;
   }();
   return table;

@@ -1,6 +1,8 @@
 //===- guards.cpp - checking a variant's inputs and guards ----------------===//
 #include "guards.h"
 
+#include <algorithm>
+
 namespace dynrt {
 namespace {
 std::string list(const int64_t *v, int n) {
@@ -32,13 +34,13 @@ std::string checkMeta(const DLTensor &t, int deviceType, DType dtype,
       return "size()[" + std::to_string(d) +
              "] == " + std::to_string(sizes[d]) + ", got " +
              std::to_string(t.shape[d]);
-  if (!t.data && t.ndim > 0) {
-    int64_t numel = 1;
-    for (int d = 0; d < t.ndim; ++d)
-      numel *= t.shape[d];
-    if (numel)
-      return "data != NULL";
-  }
+  for (int d = 0; d < t.ndim; ++d)
+    if (t.shape[d] < 0)
+      return "size()[" + std::to_string(d) + "] >= 0, got " +
+             std::to_string(t.shape[d]);
+  if (!t.data && t.ndim > 0 &&
+      std::none_of(t.shape, t.shape + t.ndim, [](int64_t d) { return d == 0; }))
+    return "data != NULL";
   // Generated kernels read inputs densely in row-major order.
   if (!isContiguous(t))
     return "is_contiguous(), got strides " + list(t.strides, t.ndim);
@@ -65,8 +67,17 @@ bool checkSizeGuard(const Guard &g, const DLTensor *const *inputs,
                 " dims)";
       return false;
     }
-    int64_t size = t.shape[g.terms[k + 1]];
-    v += g.terms[k + 2] * size;
+    int64_t size = t.shape[g.terms[k + 1]], term;
+    // A coefficient times a size past int64 has no value the guard could
+    // compare: the guard fails, saying so.
+    if (__builtin_mul_overflow(g.terms[k + 2], size, &term) ||
+        __builtin_add_overflow(v, term, &v)) {
+      failure =
+          "guard failed: " + g.text + " (its sum overflows 64 bits at input " +
+          std::to_string(g.terms[k]) + " size()[" +
+          std::to_string(g.terms[k + 1]) + "] = " + std::to_string(size) + ")";
+      return false;
+    }
     sizes += (k ? ", input " : "input ") + std::to_string(g.terms[k]) +
              " size()[" + std::to_string(g.terms[k + 1]) +
              "] = " + std::to_string(size);
@@ -94,7 +105,8 @@ bool isContiguous(const DLTensor &t) {
   for (int d = t.ndim - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expect)
       return false;
-    expect *= t.shape[d];
+    if (__builtin_mul_overflow(expect, t.shape[d], &expect))
+      return false; // no dense tensor has that many elements
   }
   return true;
 }

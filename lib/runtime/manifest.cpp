@@ -233,6 +233,11 @@ bool parseManifest(std::string_view text, Manifest &m, std::string &error) {
     m.weights = j["weights"].get<std::string>();
   if (j.contains("weights_embedded") && j["weights_embedded"].is_boolean())
     m.weightsEmbedded = j["weights_embedded"].get<bool>();
+  if (j.contains("weights_digest")) {
+    if (!j["weights_digest"].is_string())
+      return r.fail("'weights_digest' is not a string");
+    m.weightsDigest = j["weights_digest"].get<std::string>();
+  }
   if (j.contains("device")) {
     if (!j["device"].is_string() ||
         (j["device"] != "cpu" && j["device"] != "cuda"))

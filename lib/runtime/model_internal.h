@@ -99,7 +99,7 @@ struct dynrt_context_t {
   dynrt_model_t *model;
   DLDevice device;
   void *stream;
-  dynrt::DeviceBuffer workspace;
+  dynrt::DeviceBuffer workspace{nullptr};
   /// Device models: the CUDA graphs of this context's calls.
   dynrt::GraphCache graphs;
   /// A bundled model's functions: each one's outputs of its last call on

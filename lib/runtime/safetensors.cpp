@@ -61,6 +61,8 @@ SafetensorsFile::fromMemory(const uint8_t *bytes, size_t size,
 
 bool SafetensorsFile::parse(const uint8_t *bytes, size_t size,
                             const std::string &what, std::string &error) {
+  bytes_ = bytes;
+  size_ = size;
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | bytes[i];

@@ -43,3 +43,27 @@ def test_hostile_strings_are_carried_verbatim_and_never_run(tmp_path, target):
     with pytest.raises(dynoc.GuardError) as e:
         m(torch.randn(3, 3))
     assert PAYLOAD in str(e.value)
+
+
+# The manifest is printed in a raw string literal: a string holding its
+# delimiter would end the literal and make the rest of it code that runs when
+# the model loads (a constructor). It is escaped as JSON allows.
+BREAKOUT = (')DYNOC_MANIFEST";\n__attribute__((constructor)) static void pwn() '
+            '{ __builtin_trap(); }\nstatic const char *rest = R"DYNOC_MANIFEST(')
+ENTRY_GRAPH = '''func.func @g(%x: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {dynoc.inputs = [{kind = "user", name = "x"}], dynoc.entry = ENTRY} {
+  %0 = "aten.relu"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+'''
+
+
+def test_a_string_holding_the_manifest_delimiter_stays_a_string(tmp_path):
+    entry = '"' + BREAKOUT.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\0A') + '"'
+    (tmp_path / "g.mlir").write_text(ENTRY_GRAPH.replace("ENTRY", entry))
+    p = run(DYNOC, "build", "g.mlir", "-o", "g.so", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    import dynoc
+    m = dynoc.load(tmp_path / "g.so")  # the constructor would trap here
+    assert m.manifest["graphs"][0]["entry"] == BREAKOUT
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(m(x), torch.relu(x))

@@ -218,7 +218,16 @@ TEST_CASE("corrupted models and weights are clear errors") {
     std::string error;
     REQUIRE(dynrt::writeSafetensors(dir + "/dyn_mlp.weights.safetensors",
                                     tensors, error));
-    CHECK(errorOf(dynrt_model_load((dir + "/dyn_mlp.so").c_str(), &m)) ==
+    // As the sidecar, the file is not the one the model was built with.
+    CHECK_THAT(errorOf(dynrt_model_load((dir + "/dyn_mlp.so").c_str(), &m)),
+               Catch::StartsWith("weights file '" + dir +
+                                 "/dyn_mlp.weights.safetensors' is not the "
+                                 "one model '" +
+                                 dir + "/dyn_mlp.so' was built with"));
+    // Given as other weights, its tensors are checked against the manifest.
+    CHECK(errorOf(dynrt_model_load_with_weights(
+              (dir + "/dyn_mlp.so").c_str(),
+              (dir + "/dyn_mlp.weights.safetensors").c_str(), &m)) ==
           "weights of model '" + dir +
               "/dyn_mlp.so': tensor 'fc.weight' does not match the "
               "manifest's dtype/shape");

@@ -1,6 +1,9 @@
 //===- RuntimeTest.cpp - libdynrt's handling of bad input -----------------===//
+#include "dynrt/cpu_features.h"
+#include "dynrt/digest.h"
 #include "dynrt/dynrt.hpp"
 #include "dynrt/manifest.h"
+#include "dynrt/npy.h"
 #include "dynrt/safetensors.h"
 
 #include <catch2/catch.hpp>
@@ -231,3 +234,109 @@ TEST_CASE("the C API rejects null arguments with a status, not a crash") {
         "dynrt_model_run: null argument");
   dynrt_status_free(s);
 }
+
+TEST_CASE("the weights digest is XXH64, as the reference implementation") {
+  // Values from the xxhash reference implementation (python-xxhash 4.1).
+  CHECK(dynrt::weightsDigest("", 0) == "xxh64:ef46db3751d8e999");
+  CHECK(dynrt::weightsDigest("a", 1) == "xxh64:d24ec4f1a98c6e5b");
+  CHECK(dynrt::weightsDigest("abc", 3) == "xxh64:44bc2cf5ad770999");
+  const char *stripes = "0123456789abcdef0123456789abcdef0";
+  CHECK(dynrt::weightsDigest(stripes, 33) == "xxh64:e87684f08d6d0816");
+  std::string bytes;
+  for (int k = 0; k < 3; ++k)
+    for (int i = 0; i < 256; ++i)
+      bytes.push_back(char(i));
+  CHECK(dynrt::weightsDigest(bytes.data(), bytes.size()) ==
+        "xxh64:8e03c838c596036f");
+  dynrt::Manifest m;
+  std::string error;
+  CHECK_FALSE(dynrt::parseManifest(
+      R"({"format":"dynoc-model","version":1,"weights_digest":7,"graphs":[]})",
+      m, error));
+  CHECK(error == "invalid manifest: 'weights_digest' is not a string");
+}
+
+namespace {
+std::string npyBytes(const std::string &header, size_t dataBytes) {
+  std::string s("\x93NUMPY\x01\x00", 8);
+  s.push_back(char(header.size() & 0xff));
+  s.push_back(char(header.size() >> 8));
+  return s + header + std::string(dataBytes, '\0');
+}
+std::string npyError(const std::string &bytes) {
+  dynrt::NpyArray a;
+  std::string error;
+  CHECK_FALSE(dynrt::parseNpy(reinterpret_cast<const uint8_t *>(bytes.data()),
+                              bytes.size(), "x.npy", a, error));
+  return error;
+}
+} // namespace
+
+TEST_CASE(".npy files: sizes are checked before anything is allocated") {
+  dynrt::NpyArray a;
+  std::string error;
+  std::string good = npyBytes(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 24);
+  REQUIRE(dynrt::parseNpy(reinterpret_cast<const uint8_t *>(good.data()),
+                          good.size(), "x.npy", a, error));
+  CHECK(a.shape == std::vector<int64_t>{2, 3});
+  CHECK(a.data.size() == 24);
+  // A header length past the file (was: a 4 GB allocation for format 2).
+  CHECK(npyError(good.substr(0, 20)) ==
+        "'x.npy' is truncated: its header says 59 bytes");
+  // Shapes whose byte size overflows (was: a wrapped size, or bad_alloc).
+  CHECK(npyError(npyBytes("{'descr': '<f8', 'shape': (4294967296, "
+                          "4294967296), }",
+                          0)) ==
+        "'x.npy' has a shape whose byte size overflows");
+  CHECK(npyError(npyBytes("{'descr': '<f4', 'shape': "
+                          "(99999999999999999999,), }",
+                          0)) == "'x.npy' has a dim too large");
+  CHECK(npyError(npyBytes("{'descr': '<f4', 'shape': (3,), }", 8)) ==
+        "'x.npy' is truncated: its data is shorter than its shape (8 of 12 "
+        "bytes)");
+  CHECK(npyError(npyBytes("{'descr': '>f4', 'shape': (3,), }", 12)) ==
+        "'x.npy' has unsupported dtype '>f4'");
+  CHECK(npyError("\x93NUMPY") == "'x.npy' is not a .npy file");
+}
+
+#if defined(__x86_64__) && !defined(__clang__)
+// libdynrt reads CPUID itself (clang's __builtin_cpu_supports lacks some of
+// the names); GCC's answers on the same CPU are the reference.
+TEST_CASE(
+    "CPU features read from CPUID agree with GCC's __builtin_cpu_supports") {
+  REQUIRE(std::getenv("DYNRT_CPU_FEATURES") == nullptr);
+  CHECK(dynrt::knownCpuFeatures().size() == 28);
+#define SAME(name)                                                             \
+  CHECK(dynrt::cpuHasFeature(name) == bool(__builtin_cpu_supports(name)))
+  SAME("popcnt");
+  SAME("sse4.2");
+  SAME("avx");
+  SAME("avx2");
+  SAME("fma");
+  SAME("bmi");
+  SAME("bmi2");
+  SAME("f16c");
+  SAME("lzcnt");
+  SAME("movbe");
+  SAME("avx512f");
+  SAME("avx512bw");
+  SAME("avx512cd");
+  SAME("avx512dq");
+  SAME("avx512vl");
+  SAME("avx512vnni");
+  SAME("avx512bf16");
+  SAME("avx512fp16");
+  SAME("avx512vbmi");
+  SAME("avx512vbmi2");
+  SAME("avx512ifma");
+  SAME("avx512vpopcntdq");
+  SAME("avx512bitalg");
+  SAME("gfni");
+  SAME("vpclmulqdq");
+  SAME("avxvnni");
+  SAME("amx-tile");
+  SAME("amx-bf16");
+#undef SAME
+}
+#endif

@@ -231,3 +231,51 @@ TEST_CASE("a model loads from memory, with its weights linked in or given") {
                                              &m)) ==
         "cannot load model '<memory>': not an ELF file");
 }
+
+TEST_CASE("a weights sidecar changed or replaced after the build is refused "
+          "by name") {
+  std::string so = fixtures::buildModel("dyn_mlp", "dyn_mlp_digest");
+  std::string sidecar = so.substr(0, so.size() - 3) + ".weights.safetensors";
+  std::string original;
+  {
+    std::ifstream f(sidecar, std::ios::binary);
+    REQUIRE(f);
+    original.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  { dynrt::Model intact(so); }
+
+  // One weight's value changed: still a well-formed safetensors file.
+  std::string changed = original;
+  changed[changed.size() - 3] ^= 0x40;
+  {
+    std::ofstream f(sidecar, std::ios::binary | std::ios::trunc);
+    f << changed;
+  }
+  dynrt_model_t *m = nullptr;
+  dynrt_status_t *s = dynrt_model_load(so.c_str(), &m);
+  REQUIRE(s != nullptr);
+  CHECK(dynrt_status_code(s) == DYNRT_DATA_LOSS);
+  std::string msg = errorOf(s);
+  CHECK(msg.rfind("weights file '", 0) == 0);
+  CHECK(msg.find(".weights.safetensors' is not the one model '" + so +
+                 "' was built with (its digest is xxh64:") !=
+        std::string::npos);
+  CHECK(msg.find("it was changed or replaced after dynoc build") !=
+        std::string::npos);
+  CHECK(m == nullptr);
+
+  // The same bytes given on purpose are other weights, not a damaged file.
+  std::string given = fixtures::tempPath("dyn_mlp_digest_given.safetensors");
+  {
+    std::ofstream f(given, std::ios::binary);
+    f << changed;
+  }
+  { dynrt::Model withOther(so, given); }
+
+  // Restored, the model loads again.
+  {
+    std::ofstream f(sidecar, std::ios::binary | std::ios::trunc);
+    f << original;
+  }
+  { dynrt::Model restored(so); }
+}

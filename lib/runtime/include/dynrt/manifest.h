@@ -87,6 +87,9 @@ struct Manifest {
   int version = 0;
   std::string device = "cpu";   // "cpu" or "cuda": where the graphs run
   std::string weights;          // file name relative to the .so; empty if none
+  /// The sidecar's digest at build time (dynrt/digest.h); empty: not recorded
+  /// (models built before it was), not checked.
+  std::string weightsDigest;
   bool weightsEmbedded = false; // the .so exports dynoc_model_weights
   std::vector<GraphSpec> graphs;
 };

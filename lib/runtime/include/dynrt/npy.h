@@ -23,9 +23,16 @@ struct NpyArray {
   size_t numel() const;
 };
 
+/// The highest rank a .npy file may have here.
+inline constexpr size_t kMaxNpyRank = 32;
+
 /// Reads a little-endian, C-order .npy (format 1.0-3.0). Returns false and sets
 /// `error` (naming the file) on any problem.
 bool readNpy(const std::string &path, NpyArray &out, std::string &error);
+/// The same, for the .npy bytes `bytes[0, size)`; `what` names them in errors.
+/// Sizes are checked against the bytes before anything is allocated.
+bool parseNpy(const uint8_t *bytes, size_t size, const std::string &what,
+              NpyArray &out, std::string &error);
 /// Writes `t` (dense, CPU) as a .npy file.
 bool writeNpy(const std::string &path, const DLTensor &t, std::string &error);
 

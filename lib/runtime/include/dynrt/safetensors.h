@@ -46,6 +46,9 @@ public:
   ~SafetensorsFile();
 
   const std::map<std::string, TensorView> &tensors() const { return tensors_; }
+  /// The whole file's bytes (header included), for its digest.
+  const uint8_t *bytes() const { return bytes_; }
+  size_t size() const { return size_; }
   const TensorView *find(const std::string &name) const;
 
 private:
@@ -56,6 +59,7 @@ private:
                    std::string &error) const;
   const uint8_t *dataStart() const { return dataStart_; }
   const uint8_t *dataStart_ = nullptr;
+  const uint8_t *bytes_ = nullptr;
   void *map_ = nullptr;
   size_t size_ = 0;
   std::map<std::string, TensorView> tensors_;

@@ -24,6 +24,8 @@ namespace codegen {
 /// The generated source of a graph module and the manifest it embeds.
 struct ModuleSource {
   std::string source;
+  /// The manifest, until finishModuleSource embeds it as `manifestJson`.
+  nlohmann::json manifest;
   std::string manifestJson;
   /// Non-user inputs (weights) the graphs read, by name.
   std::vector<std::string> weightNames;
@@ -41,10 +43,17 @@ struct ModuleSource {
 /// are linked into the .so. Ops, dtypes or attributes the target does not
 /// support are errors attached to their location.
 /// `build` is the manifest's "build" record (Toolchain::buildRecord).
+/// The manifest is left in `out.manifest` for the build to complete (the
+/// weights' digest is known once they are written); finishModuleSource
+/// embeds it.
 mlir::LogicalResult emitModule(mlir::ModuleOp module, const Target &target,
                                const std::string &weightsFile,
                                bool embedWeights, const nlohmann::json &build,
                                ModuleSource &out);
+
+/// Embeds `out.manifest` in `out.source` (dynoc_model_manifest) with the
+/// target's ABI version.
+void finishModuleSource(const Target &target, ModuleSource &out);
 
 /// Runs the graph passes `dynoc build` applies at `optLevel` (shape inference
 /// and reduced-precision widening always; decomposition and fusion from -O1)
