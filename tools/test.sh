@@ -9,6 +9,9 @@
 #   tools/test.sh --jit-corpus  only the whole capture corpus in process (every
 #                               program with DYNOC_TORCH_COMPILE=1, ~8 minutes;
 #                               CI runs a subset)
+#
+# CI fuzzes each target of test/fuzz for DYNOC_FUZZ_SECONDS (default 30);
+# longer campaigns: tools/fuzz.sh TARGET SECONDS.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -18,7 +21,7 @@ for arg in "$@"; do
   case "$arg" in
     --realworld) realworld=1 ;;
     --jit-corpus) jitcorpus=1 ;;
-    -h|--help) sed -n 2,11p "$0" | cut -c3-; exit 0 ;;
+    -h|--help) sed -n 2,14p "$0" | cut -c3-; exit 0 ;;
     *) echo "tools/test.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,10 +49,18 @@ for san in asan tsan; do
     --test_env=DYNOC_BIN="$root/bazel-bin/tools/dynoc/dynoc" \
     //test/unit:runtime_test //test/unit:model_run_test //test/unit:threads_test
 done
+# The runtime readers' fuzz targets over their corpora and regression inputs,
+# under AddressSanitizer (the graph and build targets' replays run in the
+# normal `bazel test //...` below, and fuzzed under ASan just after).
+echo "[test] fuzz regression inputs of the runtime's readers under --config=asan" >&2
+bazel test --config=asan //test/fuzz:manifest_replay //test/fuzz:guards_replay \
+  //test/fuzz:safetensors_replay //test/fuzz:npy_replay //test/fuzz:elf_replay
 bazel build //...
 bazel test //...
 echo "[test] lit: IR, passes and build diagnostics" >&2
 .venv/bin/lit -sv test/ir
+echo "[test] every fuzz target, ${DYNOC_FUZZ_SECONDS:-30} s each under libFuzzer + ASan + UBSan (tools/fuzz.sh)" >&2
+tools/fuzz.sh all "${DYNOC_FUZZ_SECONDS:-30}"
 echo "[test] end to end, the CUDA build (no GPU here: the GPU runs skip), and the capture corpus (each program against PyTorch's Dynamo)" >&2
 .venv/bin/python -m pytest -q -rs -n 2 test/e2e test/gpu test/capture
 echo "[test] real programs: the fast subset (tools/test.sh --realworld runs all)" >&2

@@ -1,0 +1,36 @@
+// dynoc-canonicalize: copies, reshapes to the same type, chains of reshapes,
+// ops that undo each other and arithmetic with its identity disappear.
+
+func.func @copies(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = aten.clone %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = aten.detach %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = aten._to_copy %1 {dtype = f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = aten.view %2 {size = array<i64: 2, 3>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = aten.relu %3 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = aten.mul.Scalar %4 {other = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %6 = aten.add.Scalar %5 {other = 0.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %6 : tensor<2x3xf32>
+}
+
+func.func @reshapes(%x: tensor<6xf32>) -> tensor<3x2xf32> {
+  %0 = aten.view %x {size = array<i64: 2, 3>} : (tensor<6xf32>) -> tensor<2x3xf32>
+  %1 = aten.view %0 {size = array<i64: 3, 2>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}
+
+func.func @undo(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = aten.t %x : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %1 = aten.t %0 : (tensor<3x2xf32>) -> tensor<2x3xf32>
+  %2 = aten.transpose.int %x {dim0 = 0 : i64, dim1 = 1 : i64} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %3 = aten.transpose.int %2 {dim0 = -1 : i64, dim1 = 0 : i64} : (tensor<3x2xf32>) -> tensor<2x3xf32>
+  return %1, %3 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// What changes the value or its type stays: a reshape to another shape, a
+// dtype conversion, a scale by 2, a dynamic view.
+func.func @kept(%x: tensor<2x3xf32>, %y: tensor<?x3xf32>) -> (tensor<2x3xf64>, tensor<2x3xf32>, tensor<?x3xf32>) {
+  %0 = aten._to_copy %x {dtype = f64} : (tensor<2x3xf32>) -> tensor<2x3xf64>
+  %1 = aten.mul.Scalar %x {other = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = aten.view %y {size = array<i64: -1, 3>} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %0, %1, %2 : tensor<2x3xf64>, tensor<2x3xf32>, tensor<?x3xf32>
+}

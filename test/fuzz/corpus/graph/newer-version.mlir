@@ -1,0 +1,2 @@
+module attributes {dynoc.version = 7 : i64} {
+}

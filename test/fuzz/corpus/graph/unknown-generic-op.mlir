@@ -1,0 +1,5 @@
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "aten.frobnicate"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
