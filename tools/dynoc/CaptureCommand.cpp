@@ -18,9 +18,11 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <limits.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,6 +113,40 @@ struct CaptureMode {
   std::string entry; // --entry MODULE:FUNC, or empty
 };
 
+/// Holds DIR/.dynoc-capture.lock while a capture (and its builds) write DIR:
+/// a second capture into the same directory at once is refused rather than
+/// interleaving its files with the first's.
+class OutDirLock {
+public:
+  /// Takes the lock; returns "" or why it could not.
+  std::string acquire(const std::string &outDir) {
+    std::string path = outDir + "/.dynoc-capture.lock";
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      return "cannot create '" + path + "': " + strerror(errno);
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char pid[32] = {};
+      ssize_t n = pread(fd_, pid, sizeof pid - 1, 0);
+      std::string holder = n > 0 ? std::string(pid, size_t(n)) : "?";
+      holder.erase(holder.find_last_not_of(" \n") + 1);
+      return "another capture (pid " + holder + ") is writing '" + outDir +
+             "' now; wait for it to finish or pass another -o";
+    }
+    std::string pid = std::to_string(getpid()) + "\n";
+    if (ftruncate(fd_, 0) != 0 ||
+        pwrite(fd_, pid.data(), pid.size(), 0) != ssize_t(pid.size()))
+      return "cannot write '" + path + "': " + strerror(errno);
+    return "";
+  }
+  ~OutDirLock() {
+    if (fd_ >= 0)
+      close(fd_);
+  }
+
+private:
+  int fd_ = -1;
+};
+
 int capture(const std::string &script, const std::string &outDir,
             const std::string &backendName,
             const std::vector<std::string> &args, CaptureMode mode = {}) {
@@ -130,6 +166,9 @@ int capture(const std::string &script, const std::string &outDir,
   if (ec)
     return fail("capture", "cannot create output directory '" + outDir +
                                "': " + ec.message());
+  OutDirLock lock;
+  if (std::string busy = lock.acquire(outDir); !busy.empty())
+    return fail("capture", busy);
   std::string python = capturePython();
   std::vector<std::string> argv = {python,     "-m",   "dynoc._capture_main",
                                    "--out",    outDir, "--backend",

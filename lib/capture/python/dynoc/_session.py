@@ -190,34 +190,52 @@ class Session:
 
     def write(self):
         """Writes every graph, the weights, manifest.json and report.txt; prints
-        the report on stderr."""
+        the report on stderr. Each file goes to a temporary name first and is
+        renamed into place, so a capture killed at any moment leaves every
+        file under its final name whole (the old one or the new one)."""
         if self.out_dir is None:
             return
         os.makedirs(self.out_dir, exist_ok=True)
+        out = lambda name: os.path.join(self.out_dir, name)
         for g in self.graphs + self.steps:
-            path = os.path.join(self.out_dir, f"{g.name}.mlir")
-            with open(path + ".tmp", "w") as f:
-                f.write(mw.write_module([g], WEIGHTS_FILE))
-            os.replace(path + ".tmp", path)
+            text = mw.write_module([g], WEIGHTS_FILE)
+            _write_atomically(out(f"{g.name}.mlir"), lambda p: _write_text(p, text))
         for g in self.graphs:
             if g.examples is not None:
                 from safetensors.torch import save_file
-                save_file({k: v.contiguous() for k, v in g.examples.items()},
-                          os.path.join(self.out_dir, f"{g.name}.examples.safetensors"))
+                examples = {k: v.contiguous() for k, v in g.examples.items()}
+                _write_atomically(out(f"{g.name}.examples.safetensors"),
+                                  lambda p: save_file(examples, p))
         used = self._used_weights()
         if used:
             from safetensors.torch import save_file
             from . import _optim_rules
             _optim_rules.refresh_all()  # learning rates as the script left them
             tensors = {n: self.weights[n].detach().contiguous().clone() for n in sorted(used)}
-            save_file(tensors, os.path.join(self.out_dir, WEIGHTS_FILE))
-        with open(os.path.join(self.out_dir, "manifest.json"), "w") as f:
-            json.dump(self.manifest(), f, indent=1)
+            _write_atomically(out(WEIGHTS_FILE), lambda p: save_file(tensors, p))
+        manifest = json.dumps(self.manifest(), indent=1)
+        _write_atomically(out("manifest.json"), lambda p: _write_text(p, manifest))
         report = self.report()
-        with open(os.path.join(self.out_dir, "report.txt"), "w") as f:
-            f.write(report)
+        _write_atomically(out("report.txt"), lambda p: _write_text(p, report))
         if not os.environ.get("DYNOC_NO_REPORT"):  # `dynoc explain` prints it
             sys.stderr.write(report)
+
+
+def _write_text(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _write_atomically(path, write):
+    """Calls write(tmp) for a temporary name beside `path`, then renames it to
+    `path`; on failure the temporary file is removed."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 _current = None
