@@ -11,6 +11,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,8 +25,11 @@ using namespace mlir;
 namespace dynoc {
 namespace codegen {
 bool writeFile(const std::string &path, llvm::StringRef text) {
-  // Through a temporary name: a killed build never leaves half a file.
-  std::string tmp = path + ".tmp";
+  // Through a temporary name of this process's own: a killed build never
+  // leaves half a file, and builds writing the same file at once (the
+  // prelude header) never write into each other's.
+  std::string tmp =
+      path + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
   {
     std::ofstream f(tmp, std::ios::binary);
     f.write(text.data(), std::streamsize(text.size()));

@@ -98,7 +98,14 @@ struct MseLossBackward : OpRewritePattern<AtenMseLossBackwardOp> {
     return success();
   }
 };
-/// sum(x, dim, keepdim=True), the shape of x with dim as 1.
+/// Whether `dim` (negative: from the end) is a dim of x. dynoc-infer-shapes
+/// names the error; patterns check it too, since this pass may run alone.
+bool isDimOf(Value x, int64_t dim) {
+  int64_t rank = x.getType().cast<RankedTensorType>().getRank();
+  return dim >= -rank && dim < rank;
+}
+
+/// sum(x, dim, keepdim=True), the shape of x with dim as 1 (isDimOf(x, dim)).
 Value sumKeepDim(PatternRewriter &rewriter, Location loc, Value x,
                  int64_t dim) {
   auto type = x.getType().cast<RankedTensorType>();
@@ -121,6 +128,8 @@ struct SoftmaxBackward : OpRewritePattern<SoftmaxBackwardDataOp> {
     Value g = op.getGradOutput(), y = op.getOutput();
     if (g.getType() != op.getType() || y.getType() != op.getType())
       return rewriter.notifyMatchFailure(op, "mixed dtypes");
+    if (!isDimOf(g, op.getDim()))
+      return rewriter.notifyMatchFailure(op, "dim out of range");
     Value gy = rewriter.create<AtenMulTensorOp>(loc, op.getType(), g, y);
     Value s = sumKeepDim(rewriter, loc, gy, op.getDim());
     Value d =
@@ -139,6 +148,8 @@ struct LogSoftmaxBackward : OpRewritePattern<LogSoftmaxBackwardDataOp> {
     Value g = op.getGradOutput(), y = op.getOutput();
     if (g.getType() != op.getType() || y.getType() != op.getType())
       return rewriter.notifyMatchFailure(op, "mixed dtypes");
+    if (!isDimOf(g, op.getDim()))
+      return rewriter.notifyMatchFailure(op, "dim out of range");
     Value s = sumKeepDim(rewriter, loc, g, op.getDim());
     Value e = rewriter.create<AtenExpOp>(loc, op.getType(), y);
     Value es = rewriter.create<AtenMulTensorOp>(loc, op.getType(), e, s);
@@ -304,6 +315,10 @@ struct LayerNormBackward : OpRewritePattern<AtenNativeLayerNormBackwardOp> {
     auto wanted = [&](unsigned i) {
       return (i >= mask.size() || mask[i]) && !op->getResult(i).use_empty();
     };
+    // Before anything is created: a failed pattern leaves the graph as it was.
+    if (wanted(1) && !op.getWeight())
+      return rewriter.notifyMatchFailure(op,
+                                         "a weight gradient without weight");
     Value xhat = mul(rewriter, loc,
                      rewriter.create<AtenSubTensorOp>(
                          loc, type, x, op.getMean(), Attribute()),
@@ -320,9 +335,6 @@ struct LayerNormBackward : OpRewritePattern<AtenNativeLayerNormBackwardOp> {
       dx = mul(rewriter, loc, inner, op.getRstd());
     }
     if (wanted(1)) {
-      if (!op.getWeight())
-        return rewriter.notifyMatchFailure(op,
-                                           "a weight gradient without weight");
       dw = leadSum(mul(rewriter, loc, dy, xhat), op.getResult1().getType());
     }
     if (wanted(2))

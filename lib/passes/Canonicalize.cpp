@@ -131,8 +131,8 @@ struct CanonicalizePass : dynoc::impl::CanonicalizeBase<CanonicalizePass> {
     RewritePatternSet patterns(&getContext());
     patterns.add<Canonicalize>(&getContext());
     // Ops left without users are dead (every aten op here is pure).
-    if (failed(
-            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(dynoc::applyPatternsOrReport(getOperation(), std::move(patterns),
+                                            "dynoc-canonicalize")))
       signalPassFailure();
   }
 };

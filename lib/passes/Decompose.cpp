@@ -29,8 +29,8 @@ struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
     dynoc::populateBackwardDecompositions(patterns);
     dynoc::populatePointwiseDecompositions(patterns);
     dynoc::populateStatisticsDecompositions(patterns);
-    if (failed(
-            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(dynoc::applyPatternsOrReport(getOperation(), std::move(patterns),
+                                            "dynoc-decompose")))
       signalPassFailure();
   }
 };

@@ -114,8 +114,8 @@ struct FoldBatchNormPass : dynoc::impl::FoldBatchNormBase<FoldBatchNormPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldIntoConvolution>(&getContext());
-    if (failed(
-            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(dynoc::applyPatternsOrReport(getOperation(), std::move(patterns),
+                                            "dynoc-fold-batchnorm")))
       signalPassFailure();
   }
 };

@@ -2,6 +2,7 @@
 #include "dynoc/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace {
@@ -18,4 +19,17 @@ void dynoc::registerPasses() {
   registerInferShapes();
   registerPrecomputeWeights();
   registerWidenReducedPrecision();
+}
+
+mlir::LogicalResult
+dynoc::applyPatternsOrReport(mlir::Operation *op,
+                             mlir::RewritePatternSet &&patterns,
+                             llvm::StringRef pass) {
+  if (mlir::succeeded(
+          mlir::applyPatternsAndFoldGreedily(op, std::move(patterns))))
+    return mlir::success();
+  return op->emitError() << "'" << pass
+                         << "' did not settle: its rewrites kept changing "
+                            "the graph (an op whose types contradict it? "
+                            "dynoc-infer-shapes checks them)";
 }

@@ -134,6 +134,16 @@ LogicalResult same(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
   return success();
 }
 
+/// The shape of operand 0, computed along its dim `dim` (softmax, cumsum):
+/// the dim must be one of its own.
+LogicalResult sameAlongDim(Operation *op, ArrayRef<SymbolicShape> in,
+                           Shapes &out) {
+  if (failed(wrapDim(op, intAttr(op, "dim", 0), in[0].size())))
+    return failure();
+  out.push_back(in[0]);
+  return success();
+}
+
 LogicalResult broadcastAll(Operation *op, ArrayRef<SymbolicShape> in,
                            Shapes &out) {
   FailureOr<SymbolicShape> s = broadcast(op, in);
@@ -518,9 +528,20 @@ LogicalResult layerNorm(Operation *op, ArrayRef<SymbolicShape> in,
 
 /// The normalized output has the input's shape; the saved statistics depend
 /// on the mode and the kernel, and are left open.
+/// native_batch_norm: the input's shape; in training mode also the batch's
+/// mean and invstd, one per channel (dim 1). (Eval mode's are empty on the
+/// CPU and left as the graph says.)
 LogicalResult batchNorm(Operation *op, ArrayRef<SymbolicShape> in,
                         Shapes &out) {
   out.push_back(in[0]);
+  if (!boolAttr(op, "training", false) || op->getNumResults() != 3)
+    return success();
+  if (in[0].size() < 2)
+    return op->emitError() << "batch norm in training mode needs a channel "
+                              "dim; the input has rank "
+                           << in[0].size();
+  out.push_back({in[0][1]});
+  out.push_back({in[0][1]});
   return success();
 }
 
@@ -751,17 +772,22 @@ const llvm::StringMap<Rule> &rules() {
                           "ne.Scalar",   "lt.Scalar",
                           "le.Scalar",   "gt.Scalar",
                           "ge.Scalar",   "pow.Tensor_Scalar",
-                          "_softmax",    "_log_softmax",
-                          "cumsum",      "ones_like",
-                          "zeros_like",  "full_like"})
+                          "ones_like",   "zeros_like",
+                          "full_like"})
       t[std::string("aten.") + n] = same;
+    for (const char *n : {"_softmax", "_log_softmax", "_softmax_backward_data",
+                          "_log_softmax_backward_data", "cumsum"})
+      t[std::string("aten.") + n] = sameAlongDim;
     for (const char *n :
          {"add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "maximum",
           "minimum", "eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor",
           "gt.Tensor", "ge.Tensor", "where.self", "masked_fill.Scalar"})
       t[std::string("aten.") + n] = broadcastAll;
-    for (const char *n : {"sum", "sum.dim_IntList", "mean", "mean.dim", "amax",
-                          "amin", "argmax", "argmin"})
+    for (const char *n :
+         {"sum", "sum.dim_IntList", "mean", "mean.dim", "amax", "amin",
+          "argmax", "argmin", "var.correction", "var.dim", "std.correction",
+          "std.dim", "logsumexp", "prod.dim_int", "any.dim", "any.dims",
+          "all.dim", "all.dims"})
       t[std::string("aten.") + n] = reduction;
     for (const char *n : {"view", "_unsafe_view", "reshape"})
       t[std::string("aten.") + n] = reshape;

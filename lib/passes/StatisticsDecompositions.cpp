@@ -92,8 +92,12 @@ struct VarCorrection : OpRewritePattern<AtenVarCorrectionOp> {
       return rewriter.notifyMatchFailure(op, "dynamic shape or integer input");
     SmallVector<int64_t> dims;
     if (auto d = op.getDim())
-      for (int64_t v : *d)
+      for (int64_t v : *d) {
+        // dynoc-infer-shapes names the error; this pass may run alone.
+        if (v < -type.getRank() || v >= type.getRank())
+          return rewriter.notifyMatchFailure(op, "dim out of range");
         dims.push_back(v < 0 ? v + type.getRank() : v);
+      }
     if (dims.empty())
       for (int64_t d = 0; d < type.getRank(); ++d)
         dims.push_back(d);
@@ -136,8 +140,17 @@ struct BatchNormTraining : OpRewritePattern<AtenNativeBatchNormOp> {
     auto type = op.getInput().getType().cast<RankedTensorType>();
     if (type.getRank() < 2 || !type.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic or rank < 2 input");
-    Builder b{rewriter, op.getLoc()};
     auto chan = channelShape(type, 1);
+    // Checked before anything is created: a pattern that fails must leave the
+    // graph as it was (else the driver never settles).
+    auto statType = [&](unsigned i) {
+      return op->getResult(i).getType().cast<RankedTensorType>();
+    };
+    if (!statType(1).hasStaticShape() || !statType(2).hasStaticShape() ||
+        statType(1).getNumElements() != chan.getNumElements() ||
+        statType(2).getNumElements() != chan.getNumElements())
+      return rewriter.notifyMatchFailure(op, "unexpected statistics shape");
+    Builder b{rewriter, op.getLoc()};
     SmallVector<int64_t> dims = batchDims(type);
     Value mean = b.mean(op.getInput(), dims);
     Value centered = b.sub(op.getInput(), mean, type);
@@ -153,12 +166,6 @@ struct BatchNormTraining : OpRewritePattern<AtenNativeBatchNormOp> {
     if (Value bias = op.getBias())
       y = rewriter.create<AtenAddTensorOp>(b.loc, type, y, b.view(bias, chan),
                                            Attribute());
-    auto statType = [&](unsigned i) {
-      return op->getResult(i).getType().cast<RankedTensorType>();
-    };
-    if (statType(1).getNumElements() != chan.getNumElements() ||
-        statType(2).getNumElements() != chan.getNumElements())
-      return rewriter.notifyMatchFailure(op, "unexpected statistics shape");
     rewriter.replaceOp(
         op, {y, b.view(mean, statType(1)), b.view(invstd, statType(2))});
     return success();
@@ -244,8 +251,11 @@ struct SplitReduction : OpRewritePattern<ReduceOp> {
         !resultType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "no dims, a dtype or dynamic");
     SmallVector<int64_t> dims;
-    for (int64_t v : dimAttr.asArrayRef())
+    for (int64_t v : dimAttr.asArrayRef()) {
+      if (v < -type.getRank() || v >= type.getRank())
+        return rewriter.notifyMatchFailure(op, "dim out of range");
       dims.push_back(v < 0 ? v + type.getRank() : v);
+    }
     llvm::sort(dims);
     dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
     bool adjacent = true;

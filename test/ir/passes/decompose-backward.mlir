@@ -120,3 +120,15 @@ func.func @slice_select_backward(%g: tensor<2x3x4xf32>, %h: tensor<2x4xf32>) -> 
   %1 = aten.select_backward %h {input_sizes = array<i64: 2, 5, 4>, dim = 1 : i64, index = -1 : i64} : (tensor<2x4xf32>) -> tensor<2x5x4xf32>
   return %0, %1 : tensor<2x5x4xf32>, tensor<2x5x4xf32>
 }
+
+// A dim the operand does not have leaves the op as it is (dynoc-infer-shapes,
+// which dynoc build runs first, names the error; this pass never indexes the
+// shape with it). Found by the build fuzzer.
+// CHECK-LABEL: func.func @softmax_backward_bad_dim
+// CHECK: aten._softmax_backward_data %{{.*}} {dim = 2 : i64
+// CHECK: aten._log_softmax_backward_data %{{.*}} {dim = -3 : i64
+func.func @softmax_backward_bad_dim(%g: tensor<4x5xf32>, %y: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %0 = aten._softmax_backward_data %g, %y {dim = 2 : i64, input_dtype = f32} : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  %1 = aten._log_softmax_backward_data %g, %y {dim = -3 : i64, input_dtype = f32} : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %0, %1 : tensor<4x5xf32>, tensor<4x5xf32>
+}

@@ -31,6 +31,14 @@ std::unique_ptr<mlir::Pass> createWidenReducedPrecisionPass();
 std::unique_ptr<mlir::Pass>
 createWidenReducedPrecisionPass(llvm::ArrayRef<std::string> keepOps);
 
+/// Applies `patterns` greedily to `op` until nothing changes, as MLIR's
+/// driver does; when they keep changing the graph past the driver's limit
+/// (a loop between patterns, say on an op whose types contradict it), an
+/// error at `op` names `pass`, rather than a silent failure.
+mlir::LogicalResult applyPatternsOrReport(mlir::Operation *op,
+                                          mlir::RewritePatternSet &&patterns,
+                                          llvm::StringRef pass);
+
 #define GEN_PASS_DECL
 #include "dynoc/Passes/Passes.h.inc"
 
