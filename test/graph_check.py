@@ -55,14 +55,17 @@ def check_graphs(out, graphs, env=None):
             continue
         ex = load_file(str(examples))
         n_in = sum(1 for k in ex if k.startswith("input_"))
-        # Weights as the graph saw them (the program may train them later).
+        # Weights as the graph saw them (the program may train them later),
+        # given as other weights: the sidecar stays the file the build wrote.
         sidecar = so.with_suffix(".weights.safetensors")
+        seen = None
         if sidecar.exists():
             weights = load_file(str(sidecar))
             weights.update({k[len("weight."):]: v for k, v in ex.items()
                             if k.startswith("weight.") and k[len("weight."):] in weights})
-            save_file(weights, str(sidecar))
-        model = dynoc.load(so)
+            seen = out / (g["name"] + ".seen.safetensors")
+            save_file(weights, str(seen))
+        model = dynoc.load(so, weights=seen)
         raw = model._model.run([dlpack.to_dlpack(ex[f"input_{i}"].contiguous())
                                 for i in range(n_in)])
         got = [dlpack.from_dlpack(c) for c in raw]

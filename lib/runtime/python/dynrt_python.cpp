@@ -140,13 +140,16 @@ struct ModelObject {
 };
 
 int modelInit(PyObject *self, PyObject *args, PyObject *) {
-  const char *path;
-  if (!PyArg_ParseTuple(args, "s", &path))
+  const char *path, *weights = nullptr;
+  if (!PyArg_ParseTuple(args, "s|z", &path, &weights))
     return -1;
   auto *o = reinterpret_cast<ModelObject *>(self);
   auto impl = std::make_unique<Model>();
   dynrt_status_t *s;
-  Py_BEGIN_ALLOW_THREADS s = dynrt_model_load(path, &impl->model);
+  // Another weights file (checked against the manifest), or the sidecar.
+  Py_BEGIN_ALLOW_THREADS s =
+      weights ? dynrt_model_load_with_weights(path, weights, &impl->model)
+              : dynrt_model_load(path, &impl->model);
   Py_END_ALLOW_THREADS if (s) {
     raise(s);
     return -1;

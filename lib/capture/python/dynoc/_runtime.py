@@ -66,11 +66,11 @@ _DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.
 class LoadedModel:
     """A callable model: `m(*tensors)` returns outputs as the manifest says."""
 
-    def __init__(self, path, cuda_graphs=True):
+    def __init__(self, path, cuda_graphs=True, weights=None):
         if _dynrt is None:
             raise ImportError(f"dynoc.load needs the _dynrt extension; run "
                               f"`bazel build //...` ({_import_error})")
-        self._model = _dynrt.Model(str(path))
+        self._model = _dynrt.Model(str(path), None if weights is None else str(weights))
         self.path = str(path)
         self._bound = {}  # name -> the tensor a weight lives in (bind_weight)
         self.manifest = json.loads(self._model.manifest())
@@ -174,11 +174,13 @@ class LoadedModel:
         return f"dynoc.LoadedModel({self.path!r})"
 
 
-def load(path, cuda_graphs=True):
+def load(path, cuda_graphs=True, weights=None):
     """Loads a model .so (and its weights) for calling from Python. A CUDA model
     loads onto the current CUDA device; `cuda_graphs=False` runs every call
-    directly instead of replaying captured CUDA graphs."""
-    return LoadedModel(path, cuda_graphs)
+    directly instead of replaying captured CUDA graphs. `weights` names another
+    safetensors file to use instead of the model's own (its tensors are checked
+    against the manifest; dynrt_model_load_with_weights)."""
+    return LoadedModel(path, cuda_graphs, weights)
 
 
 def _require_runtime(what):
