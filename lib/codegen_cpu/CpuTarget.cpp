@@ -118,13 +118,14 @@ public:
   // GCC's points-to analysis grows faster than linearly with the pointers of
   // one function: a 4,000-op graph's run function spent 35 of 45 s in it. A
   // run function is a list of calls, which it does not help. Past 4,096
-  // kernels (no model of the suite comes near) value numbering, value-range
-  // propagation and the dominator walk are the next such passes (a
-  // 16,000-op graph: 38, 61 and 14 of GCC's 154 s); they go too.
+  // kernels (no model of the suite comes near) every optimization of one
+  // function grows too (a 16,000-op graph: 154 s; 100,000 ops: over 20 GB,
+  // killed), so the run function is compiled unoptimized: the kernels it calls
+  // are functions of their own, optimized as always, and the calls between
+  // them cost nanoseconds (16,000 ops: 10 s, 1 GB).
   std::string runAttributes(size_t kernels) const override {
     if (kernels > 4096)
-      return "__attribute__((optimize(\"no-tree-pta\", \"no-tree-fre\", "
-             "\"no-tree-vrp\", \"no-tree-dominator-opts\"))) ";
+      return "__attribute__((optimize(\"O0\"))) ";
     return kernels > 512 ? "__attribute__((optimize(\"no-tree-pta\"))) " : "";
   }
   int abiVersion() const override { return 3; }

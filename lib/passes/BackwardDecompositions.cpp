@@ -295,6 +295,9 @@ struct LayerNormBackward : OpRewritePattern<AtenNativeLayerNormBackwardOp> {
     if (k == 0 || k > rank || rowType.getRank() != rank ||
         rowType.getElementType() != type.getElementType())
       return rewriter.notifyMatchFailure(op, "unexpected statistics shape");
+    if (dynoc::usesMaskedResult(op, op.getOutputMask()))
+      return rewriter.notifyMatchFailure(op, "a result the mask leaves out "
+                                             "is used");
     SmallVector<int64_t> normDims, leadDims;
     for (int64_t d = 0; d < rank; ++d)
       (d >= rank - k ? normDims : leadDims).push_back(d);

@@ -33,3 +33,10 @@ dynoc::applyPatternsOrReport(mlir::Operation *op,
                             "the graph (an op whose types contradict it? "
                             "dynoc-infer-shapes checks them)";
 }
+
+bool dynoc::usesMaskedResult(mlir::Operation *op, llvm::ArrayRef<bool> mask) {
+  for (auto [i, r] : llvm::enumerate(op->getResults()))
+    if (i < mask.size() && !mask[i] && !r.use_empty())
+      return true;
+  return false;
+}

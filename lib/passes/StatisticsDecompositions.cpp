@@ -188,6 +188,9 @@ struct BatchNormBackward : OpRewritePattern<AtenNativeBatchNormBackwardOp> {
     Value mean = train ? op.getSaveMean() : op.getRunningMean();
     if (!mean || (train ? !op.getSaveInvstd() : !op.getRunningVar()))
       return rewriter.notifyMatchFailure(op, "statistics not given");
+    if (dynoc::usesMaskedResult(op, op.getOutputMask()))
+      return rewriter.notifyMatchFailure(op, "a result the mask leaves out "
+                                             "is used");
     Builder b{rewriter, op.getLoc()};
     auto chan = channelShape(type, 1);
     SmallVector<int64_t> dims = batchDims(type);

@@ -73,3 +73,13 @@ func.func @training_bad_statistics(%x: tensor<2x4x3x3xf32>, %w: tensor<4xf32>, %
   %0:3 = "aten.native_batch_norm"(%x, %w, %b, %rm, %rv) {training = true, momentum = 0.1 : f64, eps = 1.0e-05 : f64, operand_segment_sizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<5xf32>)
   return %0#0 : tensor<2x4x3x3xf32>
 }
+
+// The graph reads the weight gradient its output_mask leaves out (ATen gives
+// an undefined tensor there): the op stays, for the backend to name (found by
+// the build fuzzer: the pattern replaced a used result with nothing).
+// CHECK-LABEL: func.func @backward_masked_result_used
+// CHECK: "aten.native_batch_norm_backward"
+func.func @backward_masked_result_used(%g: tensor<8x3xf32>, %x: tensor<8x3xf32>, %w: tensor<3xf32>, %m: tensor<3xf32>, %s: tensor<3xf32>) -> (tensor<8x3xf32>, tensor<3xf32>) {
+  %0:3 = "aten.native_batch_norm_backward"(%g, %x, %w, %m, %s) {train = true, eps = 1.0e-05 : f64, output_mask = array<i1: true, false, false>, operand_segment_sizes = array<i32: 1, 1, 1, 0, 0, 1, 1>} : (tensor<8x3xf32>, tensor<8x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<8x3xf32>, tensor<3xf32>, tensor<0xui8>)
+  return %0#0, %0#1 : tensor<8x3xf32>, tensor<3xf32>
+}

@@ -39,6 +39,11 @@ mlir::LogicalResult applyPatternsOrReport(mlir::Operation *op,
                                           mlir::RewritePatternSet &&patterns,
                                           llvm::StringRef pass);
 
+/// Whether the graph reads a result of `op` that `mask` (a backward op's
+/// output_mask) says is not computed: ATen gives an undefined tensor there,
+/// so the graph is malformed and decompositions leave the op for its error.
+bool usesMaskedResult(mlir::Operation *op, llvm::ArrayRef<bool> mask);
+
 #define GEN_PASS_DECL
 #include "dynoc/Passes/Passes.h.inc"
 
