@@ -1,6 +1,5 @@
 //===- model.cpp - dynrt_model_t and dynrt_context_t: load and run --------===//
 #include "dynrt/cpu_features.h"
-#include "dynrt/digest.h"
 #include "elf_check.h"
 #include "guards.h"
 #include "log.h"
@@ -244,23 +243,11 @@ dynrt_status_t *loadWeights(dynrt_model_t &m) {
   } else if (!m.manifest.weights.empty()) {
     std::string path = dirOf(m.path) + "/" + m.manifest.weights;
     m.weights = dynrt::SafetensorsFile::open(path, error);
-    // The file the build wrote, byte for byte: one changed or replaced
-    // since (another build's, a half-copied one) is refused by name.
-    if (m.weights && !m.manifest.weightsDigest.empty()) {
-      std::string digest =
-          dynrt::weightsDigest(m.weights->bytes(), m.weights->size());
-      if (digest != m.manifest.weightsDigest) {
+    if (m.weights)
+      if (dynrt_status_t *s = dynrt::checkSidecarDigest(m, path)) {
         m.weights.reset();
-        return makeStatus(
-            DYNRT_DATA_LOSS,
-            "weights file '" + path + "' is not the one model '" + m.path +
-                "' was built with (its digest is " + digest +
-                ", the model's manifest says " + m.manifest.weightsDigest +
-                "): it was changed or replaced after dynoc build; rebuild "
-                "the model, or load other weights with "
-                "dynrt_model_load_with_weights");
+        return s;
       }
-    }
   } else {
     return nullptr;
   }

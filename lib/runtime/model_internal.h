@@ -127,6 +127,11 @@ dynrt_status_t *runFunction(const char *fn, dynrt_context_t *context,
 /// Runs the prepare function of each variant that reads weight `name`
 /// again (its prepared data was computed from the old value).
 dynrt_status_t *reprepare(dynrt_model_t &m, const std::string &name);
+/// Checks the weights sidecar `m.weights` (read from `path`) against the
+/// digest the build recorded (weights_digest): a file changed or replaced
+/// since is refused by name. Null when it matches or none was recorded.
+dynrt_status_t *checkSidecarDigest(const dynrt_model_t &m,
+                                   const std::string &path);
 } // namespace dynrt
 
 #endif // DYNRT_MODEL_INTERNAL_H

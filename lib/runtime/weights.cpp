@@ -4,9 +4,11 @@
 // optimizer state and learning rates a model's graphs read, by their manifest
 // names; their current values (the model's own copies once a graph or the
 // caller changed them, the weights file's otherwise); writes; and safetensors
-// checkpoints of all of them (docs/training.md, docs/runtime.md).
+// checkpoints of all of them (docs/training.md, docs/runtime.md); and the
+// check of a weights sidecar against the digest its build recorded.
 //
 //===----------------------------------------------------------------------===//
+#include "dynrt/digest.h"
 #include "model_internal.h"
 #include "status.h"
 
@@ -298,6 +300,25 @@ dynrt_status_t *loadWeights(dynrt_model_t *m, const char *path) {
 }
 
 } // namespace
+
+dynrt_status_t *dynrt::checkSidecarDigest(const dynrt_model_t &m,
+                                          const std::string &path) {
+  // The file the build wrote, byte for byte: one changed or replaced since
+  // (another build's, a half-copied one) is refused by name.
+  if (m.manifest.weightsDigest.empty())
+    return nullptr;
+  std::string digest = weightsDigest(m.weights->bytes(), m.weights->size());
+  if (digest == m.manifest.weightsDigest)
+    return nullptr;
+  return makeStatus(DYNRT_DATA_LOSS,
+                    "weights file '" + path + "' is not the one model '" +
+                        m.path + "' was built with (its digest is " + digest +
+                        ", the model's manifest says " +
+                        m.manifest.weightsDigest +
+                        "): it was changed or replaced after dynoc build; "
+                        "rebuild the model, or load other weights with "
+                        "dynrt_model_load_with_weights");
+}
 
 extern "C" size_t dynrt_model_num_weights(const dynrt_model_t *model) {
   return model ? weightsOf(*model).size() : 0;
