@@ -302,6 +302,18 @@ private:
     stack.resize(stack.size() - count);
   }
   int line() { return PyCode_Addr2Line(co, int(pc * 2)); }
+  /// Writes the evaluator's locals and instruction into the frame CPython
+  /// made for this call, before code that may look at it runs (locals(),
+  /// sys._getframe(), a traceback's frame): it sees what CPython's own loop
+  /// would show.
+  void publish() {
+    PyObject **slots = dynoc_frame_publish_at(f.frame, int(pc));
+    for (int i = 0; i < co->co_nlocalsplus; ++i)
+      if (slots[i] != locals[i].value) {
+        Py_XINCREF(locals[i].value);
+        Py_XSETREF(slots[i], locals[i].value);
+      }
+  }
   bool isTensor(PyObject *v) {
     return v && PyObject_TypeCheck(v, runtime().tensorType);
   }
@@ -909,6 +921,7 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
                             std::vector<std::string> &sources, PyObject *kw,
                             std::vector<std::string> varargSources) {
   Runtime &rt = runtime();
+  publish();
   if (PyObject *kind = PyDict_GetItem(rt.specialCalls, callable))
     return invokeSpecial(kind, callable, args, kw);
   if (PyMethod_Check(callable))
@@ -1198,16 +1211,26 @@ PyObject *Evaluator::run() {
     return nullptr;
   auto &frames = regionState().frames;
   frames.emplace_back(co, &pc);
+  dynoc_frame_enter(f.frame);
   struct PopFrame {
-    std::vector<std::pair<PyCodeObject *, const Py_ssize_t *>> &frames;
-    ~PopFrame() { frames.pop_back(); }
-  } popFrame{frames};
+    Evaluator &ev;
+    ~PopFrame() {
+      PyObject *type, *value, *tb; // publishing may free objects: keep the
+      PyErr_Fetch(&type, &value, &tb); // frame's exception out of their way
+      ev.publish(); // a frame object that outlives the call keeps these
+      PyErr_Restore(type, value, tb);
+      dynoc_frame_leave(ev.f.frame);
+      regionState().frames.pop_back();
+    }
+  } popFrame{*this};
   for (;;) {
     PyObject *r = runUntilError();
     if (r)
       return r;
-    if (!reraising) // as CPython: one entry per frame an exception passes
-      dynoc_add_traceback(co, f.globals, int(pc));
+    if (!reraising) { // as CPython: one entry per frame an exception passes
+      publish();
+      dynoc_add_traceback(f.frame, int(pc));
+    }
     reraising = false;
     if (!unwindToHandler())
       return nullptr;

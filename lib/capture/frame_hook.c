@@ -17,7 +17,8 @@ static PyObject *dynoc_eval_frame(PyThreadState *tstate,
   if (!throwflag && fresh && plain) {
     dynoc_frame_view view = {code, frame->f_globals, frame->f_builtins,
                              frame->localsplus, frame->f_func->func_closure,
-                             (PyObject *)frame->f_func, frame->f_locals};
+                             (PyObject *)frame->f_func, frame->f_locals,
+                             frame};
     PyObject *result = NULL;
     if (dynoc_evaluate_frame(&view, &result))
       return result;
@@ -25,20 +26,45 @@ static PyObject *dynoc_eval_frame(PyThreadState *tstate,
   return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
 }
 
-void dynoc_add_traceback(PyCodeObject *code, PyObject *globals, int instr) {
+void dynoc_frame_enter(void *frame) {
+  struct _PyInterpreterFrame *f = frame;
+  PyThreadState *ts = PyThreadState_Get();
+  /* `previous` stays set after the frame leaves: clearing the frame links a
+   * frame object that outlives it to its caller's through it. */
+  f->previous = ts->cframe->current_frame;
+  ts->cframe->current_frame = f;
+}
+
+void dynoc_frame_leave(void *frame) {
+  struct _PyInterpreterFrame *f = frame;
+  PyThreadState_Get()->cframe->current_frame = f->previous;
+}
+
+PyObject **dynoc_frame_publish_at(void *frame, int instr) {
+  struct _PyInterpreterFrame *f = frame;
+  /* A frame before its first traceable instruction counts as incomplete
+   * (skipped by sys._getframe): the index makes it a running frame. */
+  f->prev_instr = _PyCode_CODE(f->f_code) + instr;
+  return f->localsplus;
+}
+
+void dynoc_add_traceback(void *frame, int instr) {
+  struct _PyInterpreterFrame *f = frame;
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
-  PyFrameObject *f = PyFrame_New(PyThreadState_Get(), code, globals, NULL);
-  if (!f) {
+  f->prev_instr = _PyCode_CODE(f->f_code) + instr;
+  /* The frame is the thread's current one (dynoc_frame_enter): CPython's
+   * public call makes its frame object. */
+  PyFrameObject *fo = PyThreadState_Get()->cframe->current_frame == f
+                          ? PyEval_GetFrame()
+                          : NULL;
+  if (!fo) {
     PyErr_Clear();
     PyErr_Restore(type, value, tb);
     return;
   }
-  /* The entry's line and columns come from the frame's last instruction. */
-  f->f_frame->prev_instr = _PyCode_CODE(code) + instr;
   PyErr_Restore(type, value, tb);
-  PyTraceBack_Here(f);
-  Py_DECREF(f);
+  PyTraceBack_Here(fo);
 }
 
 void dynoc_set_frame_hook(int enabled) {

@@ -19,6 +19,7 @@ typedef struct dynoc_frame_view {
   PyObject *closure;     /* borrowed; the function's cells (tuple) or NULL */
   PyObject *func;        /* borrowed; the function being called */
   PyObject *locals;      /* borrowed; module/class frames' namespace or NULL */
+  void *frame;           /* the interpreter frame itself (opaque) */
 } dynoc_frame_view;
 
 /* Decides whether the evaluator runs `view`; returns 1 and sets *result (a new
@@ -26,10 +27,21 @@ typedef struct dynoc_frame_view {
  * the frame. Implemented by the evaluator. */
 int dynoc_evaluate_frame(const dynoc_frame_view *view, PyObject **result);
 
-/* Adds a traceback entry for a frame the evaluator runs (CPython adds one
- * per frame an exception passes; the evaluator's frames have no frame
- * object, so a detached one stands in, at instruction index `instr`). */
-void dynoc_add_traceback(PyCodeObject *code, PyObject *globals, int instr);
+/* Makes `frame` the thread's current frame while the evaluator runs it, as
+ * CPython's own evaluation loop does: sys._getframe(), locals(), exec/eval
+ * without namespaces, warnings' stack levels and callees' f_back see it. */
+void dynoc_frame_enter(void *frame);
+/* Restores the caller's frame as the current one. */
+void dynoc_frame_leave(void *frame);
+
+/* The frame's local slots (co_nlocalsplus entries, owned references), into
+ * which the evaluator publishes its locals before code that may read them
+ * runs, and its instruction index `instr` (its line number). */
+PyObject **dynoc_frame_publish_at(void *frame, int instr);
+
+/* Adds a traceback entry for the evaluated `frame` at instruction index
+ * `instr`, as CPython adds one per frame an exception passes. */
+void dynoc_add_traceback(void *frame, int instr);
 
 /* Installs (1) or removes (0) the hook on the current interpreter. */
 void dynoc_set_frame_hook(int enabled);

@@ -1,0 +1,102 @@
+"""Runs one CPython test module twice per test method: plainly, then with the
+method's body as a dynoc capture region (every frame it calls in the `test`
+package followed, as the evaluator follows user code). Prints one JSON object
+per test on stdout; cpython_suite.py compares the two outcomes.
+
+    python test/cpython/worker.py MODULE [TEST_ID_PREFIX ...]
+"""
+import io
+import json
+import re
+import sys
+import types
+import unittest
+import warnings
+
+import dynoc
+from dynoc import _region, _session
+
+# The test package is library code for dynoc (it lives in the stdlib): here
+# it is the program under capture, followed like user code.
+_region.followed_packages.append("test")
+_region._followed_dirs = None
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def _last_line(text):
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return _ADDRESS.sub("0x…", lines[-1]) if lines else ""
+
+
+def outcome(test):
+    """(kind, detail) of one run of `test`."""
+    result = unittest.TestResult()
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err
+    try:
+        with warnings.catch_warnings():
+            test.run(result)
+    finally:
+        sys.stdout, sys.stderr = saved
+    if result.errors:
+        return "error", _last_line(result.errors[0][1])
+    if result.failures:
+        return "fail", _last_line(result.failures[0][1])
+    if result.skipped:
+        return "skip", result.skipped[0][1]
+    if result.expectedFailures:
+        return "xfail", ""
+    if result.unexpectedSuccesses:
+        return "xpass", ""
+    return "pass", ""
+
+
+def as_region(test):
+    """Makes `test`'s method a capture region; None when it is not a plain
+    function (the test then runs plainly, and is reported as not captured)."""
+    name = test._testMethodName
+    fn = getattr(type(test), name, None)
+    if not isinstance(fn, types.FunctionType):
+        return None
+    region = _region.Region(fn, "eager")
+    region.record_only = True  # record, never build: no graphs run compiled
+    setattr(test, name, types.MethodType(lambda self, *a, **k: region(self, *a, **k), test))
+    return region
+
+
+def iter_tests(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from iter_tests(t)
+        else:
+            yield t
+
+
+def main():
+    module, prefixes = sys.argv[1], sys.argv[2:]
+    mod = __import__("test." + module, fromlist=["*"])
+    loader = unittest.TestLoader()
+    session = _session.current()
+    for t in iter_tests(loader.loadTestsFromModule(mod)):
+        if not isinstance(t, unittest.TestCase) or isinstance(t, unittest.FunctionTestCase):
+            continue
+        tid = t.id().removeprefix("test.")
+        if prefixes and not tid.startswith(tuple(prefixes)):
+            continue
+        if type(t).__module__ == "doctest" or not hasattr(t, "_testMethodName"):
+            continue
+        plain = outcome(t)
+        captured_test = type(t)(t._testMethodName)
+        region = as_region(captured_test)
+        before = len(session.breaks)
+        captured = outcome(captured_test) if region is not None else None
+        declined = sorted({b["reason"].split(";")[0] for b in session.breaks[before:]
+                           if "not interpreted" in b["reason"]})
+        print(json.dumps({"id": tid, "plain": plain, "captured": captured,
+                          "declined": declined}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
