@@ -36,6 +36,14 @@ const std::string *CellSources::find(PyObject *cell) const {
 }
 
 void CellSources::set(PyObject *cell, std::string source) {
+  if (source.empty()) { // nothing to name: the cell is not kept alive
+    auto it = map.find(cell);
+    if (it != map.end()) {
+      map.erase(it);
+      Py_DECREF(cell);
+    }
+    return;
+  }
   auto [it, inserted] = map.try_emplace(cell);
   if (inserted)
     Py_INCREF(cell);
@@ -261,6 +269,153 @@ std::string itemSource(const Slot &seq, Py_ssize_t i) {
   return seq.source + "[" + std::to_string(i) + "]";
 }
 
+/// An `except` clause's type must be exception classes (CPython checks
+/// before matching); false with CPython's TypeError otherwise.
+bool validExceptType(PyObject *type) {
+  bool ok = true;
+  if (PyTuple_Check(type)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(type); ++i)
+      ok = ok && PyExceptionClass_Check(PyTuple_GET_ITEM(type, i));
+  } else {
+    ok = PyExceptionClass_Check(type);
+  }
+  if (!ok)
+    PyErr_SetString(PyExc_TypeError, "catching classes that do not inherit "
+                                     "from BaseException is not allowed");
+  return ok;
+}
+
+/// DICT_MERGE's failure turned into CPython's TypeError naming the called
+/// function: not a mapping, or a keyword argument given twice.
+void kwargsError(PyObject *func, PyObject *kwargs) {
+  if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    PyErr_Clear();
+    if (PyObject *name = _PyObject_FunctionStr(func)) {
+      PyErr_Format(PyExc_TypeError,
+                   "%U argument after ** must be a mapping, not %.200s", name,
+                   Py_TYPE(kwargs)->tp_name);
+      Py_DECREF(name);
+    }
+  } else if (PyErr_ExceptionMatches(PyExc_KeyError)) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (value && PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 1) {
+      if (PyObject *name = _PyObject_FunctionStr(func)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%U got multiple values for keyword argument '%S'", name,
+                     PyTuple_GET_ITEM(value, 0));
+        Py_DECREF(name);
+      }
+      Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(tb);
+    } else {
+      PyErr_Restore(type, value, tb);
+    }
+  }
+}
+
+/// NameError(message naming `name`) with its `name` attribute set, as
+/// CPython raises it (tracebacks' "Did you mean" suggestions read it).
+void raiseNameError(const char *format, PyObject *name) {
+  PyErr_Format(PyExc_NameError, format, name);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (value && PyObject_SetAttrString(value, "name", name) < 0)
+    PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+/// `type(obj).name` bound to obj (a new reference), as CPython looks up
+/// special methods: null with no error when the type lacks it.
+PyObject *lookupSpecial(PyObject *obj, const char *name) {
+  PyObject *key = PyUnicode_InternFromString(name);
+  if (!key)
+    return nullptr;
+  PyObject *attr = _PyType_Lookup(Py_TYPE(obj), key);
+  Py_DECREF(key);
+  if (!attr)
+    return nullptr;
+  if (descrgetfunc get = Py_TYPE(attr)->tp_descr_get)
+    return get(attr, obj, reinterpret_cast<PyObject *>(Py_TYPE(obj)));
+  return Py_NewRef(attr);
+}
+
+/// The items UNPACK_SEQUENCE (`before` targets) or UNPACK_EX (`before`,
+/// a starred one, `after`) takes from `v`, as a new list, by CPython's rules
+/// and messages: a plain unpack reads one item past `before` (an endless
+/// iterator is "too many values"), a starred one reads the rest.
+PyObject *unpackToList(PyObject *v, int before, int after, bool star) {
+  if (!star && (PyTuple_CheckExact(v) || PyList_CheckExact(v)) &&
+      Py_SIZE(v) == before)
+    return PySequence_List(v);
+  PyObject *it = PyObject_GetIter(v);
+  if (!it) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError) && !Py_TYPE(v)->tp_iter &&
+        !PySequence_Check(v))
+      PyErr_Format(PyExc_TypeError, "cannot unpack non-iterable %.200s object",
+                   Py_TYPE(v)->tp_name);
+    return nullptr;
+  }
+  PyObject *items = PyList_New(0);
+  auto fail = [&]() -> PyObject * {
+    Py_DECREF(it);
+    Py_XDECREF(items);
+    return nullptr;
+  };
+  if (!items)
+    return fail();
+  for (int i = 0; i < before; ++i) {
+    PyObject *w = PyIter_Next(it);
+    if (!w) {
+      if (!PyErr_Occurred()) {
+        if (star)
+          PyErr_Format(PyExc_ValueError,
+                       "not enough values to unpack (expected at least %d, "
+                       "got %d)",
+                       before + after, i);
+        else
+          PyErr_Format(PyExc_ValueError,
+                       "not enough values to unpack (expected %d, got %d)",
+                       before, i);
+      }
+      return fail();
+    }
+    int rc = PyList_Append(items, w);
+    Py_DECREF(w);
+    if (rc < 0)
+      return fail();
+  }
+  if (!star) {
+    PyObject *w = PyIter_Next(it);
+    if (w) {
+      Py_DECREF(w);
+      PyErr_Format(PyExc_ValueError, "too many values to unpack (expected %d)",
+                   before);
+    }
+    if (PyErr_Occurred())
+      return fail();
+    Py_DECREF(it);
+    return items;
+  }
+  PyObject *rest = PySequence_List(it);
+  if (!rest)
+    return fail();
+  Py_ssize_t n = PyList_GET_SIZE(rest);
+  if (n < after) {
+    Py_DECREF(rest);
+    PyErr_Format(PyExc_ValueError,
+                 "not enough values to unpack (expected at least %d, got %zd)",
+                 before + after, before + n);
+    return fail();
+  }
+  int rc = PyList_SetSlice(items, before, before, rest);
+  Py_DECREF(rest);
+  if (rc < 0)
+    return fail();
+  Py_DECREF(it);
+  return items;
+}
+
 class Evaluator {
 public:
   Evaluator(const dynoc_frame_view &f, PendingCall call)
@@ -302,18 +457,18 @@ private:
     stack.resize(stack.size() - count);
   }
   int line() { return PyCode_Addr2Line(co, int(pc * 2)); }
-  /// Writes the evaluator's locals and instruction into the frame CPython
-  /// made for this call, before code that may look at it runs (locals(),
-  /// sys._getframe(), a traceback's frame): it sees what CPython's own loop
-  /// would show.
-  void publish() {
-    PyObject **slots = dynoc_frame_publish_at(f.frame, int(pc));
-    for (int i = 0; i < co->co_nlocalsplus; ++i)
-      if (slots[i] != locals[i].value) {
-        Py_XINCREF(locals[i].value);
-        Py_XSETREF(slots[i], locals[i].value);
-      }
+  /// The frame CPython made for this call holds the same locals as the
+  /// evaluator (written through at each store), so that what looks at it
+  /// (locals(), sys._getframe(), a traceback's frame) sees what CPython's own
+  /// loop would show, and a deleted local is freed when CPython frees it.
+  void mirror(int i) {
+    if (f.localsplus[i] != locals[i].value) {
+      Py_XINCREF(locals[i].value);
+      Py_XSETREF(f.localsplus[i], locals[i].value);
+    }
   }
+  /// Before code that may look at the frame runs: its current instruction.
+  void publish() { dynoc_frame_publish_at(f.frame, int(pc)); }
   bool isTensor(PyObject *v) {
     return v && PyObject_TypeCheck(v, runtime().tensorType);
   }
@@ -354,10 +509,18 @@ private:
     PyObject *get = PyObject_GetAttrString(subject.value, "get");
     PyObject *missing = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     PyObject *values = PyTuple_New(n);
+    PyObject *seen = PySet_New(nullptr);
     auto items = std::make_shared<std::vector<std::string>>();
-    bool ok = get && missing && values, complete = true;
+    bool ok = get && missing && values && seen, complete = true;
     for (Py_ssize_t i = 0; ok && i < n; ++i) {
       PyObject *key = PyTuple_GET_ITEM(keys.value, i);
+      if (PySet_Contains(seen, key) || PySet_Add(seen, key)) {
+        if (!PyErr_Occurred()) // as CPython: a key given twice
+          PyErr_Format(PyExc_ValueError,
+                       "mapping pattern checks duplicate key (%R)", key);
+        ok = false;
+        break;
+      }
       PyObject *v;
       {
         Passthrough p;
@@ -380,7 +543,7 @@ private:
       PyTuple_SET_ITEM(values, i, v);
       items->push_back(itemSource(subject.source, key));
     }
-    Py_XDECREF(get), Py_XDECREF(missing);
+    Py_XDECREF(get), Py_XDECREF(missing), Py_XDECREF(seen);
     return pushMatch(ok, complete, values, std::move(items));
   }
   /// What a MATCH_KEYS/MATCH_CLASS pushes: the tuple it read (owned, with
@@ -631,12 +794,18 @@ private:
       Py_XDECREF(args);
       return nullptr;
     }
+    // A notification after a failed call: the program's exception is kept
+    // out of the tracker's way and restored untouched.
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
     PyObject *m = PyObject_GetAttrString(tracker, method);
     PyObject *r = m ? PyObject_Call(m, args, nullptr) : nullptr;
     Py_XDECREF(m);
     Py_DECREF(args);
     if (!r)
       PyErr_WriteUnraisable(tracker);
+    if (type)
+      PyErr_Restore(type, value, tb);
     return r;
   }
   /// Truth of a branch condition: a tensor here is a graph break; a Python
@@ -682,12 +851,27 @@ private:
     else if (!PyErr_Occurred())
       r = PyDict_GetItemWithError(f.builtins, name);
     if (!r && !PyErr_Occurred())
-      PyErr_Format(PyExc_NameError, "name '%U' is not defined", name);
+      raiseNameError("name '%U' is not defined", name);
     Py_XINCREF(r);
     return r;
   }
   PyObject *makeFunction(int flags);
   int raise(int oparg);
+  /// LOAD_DEREF/DELETE_DEREF of an empty cell: CPython's error for a cell
+  /// of this frame (UnboundLocalError) or a free variable (NameError).
+  void unboundDeref(int oparg) {
+    constexpr char kFastFree = char(0x80); // CO_FAST_FREE
+    PyObject *name = PyTuple_GET_ITEM(co->co_localsplusnames, oparg);
+    if (PyBytes_AS_STRING(co->co_localspluskinds)[oparg] & kFastFree)
+      raiseNameError("cannot access free variable '%U' where it is not "
+                     "associated with a value in enclosing scope",
+                     name);
+    else
+      PyErr_Format(PyExc_UnboundLocalError,
+                   "cannot access local variable '%U' where it is not "
+                   "associated with a value",
+                   name);
+  }
 
   const dynoc_frame_view &f;
   PyCodeObject *co;
@@ -1093,7 +1277,18 @@ PyObject *Evaluator::callFunctionEx(bool hasKwargs) {
   Slot null = pop();
   Py_XDECREF(null.value);
   PyObject *result = nullptr;
-  PyObject *tuple = PySequence_Tuple(callargs.value);
+  PyObject *tuple = nullptr;
+  if (!PyTuple_CheckExact(callargs.value) && !Py_TYPE(callargs.value)->tp_iter &&
+      !PySequence_Check(callargs.value)) {
+    if (PyObject *name = _PyObject_FunctionStr(func.value)) {
+      PyErr_Format(PyExc_TypeError,
+                   "%U argument after * must be an iterable, not %.200s", name,
+                   Py_TYPE(callargs.value)->tp_name);
+      Py_DECREF(name);
+    }
+  } else {
+    tuple = PySequence_Tuple(callargs.value);
+  }
   PyObject *kw = nullptr;
   std::vector<PyObject *> args;
   std::vector<std::string> sources;
@@ -1109,6 +1304,11 @@ PyObject *Evaluator::callFunctionEx(bool hasKwargs) {
       Py_ssize_t pos = 0, k = 0;
       PyObject *key, *val;
       while (kw && PyDict_Next(kwargs.value, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) { // as CPython's vectorcall unpacking
+          PyErr_SetString(PyExc_TypeError, "keywords must be strings");
+          Py_CLEAR(kw);
+          break;
+        }
         Py_INCREF(key);
         PyTuple_SET_ITEM(kw, k++, key);
         args.push_back(val);
@@ -1172,11 +1372,19 @@ int Evaluator::raise(int oparg) {
     PyErr_Restore(type, value, tb);
     return -1;
   }
+  // CPython's do_raise, with its messages.
   Slot cause = oparg == 2 ? pop() : Slot{};
   Slot e = pop();
   PyObject *inst = nullptr;
   if (PyExceptionClass_Check(e.value)) {
     inst = PyObject_CallNoArgs(e.value);
+    if (inst && !PyExceptionInstance_Check(inst)) {
+      PyErr_Format(PyExc_TypeError,
+                   "calling %R should have returned an instance of "
+                   "BaseException, not %R",
+                   e.value, Py_TYPE(inst));
+      Py_CLEAR(inst);
+    }
   } else if (PyExceptionInstance_Check(e.value)) {
     inst = e.value;
     Py_INCREF(inst);
@@ -1185,16 +1393,22 @@ int Evaluator::raise(int oparg) {
                     "exceptions must derive from BaseException");
   }
   if (inst && cause.value) {
-    PyObject *c = cause.value;
-    if (PyExceptionClass_Check(c))
-      c = PyObject_CallNoArgs(c);
-    else
-      Py_INCREF(c);
-    if (c) {
-      PyException_SetCause(inst, c == Py_None ? nullptr : c);
-      if (c == Py_None)
-        Py_DECREF(c);
+    PyObject *fixed = nullptr; // a new reference, or null for `from None`
+    bool ok = true;
+    if (PyExceptionClass_Check(cause.value)) {
+      fixed = PyObject_CallNoArgs(cause.value);
+      ok = fixed != nullptr;
+    } else if (PyExceptionInstance_Check(cause.value)) {
+      fixed = Py_NewRef(cause.value);
+    } else if (cause.value != Py_None) {
+      PyErr_SetString(PyExc_TypeError,
+                      "exception causes must derive from BaseException");
+      ok = false;
     }
+    if (ok)
+      PyException_SetCause(inst, fixed); // steals `fixed`
+    else
+      Py_CLEAR(inst);
   }
   if (inst) {
     PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(inst)), inst);
@@ -1209,18 +1423,20 @@ PyObject *Evaluator::run() {
   code = PyCode_GetCode(co);
   if (!code)
     return nullptr;
+  // CPython's own loop counts each frame against the recursion limit; an
+  // evaluated frame does too (and uses more C stack than CPython's).
+  if (Py_EnterRecursiveCall(""))
+    return nullptr;
   auto &frames = regionState().frames;
   frames.emplace_back(co, &pc);
   dynoc_frame_enter(f.frame);
   struct PopFrame {
     Evaluator &ev;
     ~PopFrame() {
-      PyObject *type, *value, *tb; // publishing may free objects: keep the
-      PyErr_Fetch(&type, &value, &tb); // frame's exception out of their way
-      ev.publish(); // a frame object that outlives the call keeps these
-      PyErr_Restore(type, value, tb);
+      ev.publish(); // a frame object that outlives the call shows this
       dynoc_frame_leave(ev.f.frame);
       regionState().frames.pop_back();
+      Py_LeaveRecursiveCall();
     }
   } popFrame{*this};
   for (;;) {
@@ -1243,6 +1459,8 @@ PyObject *Evaluator::run() {
 bool Evaluator::unwindToHandler() {
   ExceptionHandler h;
   if (!findExceptionHandler(co, pc, h)) {
+    if (lasti >= 0) // CPython's RERAISE left the frame at the saved offset
+      pc = lasti;   // (what its f_lineno shows after the frame ended)
     lasti = -1;
     return false;
   }
@@ -1312,12 +1530,14 @@ PyObject *Evaluator::runUntilError() {
       Py_XDECREF(locals[oparg].value);
       locals[oparg] = std::move(s);
       locals[oparg].iterIndex = 0;
+      mirror(oparg);
       break;
     }
     case DELETE_FAST:
       Py_CLEAR(locals[oparg].value);
       locals[oparg].source.clear();
       locals[oparg].items.reset();
+      mirror(oparg);
       break;
     case MAKE_CELL: {
       Slot &l = locals[oparg];
@@ -1329,6 +1549,7 @@ PyObject *Evaluator::runUntilError() {
       l.value = cell;
       l.source.clear();
       l.items.reset();
+      mirror(oparg);
       break;
     }
     case COPY_FREE_VARS: {
@@ -1338,6 +1559,7 @@ PyObject *Evaluator::runUntilError() {
         PyObject *cell = PyTuple_GET_ITEM(f.closure, i);
         Py_INCREF(cell);
         Py_XSETREF(locals[offset + i].value, cell);
+        mirror(offset + i);
         if (regionState().cells->find(cell))
           continue;
         PyObject *name = PyTuple_GET_ITEM(co->co_localsplusnames, offset + i);
@@ -1356,10 +1578,7 @@ PyObject *Evaluator::runUntilError() {
       PyObject *cell = locals[oparg].value;
       PyObject *v = cell ? PyCell_GET(cell) : nullptr;
       if (!v) {
-        PyErr_Format(PyExc_NameError,
-                     "cannot access free variable '%U' where it is not "
-                     "associated with a value in enclosing scope",
-                     PyTuple_GetItem(co->co_localsplusnames, oparg));
+        unboundDeref(oparg);
         return nullptr;
       }
       Py_INCREF(v);
@@ -1382,8 +1601,7 @@ PyObject *Evaluator::runUntilError() {
     case DELETE_DEREF: {
       PyObject *cell = locals[oparg].value;
       if (!cell || !PyCell_GET(cell)) {
-        PyErr_Format(PyExc_NameError, "free variable '%U' is not defined",
-                     PyTuple_GetItem(co->co_localsplusnames, oparg));
+        unboundDeref(oparg);
         return nullptr;
       }
       PyCell_Set(cell, nullptr);
@@ -1804,17 +2022,34 @@ PyObject *Evaluator::runUntilError() {
       PyObject *target = stack[stack.size() - oparg].value;
       int rc;
       {
+        // CPython's calls and messages for each (a ** with a repeated key
+        // is an error, a later dict display key wins).
         Passthrough p;
         if (opcode == LIST_EXTEND) {
-          PyObject *res = PyObject_CallMethod(target, "extend", "(O)", v.value);
+          PyObject *res = _PyList_Extend(
+              reinterpret_cast<PyListObject *>(target), v.value);
           rc = res ? 0 : -1;
           Py_XDECREF(res);
+          if (!res && PyErr_ExceptionMatches(PyExc_TypeError) &&
+              !Py_TYPE(v.value)->tp_iter && !PySequence_Check(v.value)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "Value after * must be an iterable, not %.200s",
+                         Py_TYPE(v.value)->tp_name);
+          }
         } else if (opcode == SET_UPDATE) {
-          PyObject *res = PyObject_CallMethod(target, "update", "(O)", v.value);
-          rc = res ? 0 : -1;
-          Py_XDECREF(res);
-        } else {
+          rc = _PySet_Update(target, v.value);
+        } else if (opcode == DICT_UPDATE) {
           rc = PyDict_Update(target, v.value);
+          if (rc < 0 && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "'%.200s' object is not a mapping",
+                         Py_TYPE(v.value)->tp_name);
+          }
+        } else {
+          rc = _PyDict_MergeEx(target, v.value, 2);
+          if (rc < 0)
+            kwargsError(stack[stack.size() - 2 - oparg].value, v.value);
         }
       }
       Py_DECREF(v.value);
@@ -2031,22 +2266,11 @@ PyObject *Evaluator::runUntilError() {
       PyObject *seq;
       {
         Passthrough p;
-        seq = PySequence_List(s.value);
+        seq = unpackToList(s.value, before, after, star);
       }
       Py_DECREF(s.value);
       FAIL_IF_NULL(seq);
       Py_ssize_t len = PyList_GET_SIZE(seq);
-      if (star ? len < before + after : len != before) {
-        if (len < before + after)
-          PyErr_Format(PyExc_ValueError,
-                       "not enough values to unpack (expected %s%d, got %zd)",
-                       star ? "at least " : "", before + after, len);
-        else
-          PyErr_Format(PyExc_ValueError,
-                       "too many values to unpack (expected %d)", before);
-        Py_DECREF(seq);
-        return nullptr;
-      }
       for (Py_ssize_t i = len - 1; i >= len - after; --i) {
         PyObject *v = PyList_GET_ITEM(seq, i);
         Py_INCREF(v);
@@ -2111,6 +2335,10 @@ PyObject *Evaluator::runUntilError() {
     }
     case CHECK_EXC_MATCH: {
       Slot right = pop();
+      if (!validExceptType(right.value)) {
+        Py_DECREF(right.value);
+        return nullptr;
+      }
       int match = PyErr_GivenExceptionMatches(stack.back().value, right.value);
       Py_DECREF(right.value);
       push(Py_NewRef(match ? Py_True : Py_False));
@@ -2124,8 +2352,19 @@ PyObject *Evaluator::runUntilError() {
       PyObject *exit = nullptr, *res = nullptr;
       {
         Passthrough p;
-        PyObject *enter = PyObject_GetAttrString(mgr.value, "__enter__");
-        exit = enter ? PyObject_GetAttrString(mgr.value, "__exit__") : nullptr;
+        // Special-method lookup on the type, as CPython's BEFORE_WITH.
+        PyObject *enter = lookupSpecial(mgr.value, "__enter__");
+        if (!enter && !PyErr_Occurred())
+          PyErr_Format(PyExc_TypeError,
+                       "'%.200s' object does not support the context manager "
+                       "protocol",
+                       Py_TYPE(mgr.value)->tp_name);
+        exit = enter ? lookupSpecial(mgr.value, "__exit__") : nullptr;
+        if (enter && !exit && !PyErr_Occurred())
+          PyErr_Format(PyExc_TypeError,
+                       "'%.200s' object does not support the context manager "
+                       "protocol (missed __exit__ method)",
+                       Py_TYPE(mgr.value)->tp_name);
         res = exit ? PyObject_CallNoArgs(enter) : nullptr;
         Py_XDECREF(enter);
       }
@@ -2280,8 +2519,11 @@ extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
     return 0;
   PendingCall call = std::move(st.pending);
   st.pending = PendingCall{};
-  int bad;
-  if (const char *why = unsupportedReason(view->code, bad)) {
+  int bad = -1;
+  const char *why = dynoc_tracing_active()
+                        ? "a trace or profile function is set"
+                        : unsupportedReason(view->code, bad);
+  if (why) {
     PyObject *args = Py_BuildValue(
         "(Osi)", reinterpret_cast<PyObject *>(view->code), why, bad);
     PyObject *m = PyObject_GetAttrString(st.tracker, "on_skip_frame");

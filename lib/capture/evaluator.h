@@ -48,6 +48,7 @@ class CellSources {
 public:
   ~CellSources();
   const std::string *find(PyObject *cell) const;
+  /// An empty source forgets the cell (and drops the map's reference).
   void set(PyObject *cell, std::string source);
 
 private:

@@ -40,12 +40,11 @@ void dynoc_frame_leave(void *frame) {
   PyThreadState_Get()->cframe->current_frame = f->previous;
 }
 
-PyObject **dynoc_frame_publish_at(void *frame, int instr) {
+void dynoc_frame_publish_at(void *frame, int instr) {
   struct _PyInterpreterFrame *f = frame;
   /* A frame before its first traceable instruction counts as incomplete
    * (skipped by sys._getframe): the index makes it a running frame. */
   f->prev_instr = _PyCode_CODE(f->f_code) + instr;
-  return f->localsplus;
 }
 
 void dynoc_add_traceback(void *frame, int instr) {
@@ -65,6 +64,10 @@ void dynoc_add_traceback(void *frame, int instr) {
   }
   PyErr_Restore(type, value, tb);
   PyTraceBack_Here(fo);
+}
+
+int dynoc_tracing_active(void) {
+  return PyThreadState_Get()->cframe->use_tracing != 0;
 }
 
 void dynoc_set_frame_hook(int enabled) {

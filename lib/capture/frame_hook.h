@@ -34,14 +34,19 @@ void dynoc_frame_enter(void *frame);
 /* Restores the caller's frame as the current one. */
 void dynoc_frame_leave(void *frame);
 
-/* The frame's local slots (co_nlocalsplus entries, owned references), into
- * which the evaluator publishes its locals before code that may read them
- * runs, and its instruction index `instr` (its line number). */
-PyObject **dynoc_frame_publish_at(void *frame, int instr);
+/* Sets the frame's current instruction index (its f_lineno, f_lasti); the
+ * evaluator keeps the frame's local slots (the view's localsplus) equal to
+ * its own locals. */
+void dynoc_frame_publish_at(void *frame, int instr);
 
 /* Adds a traceback entry for the evaluated `frame` at instruction index
  * `instr`, as CPython adds one per frame an exception passes. */
 void dynoc_add_traceback(void *frame, int instr);
+
+/* Whether a trace or profile function (sys.settrace, sys.setprofile) is
+ * active on this thread: CPython's loop reports its events, the evaluator's
+ * would not, so such frames run in CPython. */
+int dynoc_tracing_active(void);
 
 /* Installs (1) or removes (0) the hook on the current interpreter. */
 void dynoc_set_frame_hook(int enabled);

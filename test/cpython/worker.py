@@ -62,7 +62,13 @@ def as_region(test):
         return None
     region = _region.Region(fn, "eager")
     region.record_only = True  # record, never build: no graphs run compiled
-    setattr(test, name, types.MethodType(lambda self, *a, **k: region(self, *a, **k), test))
+
+    def method(self, *args, **kwargs):
+        return region(self, *args, **kwargs)
+    # unittest reads expectedFailure's mark from the method it calls.
+    method.__unittest_expecting_failure__ = getattr(fn, "__unittest_expecting_failure__",
+                                                    False)
+    setattr(test, name, types.MethodType(method, test))
     return region
 
 
