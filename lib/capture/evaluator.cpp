@@ -14,11 +14,13 @@
 //===----------------------------------------------------------------------===//
 #include "evaluator.h"
 #include "exception_table.h"
+#include "exceptions.h"
 #include "frame_hook.h"
 #include "size_sources.h"
 
 #include <opcode.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -80,6 +82,21 @@ struct Passthrough {
   ~Passthrough() { regionState().passthrough = saved; }
 };
 
+/// A scope in which dynoc's own Python (the tracker, the follow predicate)
+/// runs: never seen by the program's trace or profile function, which is
+/// shown the program's frames only, as in a plain run.
+struct Untraced {
+  bool paused = dynoc_tracing_active();
+  Untraced() {
+    if (paused)
+      dynoc_pause_tracing();
+  }
+  ~Untraced() {
+    if (paused)
+      dynoc_resume_tracing();
+  }
+};
+
 /// Opcodes the evaluator runs (a frame using any other runs natively).
 bool isSupportedOpcode(int op) {
   // clang-format off
@@ -108,10 +125,11 @@ bool isSupportedOpcode(int op) {
   case JUMP_IF_FALSE_OR_POP: case JUMP_IF_TRUE_OR_POP: case JUMP_FORWARD:
   case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
   case RAISE_VARARGS: case RERAISE: case PUSH_EXC_INFO: case POP_EXCEPT:
-  case CHECK_EXC_MATCH: case LOAD_ASSERTION_ERROR: case BEFORE_WITH:
+  case CHECK_EXC_MATCH: case CHECK_EG_MATCH: case PREP_RERAISE_STAR:
+  case LOAD_ASSERTION_ERROR: case BEFORE_WITH:
   case WITH_EXCEPT_START: case IMPORT_NAME: case IMPORT_FROM:
   case LOAD_NAME: case STORE_NAME: case DELETE_NAME: case LOAD_BUILD_CLASS:
-  case SETUP_ANNOTATIONS:
+  case SETUP_ANNOTATIONS: case PRINT_EXPR:
   case MATCH_MAPPING: case MATCH_SEQUENCE: case MATCH_KEYS: case MATCH_CLASS:
     return true;
   default:
@@ -149,6 +167,7 @@ bool shouldFollow(PyObject *func) {
   PyObject *cached = PyDict_GetItem(rt.followCache, code);
   if (cached)
     return cached == Py_True;
+  Untraced untraced;
   PyObject *r = PyObject_CallOneArg(rt.followPredicate, code);
   bool follow = r && PyObject_IsTrue(r) == 1;
   Py_XDECREF(r);
@@ -269,22 +288,6 @@ std::string itemSource(const Slot &seq, Py_ssize_t i) {
   return seq.source + "[" + std::to_string(i) + "]";
 }
 
-/// An `except` clause's type must be exception classes (CPython checks
-/// before matching); false with CPython's TypeError otherwise.
-bool validExceptType(PyObject *type) {
-  bool ok = true;
-  if (PyTuple_Check(type)) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(type); ++i)
-      ok = ok && PyExceptionClass_Check(PyTuple_GET_ITEM(type, i));
-  } else {
-    ok = PyExceptionClass_Check(type);
-  }
-  if (!ok)
-    PyErr_SetString(PyExc_TypeError, "catching classes that do not inherit "
-                                     "from BaseException is not allowed");
-  return ok;
-}
-
 /// DICT_MERGE's failure turned into CPython's TypeError naming the called
 /// function: not a mapping, or a keyword argument given twice.
 void kwargsError(PyObject *func, PyObject *kwargs) {
@@ -311,18 +314,6 @@ void kwargsError(PyObject *func, PyObject *kwargs) {
       PyErr_Restore(type, value, tb);
     }
   }
-}
-
-/// NameError(message naming `name`) with its `name` attribute set, as
-/// CPython raises it (tracebacks' "Did you mean" suggestions read it).
-void raiseNameError(const char *format, PyObject *name) {
-  PyErr_Format(PyExc_NameError, format, name);
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  PyErr_NormalizeException(&type, &value, &tb);
-  if (value && PyObject_SetAttrString(value, "name", name) < 0)
-    PyErr_Clear();
-  PyErr_Restore(type, value, tb);
 }
 
 /// `type(obj).name` bound to obj (a new reference), as CPython looks up
@@ -798,6 +789,7 @@ private:
     // out of the tracker's way and restored untouched.
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    Untraced untraced;
     PyObject *m = PyObject_GetAttrString(tracker, method);
     PyObject *r = m ? PyObject_Call(m, args, nullptr) : nullptr;
     Py_XDECREF(m);
@@ -827,8 +819,17 @@ private:
                        PyObject *kw) {
     Passthrough p;
     Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;
+    // f(*t) of a tuple, passed on unchanged: CPython hands a native callee
+    // that very tuple (one with tp_call may return or keep it).
+    if (!kw && spreadTuple &&
+        Py_ssize_t(args.size()) == PyTuple_GET_SIZE(spreadTuple) &&
+        std::equal(args.begin(), args.end(), &PyTuple_GET_ITEM(spreadTuple, 0)))
+      return PyObject_Call(callable, spreadTuple, nullptr);
     return PyObject_Vectorcall(callable, args.data(), args.size() - nkw, kw);
   }
+  /// The exact tuple a CALL_FUNCTION_EX without keywords spreads, while it
+  /// runs (borrowed).
+  PyObject *spreadTuple = nullptr;
   PyObject *zeroArgSuper();
   /// The source of the global `name` of this frame: `G['name']` in the
   /// region's own module, `___G('pkg.mod')['name']` in a module a followed
@@ -845,6 +846,24 @@ private:
   /// A global or builtin, as a new reference; null with NameError when
   /// neither has it.
   PyObject *lookupGlobal(PyObject *name, std::string &src) {
+    if (!PyDict_CheckExact(f.globals) || !PyDict_CheckExact(f.builtins)) {
+      // CPython's slow path: mappings' own lookup (a dict subclass's
+      // __missing__ runs).
+      PyObject *r = PyObject_GetItem(f.globals, name);
+      if (r) {
+        src = globalSource(name);
+        return r;
+      }
+      if (!PyErr_ExceptionMatches(PyExc_KeyError))
+        return nullptr;
+      PyErr_Clear();
+      r = PyObject_GetItem(f.builtins, name);
+      if (!r && PyErr_ExceptionMatches(PyExc_KeyError)) {
+        PyErr_Clear();
+        raiseNameError("name '%U' is not defined", name);
+      }
+      return r;
+    }
     PyObject *r = PyDict_GetItemWithError(f.globals, name);
     if (r)
       src = globalSource(name);
@@ -1140,7 +1159,11 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
   }
   // nn.Module without hooks: follow its forward directly.
   if (PyObject_IsInstance(callable, rt.moduleType) == 1) {
-    PyObject *fwd = PyObject_CallOneArg(rt.forwardOf, callable);
+    PyObject *fwd;
+    {
+      Untraced untraced;
+      fwd = PyObject_CallOneArg(rt.forwardOf, callable);
+    }
     if (!fwd)
       return nullptr;
     if (fwd != Py_None) {
@@ -1319,8 +1342,13 @@ PyObject *Evaluator::callFunctionEx(bool hasKwargs) {
       PyErr_SetString(PyExc_TypeError, "argument after ** must be a mapping");
       ok = false;
     }
-    if (ok)
+    if (ok) {
+      PyObject *saved = spreadTuple;
+      spreadTuple = kw || !PyTuple_CheckExact(callargs.value) ? nullptr
+                                                              : callargs.value;
       result = invoke(func.value, func.source, args, sources, kw);
+      spreadTuple = saved;
+    }
   }
   Py_XDECREF(tuple);
   Py_XDECREF(kw);
@@ -1370,7 +1398,7 @@ int Evaluator::raise(int oparg) {
       return -1;
     }
     PyErr_Restore(type, value, tb);
-    return -1;
+    return 1; // a bare `raise` adds no traceback entry (as CPython)
   }
   // CPython's do_raise, with its messages.
   Slot cause = oparg == 2 ? pop() : Slot{};
@@ -2295,7 +2323,8 @@ PyObject *Evaluator::runUntilError() {
       break;
     }
     case RAISE_VARARGS:
-      raise(oparg);
+      if (raise(oparg) == 1)
+        reraising = true;
       return nullptr;
     case RERAISE: {
       if (oparg) {
@@ -2344,9 +2373,57 @@ PyObject *Evaluator::runUntilError() {
       push(Py_NewRef(match ? Py_True : Py_False));
       break;
     }
+    case CHECK_EG_MATCH: { // except*: [exc] -> [rest, match] or [exc, None]
+      Slot type = pop();
+      PyObject *match = nullptr, *rest = nullptr;
+      bool ok = validExceptStarType(type.value) &&
+                matchExceptionGroup(stack.back().value, type.value, match,
+                                    rest);
+      Py_DECREF(type.value);
+      if (!ok)
+        return nullptr;
+      if (match == Py_None) {
+        Py_DECREF(rest);
+        push(match);
+      } else {
+        Slot exc = pop();
+        Py_DECREF(exc.value);
+        push(rest);
+        push(match);
+        PyErr_SetExcInfo(nullptr, Py_NewRef(match), nullptr);
+      }
+      break;
+    }
+    case PREP_RERAISE_STAR: {
+      Slot excs = pop(), orig = pop();
+      r = prepReraiseStar(orig.value, excs.value);
+      Py_DECREF(excs.value), Py_DECREF(orig.value);
+      FAIL_IF_NULL(r);
+      push(r);
+      break;
+    }
     case LOAD_ASSERTION_ERROR:
       push(Py_NewRef(PyExc_AssertionError));
       break;
+    case PRINT_EXPR: { // interactive code ("single" mode): sys.displayhook
+      Slot v = pop();
+      PyObject *hook = PySys_GetObject("displayhook"); // borrowed
+      if (!hook) {
+        PyErr_SetString(PyExc_RuntimeError, "lost sys.displayhook");
+        Py_DECREF(v.value);
+        return nullptr;
+      }
+      Py_INCREF(hook);
+      // A call like any other: the default hook prints, a side effect.
+      std::vector<PyObject *> args{v.value};
+      std::vector<std::string> sources{v.source};
+      PyObject *res = invoke(hook, "", args, sources, nullptr);
+      Py_DECREF(hook);
+      Py_DECREF(v.value);
+      FAIL_IF_NULL(res);
+      Py_DECREF(res);
+      break;
+    }
     case BEFORE_WITH: {
       Slot mgr = pop();
       PyObject *exit = nullptr, *res = nullptr;
@@ -2526,6 +2603,7 @@ extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
   if (why) {
     PyObject *args = Py_BuildValue(
         "(Osi)", reinterpret_cast<PyObject *>(view->code), why, bad);
+    Untraced untraced;
     PyObject *m = PyObject_GetAttrString(st.tracker, "on_skip_frame");
     PyObject *r = m && args ? PyObject_Call(m, args, nullptr) : nullptr;
     Py_XDECREF(m), Py_XDECREF(args), Py_XDECREF(r);

@@ -70,6 +70,10 @@ int dynoc_tracing_active(void) {
   return PyThreadState_Get()->cframe->use_tracing != 0;
 }
 
+void dynoc_pause_tracing(void) { PyThreadState_EnterTracing(PyThreadState_Get()); }
+
+void dynoc_resume_tracing(void) { PyThreadState_LeaveTracing(PyThreadState_Get()); }
+
 void dynoc_set_frame_hook(int enabled) {
   PyThreadState *ts = PyThreadState_Get();
   _PyInterpreterState_SetEvalFrameFunc(

@@ -48,6 +48,11 @@ void dynoc_add_traceback(void *frame, int instr);
  * would not, so such frames run in CPython. */
 int dynoc_tracing_active(void);
 
+/* Suspends (and resumes) the thread's trace and profile functions while
+ * dynoc's own Python code runs inside an evaluated frame. */
+void dynoc_pause_tracing(void);
+void dynoc_resume_tracing(void);
+
 /* Installs (1) or removes (0) the hook on the current interpreter. */
 void dynoc_set_frame_hook(int enabled);
 

@@ -5,6 +5,8 @@ per test on stdout; cpython_suite.py compares the two outcomes.
 
     python test/cpython/worker.py MODULE [TEST_ID_PREFIX ...]
 """
+import contextlib
+import doctest
 import io
 import json
 import re
@@ -72,6 +74,23 @@ def as_region(test):
     return region
 
 
+@contextlib.contextmanager
+def doctest_examples_as_regions():
+    """doctest runs each example with exec(compile(source, name, "single"),
+    globs): here each example's code becomes a capture region instead (module
+    code, with the doctest's globals as its namespace)."""
+    def exec_as_region(code, globs, *rest):
+        fn = types.FunctionType(code, globs, "<doctest example>")
+        region = _region.Region(fn, "eager")
+        region.record_only = True
+        region()
+    doctest.exec = exec_as_region  # the module's global shadows the builtin
+    try:
+        yield
+    finally:
+        del doctest.exec
+
+
 def iter_tests(suite):
     for t in suite:
         if isinstance(t, unittest.TestSuite):
@@ -86,18 +105,21 @@ def main():
     loader = unittest.TestLoader()
     session = _session.current()
     for t in iter_tests(loader.loadTestsFromModule(mod)):
-        if not isinstance(t, unittest.TestCase) or isinstance(t, unittest.FunctionTestCase):
+        if isinstance(t, unittest.FunctionTestCase):
             continue
         tid = t.id().removeprefix("test.")
         if prefixes and not tid.startswith(tuple(prefixes)):
             continue
-        if type(t).__module__ == "doctest" or not hasattr(t, "_testMethodName"):
-            continue
-        plain = outcome(t)
-        captured_test = type(t)(t._testMethodName)
-        region = as_region(captured_test)
         before = len(session.breaks)
-        captured = outcome(captured_test) if region is not None else None
+        if isinstance(t, doctest.DocTestCase):
+            plain = outcome(t)
+            with doctest_examples_as_regions():
+                captured = outcome(t)
+        else:
+            plain = outcome(t)
+            captured_test = type(t)(t._testMethodName)
+            region = as_region(captured_test)
+            captured = outcome(captured_test) if region is not None else None
         declined = sorted({b["reason"].split(";")[0] for b in session.breaks[before:]
                            if "not interpreted" in b["reason"]})
         print(json.dumps({"id": tid, "plain": plain, "captured": captured,

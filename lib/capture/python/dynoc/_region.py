@@ -36,7 +36,7 @@ def _read_config_limit():
 read_limit = _read_config_limit
 # callable -> how the evaluator treats a call to it: "graph_break", "allow",
 # "disallow", "forbid", "disable", "disable_frame" (the seed APIs fill it).
-special_calls = {print: "side_effect"}
+special_calls = {print: "side_effect", sys.__displayhook__: "side_effect"}
 for _level in ("debug", "info", "warning", "warn", "error", "exception", "critical", "log"):
     special_calls[getattr(logging.Logger, _level)] = "side_effect"
     special_calls[getattr(logging, _level)] = "side_effect"
