@@ -9,6 +9,9 @@
 #   tools/test.sh --jit-corpus  only the whole capture corpus in process (every
 #                               program with DYNOC_TORCH_COMPILE=1, ~8 minutes;
 #                               CI runs a subset)
+#   tools/test.sh --cpython     only CPython's own test suite under the evaluator
+#                               (95 modules, ~4 minutes; CI runs a subset);
+#                               writes docs/capture-cpython.md
 #
 # CI fuzzes each target of test/fuzz for DYNOC_FUZZ_SECONDS (default 30);
 # longer campaigns: tools/fuzz.sh TARGET SECONDS.
@@ -17,11 +20,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 realworld=0
 jitcorpus=0
+cpython=0
 for arg in "$@"; do
   case "$arg" in
     --realworld) realworld=1 ;;
     --jit-corpus) jitcorpus=1 ;;
-    -h|--help) sed -n 2,14p "$0" | cut -c3-; exit 0 ;;
+    --cpython) cpython=1 ;;
+    -h|--help) sed -n 2,17p "$0" | cut -c3-; exit 0 ;;
     *) echo "tools/test.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -30,6 +35,11 @@ if ((jitcorpus)); then
   bazel build //...
   echo "[test] the capture corpus in process (every program)" >&2
   DYNOC_JIT_CORPUS=all exec .venv/bin/python -m pytest -q -rf -n 2 test/capture/test_inprocess.py
+fi
+if ((cpython)); then
+  bazel build //...
+  echo "[test] CPython's test suite under the evaluator (test/cpython, every module)" >&2
+  exec .venv/bin/python test/cpython/cpython_suite.py --table docs/capture-cpython.md
 fi
 if ((realworld)); then
   bazel build //...
@@ -63,6 +73,8 @@ echo "[test] every fuzz target, ${DYNOC_FUZZ_SECONDS:-30} s each under libFuzzer
 tools/fuzz.sh all "${DYNOC_FUZZ_SECONDS:-30}"
 echo "[test] end to end, the CUDA build (no GPU here: the GPU runs skip), and the capture corpus (each program against PyTorch's Dynamo)" >&2
 .venv/bin/python -m pytest -q -rs -n 2 test/e2e test/gpu test/capture
+echo "[test] CPython's test suite under the evaluator: the fast subset (tools/test.sh --cpython runs all)" >&2
+.venv/bin/python test/cpython/cpython_suite.py --ci
 echo "[test] real programs: the fast subset (tools/test.sh --realworld runs all)" >&2
 .venv/bin/python test/realworld/run_suite.py --ci
 echo "[test] all tests passed" >&2
