@@ -24,7 +24,7 @@ bool validExceptStarType(PyObject *type) {
   if (PyTuple_Check(type)) {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(type) && groupClass == 0; ++i)
       groupClass = PyObject_IsSubclass(PyTuple_GET_ITEM(type, i),
-                                    PyExc_BaseExceptionGroup);
+                                       PyExc_BaseExceptionGroup);
   } else {
     groupClass = PyObject_IsSubclass(type, PyExc_BaseExceptionGroup);
   }
@@ -44,8 +44,8 @@ bool matchExceptionGroup(PyObject *exc, PyObject *type, PyObject *&match,
       match = Py_NewRef(exc);
     } else {
       PyObject *excs = PyTuple_Pack(1, exc);
-      match = excs ? PyObject_CallFunction(PyExc_BaseExceptionGroup, "(sO)",
-                                           "", excs)
+      match = excs ? PyObject_CallFunction(PyExc_BaseExceptionGroup, "(sO)", "",
+                                           excs)
                    : nullptr;
       Py_XDECREF(excs);
       if (!match)
@@ -145,13 +145,13 @@ PyObject *projection(PyObject *eg, PyObject *keep) {
       makeCondition = PyEval_EvalCode(code, globals, globals);
     Py_XDECREF(code), Py_XDECREF(builtins), Py_XDECREF(globals);
   }
-  PyObject *kept = makeCondition ? PyObject_CallOneArg(makeCondition, ids)
-                                 : nullptr;
+  PyObject *kept =
+      makeCondition ? PyObject_CallOneArg(makeCondition, ids) : nullptr;
   Py_DECREF(ids);
   if (!kept)
     return nullptr;
-  PyObject *pair = PyObject_CallMethod(PyExc_BaseExceptionGroup, "split",
-                                       "(OO)", eg, kept);
+  PyObject *pair =
+      PyObject_CallMethod(PyExc_BaseExceptionGroup, "split", "(OO)", eg, kept);
   Py_DECREF(kept);
   if (!pair)
     return nullptr;

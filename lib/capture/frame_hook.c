@@ -15,9 +15,13 @@ static PyObject *dynoc_eval_frame(PyThreadState *tstate,
   int plain = !(code->co_flags & (CO_GENERATOR | CO_COROUTINE |
                                   CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE));
   if (!throwflag && fresh && plain) {
-    dynoc_frame_view view = {code, frame->f_globals, frame->f_builtins,
-                             frame->localsplus, frame->f_func->func_closure,
-                             (PyObject *)frame->f_func, frame->f_locals,
+    dynoc_frame_view view = {code,
+                             frame->f_globals,
+                             frame->f_builtins,
+                             frame->localsplus,
+                             frame->f_func->func_closure,
+                             (PyObject *)frame->f_func,
+                             frame->f_locals,
                              frame};
     PyObject *result = NULL;
     if (dynoc_evaluate_frame(&view, &result))
@@ -70,9 +74,13 @@ int dynoc_tracing_active(void) {
   return PyThreadState_Get()->cframe->use_tracing != 0;
 }
 
-void dynoc_pause_tracing(void) { PyThreadState_EnterTracing(PyThreadState_Get()); }
+void dynoc_pause_tracing(void) {
+  PyThreadState_EnterTracing(PyThreadState_Get());
+}
 
-void dynoc_resume_tracing(void) { PyThreadState_LeaveTracing(PyThreadState_Get()); }
+void dynoc_resume_tracing(void) {
+  PyThreadState_LeaveTracing(PyThreadState_Get());
+}
 
 void dynoc_set_frame_hook(int enabled) {
   PyThreadState *ts = PyThreadState_Get();

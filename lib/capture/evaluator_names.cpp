@@ -1,0 +1,280 @@
+//===- evaluator_names.cpp - names, attributes, imports -------------------===//
+//
+// The opcodes that read and write names: fast locals, cells and free
+// variables, globals and builtins, module/class namespaces, attributes,
+// constants and imports. Reads give a value its source (`L['x']`,
+// `G['SCALE']`, `L['self'].fc1.weight`); stores are written through to the
+// frame CPython keeps.
+//
+//===----------------------------------------------------------------------===//
+#include "evaluator_internal.h"
+#include "exceptions.h"
+
+#include <opcode.h>
+
+namespace dynoc::capture {
+
+#define FAIL_IF_NULL(x)                                                        \
+  if (!(x))                                                                    \
+    return Step::Error;
+
+/// The locals, cells, globals, names, attributes, constants and imports
+/// opcodes.
+Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
+  PyObject *r = nullptr;
+  switch (opcode) {
+  case LOAD_FAST:
+  case LOAD_CLOSURE: {
+    Slot &l = locals[oparg];
+    if (!l.value) {
+      PyErr_Format(PyExc_UnboundLocalError,
+                   "cannot access local variable '%U' where it is not "
+                   "associated with a value",
+                   PyTuple_GetItem(co->co_localsplusnames, oparg));
+      return Step::Error;
+    }
+    Py_INCREF(l.value);
+    push(l.value, l.source, l.items);
+    break;
+  }
+  case STORE_FAST: {
+    Slot s = pop();
+    Py_XDECREF(locals[oparg].value);
+    locals[oparg] = std::move(s);
+    locals[oparg].iterIndex = 0;
+    mirror(oparg);
+    break;
+  }
+  case DELETE_FAST:
+    Py_CLEAR(locals[oparg].value);
+    locals[oparg].source.clear();
+    locals[oparg].items.reset();
+    mirror(oparg);
+    break;
+  case MAKE_CELL: {
+    Slot &l = locals[oparg];
+    PyObject *cell = PyCell_New(l.value);
+    FAIL_IF_NULL(cell);
+    if (!l.source.empty())
+      regionState().cells->set(cell, l.source);
+    Py_XDECREF(l.value);
+    l.value = cell;
+    l.source.clear();
+    l.items.reset();
+    mirror(oparg);
+    break;
+  }
+  case COPY_FREE_VARS: {
+    // The function's cells become the frame's last `oparg` locals.
+    int offset = co->co_nlocalsplus - oparg;
+    for (int i = 0; i < oparg && f.closure; ++i) {
+      PyObject *cell = PyTuple_GET_ITEM(f.closure, i);
+      Py_INCREF(cell);
+      Py_XSETREF(locals[offset + i].value, cell);
+      mirror(offset + i);
+      if (regionState().cells->find(cell))
+        continue;
+      PyObject *name = PyTuple_GET_ITEM(co->co_localsplusnames, offset + i);
+      std::string src;
+      if (call_.entry)
+        src = std::string("L['") + PyUnicode_AsUTF8(name) + "']";
+      else if (!call_.funcSource.empty())
+        src = call_.funcSource + ".__closure__[" + std::to_string(i) +
+              "].cell_contents";
+      if (!src.empty())
+        regionState().cells->set(cell, std::move(src));
+    }
+    break;
+  }
+  case LOAD_DEREF: {
+    PyObject *cell = locals[oparg].value;
+    PyObject *v = cell ? PyCell_GET(cell) : nullptr;
+    if (!v) {
+      unboundDeref(oparg);
+      return Step::Error;
+    }
+    Py_INCREF(v);
+    const std::string *src = regionState().cells->find(cell);
+    std::string s = src ? *src : std::string();
+    noteTensor(v, s);
+    push(v, std::move(s));
+    break;
+  }
+  case STORE_DEREF: {
+    Slot s = pop();
+    PyObject *cell = locals[oparg].value;
+    int rc = PyCell_Set(cell, s.value);
+    Py_DECREF(s.value);
+    if (rc < 0)
+      return Step::Error;
+    regionState().cells->set(cell, std::move(s.source));
+    break;
+  }
+  case DELETE_DEREF: {
+    PyObject *cell = locals[oparg].value;
+    if (!cell || !PyCell_GET(cell)) {
+      unboundDeref(oparg);
+      return Step::Error;
+    }
+    PyCell_Set(cell, nullptr);
+    break;
+  }
+  case LOAD_NAME: {
+    // Module-level code (a whole-script region): names live in f_locals,
+    // then globals, then builtins.
+    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+    std::string src;
+    if (f.locals) {
+      r = PyObject_GetItem(f.locals, name); // new reference
+      if (!r) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError))
+          return Step::Error;
+        PyErr_Clear();
+      } else if (f.locals == f.globals) {
+        src = globalSource(name);
+      }
+    }
+    if (!r)
+      FAIL_IF_NULL(r = lookupGlobal(name, src));
+    noteTensor(r, src);
+    push(r, std::move(src));
+    break;
+  }
+  case STORE_NAME:
+  case DELETE_NAME: {
+    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+    if (!f.locals) {
+      PyErr_Format(PyExc_SystemError, "no locals when storing %R", name);
+      return Step::Error;
+    }
+    int rc;
+    if (opcode == STORE_NAME) {
+      Slot v = pop();
+      rc = PyObject_SetItem(f.locals, name, v.value);
+      Py_DECREF(v.value);
+    } else {
+      rc = PyObject_DelItem(f.locals, name);
+    }
+    if (rc < 0)
+      return Step::Error;
+    break;
+  }
+  case LOAD_BUILD_CLASS:
+    r = PyDict_GetItemString(f.builtins, "__build_class__");
+    if (!r) {
+      PyErr_SetString(PyExc_NameError, "__build_class__ not found");
+      return Step::Error;
+    }
+    push(Py_NewRef(r));
+    break;
+  case SETUP_ANNOTATIONS:
+    if (f.locals && !PyMapping_HasKeyString(f.locals, "__annotations__")) {
+      PyObject *d = PyDict_New();
+      int rc = d ? PyMapping_SetItemString(f.locals, "__annotations__", d) : -1;
+      Py_XDECREF(d);
+      if (rc < 0)
+        return Step::Error;
+    }
+    break;
+  case LOAD_CONST:
+    r = PyTuple_GET_ITEM(co->co_consts, oparg);
+    Py_INCREF(r);
+    push(r);
+    break;
+  case LOAD_GLOBAL: {
+    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg >> 1);
+    if (oparg & 1)
+      push(nullptr);
+    std::string src;
+    FAIL_IF_NULL(r = lookupGlobal(name, src));
+    noteTensor(r, src);
+    push(r, std::move(src));
+    break;
+  }
+  case STORE_GLOBAL: {
+    noteStore(globalSource(PyTuple_GET_ITEM(co->co_names, oparg)));
+    Slot v = pop();
+    int rc = PyDict_SetItem(f.globals, PyTuple_GET_ITEM(co->co_names, oparg),
+                            v.value);
+    Py_DECREF(v.value);
+    if (rc < 0)
+      return Step::Error;
+    break;
+  }
+  case DELETE_GLOBAL:
+    noteStore(globalSource(PyTuple_GET_ITEM(co->co_names, oparg)));
+    if (PyDict_DelItem(f.globals, PyTuple_GET_ITEM(co->co_names, oparg)) < 0)
+      return Step::Error;
+    break;
+  case LOAD_ATTR:
+  case LOAD_METHOD: {
+    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+    Slot owner = pop();
+    {
+      Passthrough p; // properties and __getattr__ run natively
+      r = PyObject_GetAttr(owner.value, name);
+    }
+    std::string src = owner.source.empty()
+                          ? std::string()
+                          : owner.source + "." + PyUnicode_AsUTF8(name);
+    if (isTensor(owner.value) &&
+        PyUnicode_CompareWithASCIIString(name, "shape") == 0)
+      src = tensorSource(owner.value, owner.source) + ".size()";
+    Py_DECREF(owner.value);
+    FAIL_IF_NULL(r);
+    noteTensor(r, src);
+    if (opcode == LOAD_METHOD)
+      push(nullptr);
+    push(r, std::move(src));
+    break;
+  }
+  case STORE_ATTR:
+  case DELETE_ATTR: {
+    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+    Slot owner = pop();
+    Slot value = opcode == STORE_ATTR ? pop() : Slot{};
+    if (!owner.source.empty())
+      noteStore(owner.source + "." + PyUnicode_AsUTF8(name));
+    int rc;
+    {
+      Passthrough p;
+      rc = PyObject_SetAttr(owner.value, name, value.value);
+    }
+    Py_DECREF(owner.value);
+    Py_XDECREF(value.value);
+    if (rc < 0)
+      return Step::Error;
+    break;
+  }
+  case IMPORT_NAME: {
+    Slot fromlist = pop(), level = pop();
+    {
+      Passthrough p;
+      r = PyImport_ImportModuleLevelObject(
+          PyTuple_GET_ITEM(co->co_names, oparg), f.globals, Py_None,
+          fromlist.value, PyLong_AsLong(level.value));
+    }
+    Py_DECREF(fromlist.value), Py_DECREF(level.value);
+    FAIL_IF_NULL(r);
+    push(r);
+    break;
+  }
+  case IMPORT_FROM: {
+    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+    {
+      Passthrough p;
+      r = PyObject_GetAttr(stack.back().value, name);
+    }
+    FAIL_IF_NULL(r);
+    push(r);
+    break;
+  }
+  default:
+    return Step::Unhandled;
+  }
+  return Step::Done;
+}
+
+#undef FAIL_IF_NULL
+
+} // namespace dynoc::capture

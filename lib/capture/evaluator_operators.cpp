@@ -1,0 +1,290 @@
+//===- evaluator_operators.cpp - operators --------------------------------===//
+//
+// Binary and unary operators, comparisons, identity and membership tests,
+// subscripts and string formatting: a Python scalar with a source that an
+// operator consumes is guarded; a tensor reaching a branch is a break.
+//
+//===----------------------------------------------------------------------===//
+#include "evaluator_internal.h"
+
+#include <opcode.h>
+
+namespace dynoc::capture {
+
+PyObject *binaryOp(int op, PyObject *a, PyObject *b) {
+  switch (op) {
+  case NB_ADD:
+    return PyNumber_Add(a, b);
+  case NB_AND:
+    return PyNumber_And(a, b);
+  case NB_FLOOR_DIVIDE:
+    return PyNumber_FloorDivide(a, b);
+  case NB_LSHIFT:
+    return PyNumber_Lshift(a, b);
+  case NB_MATRIX_MULTIPLY:
+    return PyNumber_MatrixMultiply(a, b);
+  case NB_MULTIPLY:
+    return PyNumber_Multiply(a, b);
+  case NB_REMAINDER:
+    return PyNumber_Remainder(a, b);
+  case NB_OR:
+    return PyNumber_Or(a, b);
+  case NB_POWER:
+    return PyNumber_Power(a, b, Py_None);
+  case NB_RSHIFT:
+    return PyNumber_Rshift(a, b);
+  case NB_SUBTRACT:
+    return PyNumber_Subtract(a, b);
+  case NB_TRUE_DIVIDE:
+    return PyNumber_TrueDivide(a, b);
+  case NB_XOR:
+    return PyNumber_Xor(a, b);
+  case NB_INPLACE_ADD:
+    return PyNumber_InPlaceAdd(a, b);
+  case NB_INPLACE_AND:
+    return PyNumber_InPlaceAnd(a, b);
+  case NB_INPLACE_FLOOR_DIVIDE:
+    return PyNumber_InPlaceFloorDivide(a, b);
+  case NB_INPLACE_LSHIFT:
+    return PyNumber_InPlaceLshift(a, b);
+  case NB_INPLACE_MATRIX_MULTIPLY:
+    return PyNumber_InPlaceMatrixMultiply(a, b);
+  case NB_INPLACE_MULTIPLY:
+    return PyNumber_InPlaceMultiply(a, b);
+  case NB_INPLACE_REMAINDER:
+    return PyNumber_InPlaceRemainder(a, b);
+  case NB_INPLACE_OR:
+    return PyNumber_InPlaceOr(a, b);
+  case NB_INPLACE_POWER:
+    return PyNumber_InPlacePower(a, b, Py_None);
+  case NB_INPLACE_RSHIFT:
+    return PyNumber_InPlaceRshift(a, b);
+  case NB_INPLACE_SUBTRACT:
+    return PyNumber_InPlaceSubtract(a, b);
+  case NB_INPLACE_TRUE_DIVIDE:
+    return PyNumber_InPlaceTrueDivide(a, b);
+  case NB_INPLACE_XOR:
+    return PyNumber_InPlaceXor(a, b);
+  }
+  PyErr_Format(PyExc_SystemError, "dynoc: unknown BINARY_OP %d", op);
+  return nullptr;
+}
+
+#define FAIL_IF_NULL(x)                                                        \
+  if (!(x))                                                                    \
+    return Step::Error;
+
+/// The operators, comparisons, subscripts and string formatting opcodes.
+Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
+  PyObject *r = nullptr;
+  switch (opcode) {
+  case BINARY_OP: {
+    Slot b = pop(), a = pop();
+    std::string src =
+        sizeArithmeticSource(oparg, a.value, a.source, b.value, b.source);
+    if (src.empty())
+      guardScalar(a), guardScalar(b);
+    else // an affine expression of sizes; the other operand is pinned
+      guardUnlessSize(a), guardUnlessSize(b);
+    {
+      Passthrough p;
+      r = binaryOp(oparg, a.value, b.value);
+    }
+    Py_DECREF(a.value);
+    Py_DECREF(b.value);
+    FAIL_IF_NULL(r);
+    push(r, std::move(src));
+    break;
+  }
+  case BINARY_SUBSCR: {
+    Slot key = pop(), container = pop();
+    guardScalar(key);
+    // Slicing a tensor with bounds that are sizes: the ATen calls it makes
+    // take them (recorded with their sources, as a call's size arguments).
+    bool sliced = isTensor(container.value) &&
+                  (PySlice_Check(key.value) || PyTuple_Check(key.value));
+    if (sliced)
+      callTracker("enter_subscript", Py_BuildValue("(O)", key.value));
+    {
+      Passthrough p;
+      r = PyObject_GetItem(container.value, key.value);
+    }
+    if (sliced)
+      callTracker("exit_native", PyTuple_New(0));
+    std::string src;
+    ItemSources items;
+    if (r && isSizeTuple(container)) {
+      src = sizeItemSource(container, key.value, items);
+    } else if (PyLong_Check(key.value) && container.items) {
+      Py_ssize_t i = PyLong_AsSsize_t(key.value);
+      if (i < 0)
+        i += Py_ssize_t(container.items->size());
+      src = itemSource(container, i);
+    } else {
+      src = itemSource(container.source, key.value);
+    }
+    Py_DECREF(container.value);
+    Py_DECREF(key.value);
+    FAIL_IF_NULL(r);
+    noteTensor(r, src);
+    push(r, std::move(src), std::move(items));
+    break;
+  }
+  case STORE_SUBSCR: {
+    Slot key = pop(), container = pop(), value = pop();
+    noteStore(itemSource(container.source, key.value));
+    int rc;
+    {
+      Passthrough p;
+      rc = PyObject_SetItem(container.value, key.value, value.value);
+    }
+    Py_DECREF(key.value), Py_DECREF(container.value), Py_DECREF(value.value);
+    if (rc < 0)
+      return Step::Error;
+    break;
+  }
+  case DELETE_SUBSCR: {
+    Slot key = pop(), container = pop();
+    int rc;
+    {
+      Passthrough p;
+      rc = PyObject_DelItem(container.value, key.value);
+    }
+    Py_DECREF(key.value), Py_DECREF(container.value);
+    if (rc < 0)
+      return Step::Error;
+    break;
+  }
+  case COMPARE_OP: {
+    Slot b = pop(), a = pop();
+    bool sizes =
+        (isSizeInt(a.value, a.source) || isSizeInt(b.value, b.source)) &&
+        PyLong_CheckExact(a.value) && PyLong_CheckExact(b.value);
+    if (sizes)
+      guardUnlessSize(a), guardUnlessSize(b);
+    else
+      guardScalar(a), guardScalar(b);
+    {
+      Passthrough p;
+      r = PyObject_RichCompare(a.value, b.value, oparg);
+    }
+    if (sizes && r)
+      callTracker(
+          "on_size_guard",
+          Py_BuildValue("(s)", sizeCompareGuard(oparg, r == Py_True, a.value,
+                                                a.source, b.value, b.source)
+                                   .c_str()));
+    Py_DECREF(a.value), Py_DECREF(b.value);
+    FAIL_IF_NULL(r);
+    push(r);
+    break;
+  }
+  case IS_OP: {
+    Slot b = pop(), a = pop();
+    r = ((a.value == b.value) ^ oparg) ? Py_True : Py_False;
+    if (!a.source.empty() && (b.value == Py_None || a.value == Py_None))
+      callTracker("on_guard_none",
+                  Py_BuildValue("(si)", a.source.c_str(), a.value == Py_None));
+    Py_INCREF(r);
+    Py_DECREF(a.value), Py_DECREF(b.value);
+    push(r);
+    break;
+  }
+  case CONTAINS_OP: {
+    Slot b = pop(), a = pop();
+    guardScalar(a);
+    int rc;
+    {
+      Passthrough p;
+      rc = PySequence_Contains(b.value, a.value);
+    }
+    Py_DECREF(a.value), Py_DECREF(b.value);
+    if (rc < 0)
+      return Step::Error;
+    r = (rc ^ oparg) ? Py_True : Py_False;
+    Py_INCREF(r);
+    push(r);
+    break;
+  }
+  case UNARY_NEGATIVE:
+  case UNARY_POSITIVE:
+  case UNARY_INVERT: {
+    Slot a = pop();
+    guardScalar(a);
+    {
+      Passthrough p;
+      r = opcode == UNARY_NEGATIVE   ? PyNumber_Negative(a.value)
+          : opcode == UNARY_POSITIVE ? PyNumber_Positive(a.value)
+                                     : PyNumber_Invert(a.value);
+    }
+    Py_DECREF(a.value);
+    FAIL_IF_NULL(r);
+    push(r);
+    break;
+  }
+  case UNARY_NOT: {
+    Slot a = pop();
+    int t = truth(a);
+    Py_DECREF(a.value);
+    if (t < 0)
+      return Step::Error;
+    r = t ? Py_False : Py_True;
+    Py_INCREF(r);
+    push(r);
+    break;
+  }
+  case FORMAT_VALUE: {
+    // An f-string's {value!conv:spec}, as CPython's ceval does it.
+    PyObject *spec = (oparg & 0x4) ? pop().value : nullptr;
+    PyObject *v = pop().value;
+    PyObject *conv = v;
+    switch (oparg & 0x3) {
+    case 1:
+      conv = PyObject_Str(v);
+      break;
+    case 2:
+      conv = PyObject_Repr(v);
+      break;
+    case 3:
+      conv = PyObject_ASCII(v);
+      break;
+    }
+    if (conv != v)
+      Py_DECREF(v);
+    if (!conv) {
+      Py_XDECREF(spec);
+      return Step::Error;
+    }
+    if (PyUnicode_CheckExact(conv) && !spec) {
+      r = conv;
+    } else {
+      r = PyObject_Format(conv, spec);
+      Py_DECREF(conv);
+    }
+    Py_XDECREF(spec);
+    FAIL_IF_NULL(r);
+    push(r);
+    break;
+  }
+  case BUILD_STRING: {
+    PyObject *parts = PyTuple_New(oparg);
+    FAIL_IF_NULL(parts);
+    for (int i = oparg - 1; i >= 0; --i)
+      PyTuple_SET_ITEM(parts, i, pop().value);
+    PyObject *empty = PyUnicode_FromString("");
+    r = empty ? PyUnicode_Join(empty, parts) : nullptr;
+    Py_XDECREF(empty);
+    Py_DECREF(parts);
+    FAIL_IF_NULL(r);
+    push(r);
+    break;
+  }
+  default:
+    return Step::Unhandled;
+  }
+  return Step::Done;
+}
+
+#undef FAIL_IF_NULL
+
+} // namespace dynoc::capture
