@@ -11,7 +11,11 @@ For each model, in one process per engine (fresh caches, same thread count):
     writes the graphs, weights and manifest.
 Writes docs/perf-capture.md.
 
-Usage: bench/capture_overhead.py [--models mlp,cnn,...] [--out docs/perf-capture.md]
+Models are bench/cpu/models.py's names, or `hf:NAME` for an architecture of
+the real-program suite (test/realworld/models.py: a transformers model from a
+small config, called with its documented inputs). `--hf` adds a default set.
+
+Usage: bench/capture_overhead.py [--models mlp,cnn,...] [--hf] [--out docs/perf-capture.md]
 Needs `bazel build //...` first.
 """
 import argparse
@@ -29,6 +33,30 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench" / "cpu"))
 DYNOC = ROOT / "bazel-bin/tools/dynoc/dynoc"
 MODELS = ["mlp", "cnn", "encoder_block", "bert", "gpt2"]
+# Real-program suite architectures --hf adds: encoders, decoders, an
+# encoder-decoder, vision and speech.
+HF_MODELS = ["hf:deberta-v2", "hf:xlm-roberta", "hf:funnel", "hf:bloom", "hf:llama",
+             "hf:falcon", "hf:gemma", "hf:mixtral", "hf:t5", "hf:bart", "hf:whisper",
+             "hf:swin", "hf:segformer", "hf:convnextv2", "hf:wav2vec2"]
+REALWORLD = ROOT / "test" / "realworld" / "models.py"
+
+# Makes (model, args, kwargs) for a name: bench/cpu/models.py's, or hf:NAME.
+MAKE = """
+def make(name):
+    if name.startswith("hf:"):
+        import importlib.util, transformers
+        spec = importlib.util.spec_from_file_location("realworld_models", {rw!r})
+        rw = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(rw)
+        _, config_cls, model_cls, config, kind = next(
+            m for m in rw.MODELS if m[0] == name[3:])
+        ns = {{"torch": torch, "g": torch.Generator().manual_seed(1)}}
+        exec(rw._INPUTS[kind], ns)
+        config = getattr(transformers, config_cls)(**config)
+        return getattr(transformers, model_cls)(config).eval(), (), ns["kwargs"]
+    model, x = models.make(name, 1)
+    return model, (x,), {{}}
+"""
 
 # One engine's timings, printed as JSON by a child process.
 CHILD = textwrap.dedent("""
@@ -37,8 +65,9 @@ CHILD = textwrap.dedent("""
     import torch
     torch.set_num_threads({threads})
     import models
+    {make}
     engine, name = sys.argv[1], sys.argv[2]
-    model, x = models.make(name, 1)
+    model, args, kwargs = make(name)
     with torch.no_grad():
         if engine == "eager":
             fn = model
@@ -53,12 +82,12 @@ CHILD = textwrap.dedent("""
                     lambda f: torch.compile(f, backend=lambda gm, ex: gm.forward))
             warm(lambda t: t + 1)(torch.ones(1))
         t0 = time.perf_counter()
-        fn(x)
+        fn(*args, **kwargs)
         first = time.perf_counter() - t0
         later = []
         for _ in range(20):
             t0 = time.perf_counter()
-            fn(x)
+            fn(*args, **kwargs)
             later.append(time.perf_counter() - t0)
     print(json.dumps({{"first": first, "later": statistics.median(later)}}))
 """)
@@ -68,11 +97,12 @@ SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {cpu!r})
     import torch
     import models
-    model, x = models.make({name!r}, 1)
+    {make}
+    model, args, kwargs = make({name!r})
     cm = torch.compile(model)
     with torch.no_grad():
         for _ in range(3):
-            cm(x)
+            cm(*args, **kwargs)
     print("done")
 """)
 
@@ -85,10 +115,17 @@ PLAIN = textwrap.dedent("""
 """)
 
 
+def _make_source():
+    return MAKE.format(rw=str(REALWORLD)).strip()
+
+
 def child(engine, name, threads):
-    code = CHILD.format(cpu=str(ROOT / "bench" / "cpu"), threads=threads)
+    code = CHILD.format(cpu=str(ROOT / "bench" / "cpu"), threads=threads, make=_make_source())
+    # dynoc's first call captures only: DYNOC_COMPILE=0 leaves out the build
+    # and load the in-process JIT would add (the capture is what is compared).
+    env = dict(os.environ, DYNOC_COMPILE="0")
     p = subprocess.run([sys.executable, "-c", code, engine, name], capture_output=True,
-                       text=True, check=True)
+                       text=True, check=True, env=env)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -101,6 +138,7 @@ def wall(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--hf", action="store_true", help="add the real-program suite models")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--repeat", type=int, default=3, help="whole-program runs per engine")
     ap.add_argument("--out", default=str(ROOT / "docs" / "perf-capture.md"))
@@ -111,14 +149,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         plain = pathlib.Path(tmp) / "plain.py"
         plain.write_text(PLAIN)
-        for name in a.models.split(","):
+        names = a.models.split(",") + (HF_MODELS if a.hf else [])
+        for name in names:
             print(f"[capture-bench] {name}", file=sys.stderr, flush=True)
             e, d, t = (child(x, name, a.threads) for x in ("eager", "dynoc", "dynamo"))
-            script = pathlib.Path(tmp) / f"{name}.py"
-            script.write_text(SCRIPT.format(cpu=str(ROOT / "bench" / "cpu"), name=name))
+            script = pathlib.Path(tmp) / f"{name.replace(':', '_')}.py"
+            script.write_text(SCRIPT.format(cpu=str(ROOT / "bench" / "cpu"), name=name,
+                                            make=_make_source()))
             py = statistics.median(wall([sys.executable, plain, script]) for _ in range(a.repeat))
             cap = statistics.median(
-                wall([DYNOC, "capture", "-o", pathlib.Path(tmp) / f"out_{name}", script])
+                wall([DYNOC, "capture", "-o", pathlib.Path(tmp) / f"out_{name.replace(':', '_')}", script])
                 for _ in range(a.repeat))
             rows.append((name, e, d, t, py, cap))
     lines = [

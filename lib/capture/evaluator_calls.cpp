@@ -475,11 +475,7 @@ PyObject *Evaluator::makeFunction(int flags) {
   return fn;
 }
 
-#define FAIL_IF_NULL(x)                                                        \
-  if (!(x))                                                                    \
-    return Step::Error;
-
-/// The calls and function objects opcodes.
+/// Opcodes for calls and function objects.
 Evaluator::Step Evaluator::execCalls(int opcode, int oparg) {
   PyObject *r = nullptr;
   switch (opcode) {
@@ -488,20 +484,20 @@ Evaluator::Step Evaluator::execCalls(int opcode, int oparg) {
     break;
   case CALL:
     r = call(oparg);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r, std::move(callSource), std::move(callItems));
     callSource.clear(), callItems.reset();
     break;
   case CALL_FUNCTION_EX:
     callSource.clear(), callItems.reset();
     r = callFunctionEx(oparg & 1);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r, std::move(callSource), std::move(callItems));
     callSource.clear(), callItems.reset();
     break;
   case MAKE_FUNCTION:
     r = makeFunction(oparg);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   default:
@@ -509,7 +505,5 @@ Evaluator::Step Evaluator::execCalls(int opcode, int oparg) {
   }
   return Step::Done;
 }
-
-#undef FAIL_IF_NULL
 
 } // namespace dynoc::capture

@@ -109,11 +109,7 @@ PyObject *unpackToList(PyObject *v, int before, int after, bool star) {
   return items;
 }
 
-#define FAIL_IF_NULL(x)                                                        \
-  if (!(x))                                                                    \
-    return Step::Error;
-
-/// The building and unpacking tuples, lists, sets, dicts and slices opcodes.
+/// Opcodes for building and unpacking tuples, lists, sets, dicts and slices.
 Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
   PyObject *r = nullptr;
   switch (opcode) {
@@ -123,7 +119,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     r = opcode == BUILD_TUPLE  ? PyTuple_New(oparg)
         : opcode == BUILD_LIST ? PyList_New(oparg)
                                : PySet_New(nullptr);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     auto items = std::make_shared<std::vector<std::string>>(oparg);
     bool anySource = false;
     int rc = 0;
@@ -221,13 +217,13 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     Slot l = pop();
     r = PyList_AsTuple(l.value);
     Py_DECREF(l.value);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
   case BUILD_MAP: {
     r = PyDict_New();
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     size_t base = stack.size() - 2 * oparg;
     int rc = 0;
     for (int i = 0; i < oparg && rc == 0; ++i)
@@ -244,7 +240,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
   case BUILD_CONST_KEY_MAP: {
     Slot keys = pop();
     r = PyDict_New();
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     size_t base = stack.size() - oparg;
     int rc = 0;
     for (int i = 0; i < oparg && rc == 0; ++i)
@@ -281,7 +277,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     if (r && sized && PyList_GET_SIZE(sized))
       callTracker("on_slice_sizes", Py_BuildValue("(OO)", r, sized));
     Py_XDECREF(sized);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
@@ -310,7 +306,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
       seq = unpackToList(s.value, before, after, star);
     }
     Py_DECREF(s.value);
-    FAIL_IF_NULL(seq);
+    STEP_FAIL_IF_NULL(seq);
     Py_ssize_t len = PyList_GET_SIZE(seq);
     for (Py_ssize_t i = len - 1; i >= len - after; --i) {
       PyObject *v = PyList_GET_ITEM(seq, i);
@@ -340,7 +336,5 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
   }
   return Step::Done;
 }
-
-#undef FAIL_IF_NULL
 
 } // namespace dynoc::capture

@@ -114,11 +114,7 @@ bool Evaluator::unwindToHandler() {
   return true;
 }
 
-#define FAIL_IF_NULL(x)                                                        \
-  if (!(x))                                                                    \
-    return Step::Error;
-
-/// The raise, try/except/except*, with, assert and PRINT_EXPR opcodes.
+/// Opcodes for raise, try/except/except*, with, assert and PRINT_EXPR.
 Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
   PyObject *r = nullptr;
   switch (opcode) {
@@ -197,7 +193,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     Slot excs = pop(), orig = pop();
     r = prepReraiseStar(orig.value, excs.value);
     Py_DECREF(excs.value), Py_DECREF(orig.value);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
@@ -219,7 +215,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     PyObject *res = invoke(hook, "", args, sources, nullptr);
     Py_DECREF(hook);
     Py_DECREF(v.value);
-    FAIL_IF_NULL(res);
+    STEP_FAIL_IF_NULL(res);
     Py_DECREF(res);
     break;
   }
@@ -265,7 +261,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
           tb ? tb : Py_None, nullptr);
     }
     Py_XDECREF(tb);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
@@ -274,7 +270,5 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
   }
   return Step::Done;
 }
-
-#undef FAIL_IF_NULL
 
 } // namespace dynoc::capture

@@ -103,6 +103,12 @@ PyObject *lookupSpecial(PyObject *obj, const char *name);
 /// iterator is "too many values"), a starred one reads the rest.
 PyObject *unpackToList(PyObject *v, int before, int after, bool star);
 
+/// In an opcode family's function (Evaluator::exec*): the instruction fails
+/// (its exception set) when `x` is null.
+#define STEP_FAIL_IF_NULL(x)                                                   \
+  if (!(x))                                                                    \
+    return Step::Error;
+
 /// Runs one CPython 3.11 frame, instruction by instruction, with a shadow
 /// for every value (evaluator.cpp has the loop; each opcode family its own
 /// file).

@@ -10,11 +10,7 @@
 
 namespace dynoc::capture {
 
-#define FAIL_IF_NULL(x)                                                        \
-  if (!(x))                                                                    \
-    return Step::Error;
-
-/// The structural pattern matching (match/case) opcodes.
+/// Opcodes for structural pattern matching (match/case).
 Evaluator::Step Evaluator::execMatch(int opcode, int oparg) {
   switch (opcode) {
   case MATCH_MAPPING:
@@ -44,7 +40,5 @@ Evaluator::Step Evaluator::execMatch(int opcode, int oparg) {
   }
   return Step::Done;
 }
-
-#undef FAIL_IF_NULL
 
 } // namespace dynoc::capture

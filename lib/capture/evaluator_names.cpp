@@ -14,12 +14,8 @@
 
 namespace dynoc::capture {
 
-#define FAIL_IF_NULL(x)                                                        \
-  if (!(x))                                                                    \
-    return Step::Error;
-
-/// The locals, cells, globals, names, attributes, constants and imports
-/// opcodes.
+/// Opcodes for locals, cells, globals, names, attributes, constants and
+/// imports.
 Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
   PyObject *r = nullptr;
   switch (opcode) {
@@ -54,7 +50,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
   case MAKE_CELL: {
     Slot &l = locals[oparg];
     PyObject *cell = PyCell_New(l.value);
-    FAIL_IF_NULL(cell);
+    STEP_FAIL_IF_NULL(cell);
     if (!l.source.empty())
       regionState().cells->set(cell, l.source);
     Py_XDECREF(l.value);
@@ -135,7 +131,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
       }
     }
     if (!r)
-      FAIL_IF_NULL(r = lookupGlobal(name, src));
+      STEP_FAIL_IF_NULL(r = lookupGlobal(name, src));
     noteTensor(r, src);
     push(r, std::move(src));
     break;
@@ -186,7 +182,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     if (oparg & 1)
       push(nullptr);
     std::string src;
-    FAIL_IF_NULL(r = lookupGlobal(name, src));
+    STEP_FAIL_IF_NULL(r = lookupGlobal(name, src));
     noteTensor(r, src);
     push(r, std::move(src));
     break;
@@ -221,7 +217,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
         PyUnicode_CompareWithASCIIString(name, "shape") == 0)
       src = tensorSource(owner.value, owner.source) + ".size()";
     Py_DECREF(owner.value);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     noteTensor(r, src);
     if (opcode == LOAD_METHOD)
       push(nullptr);
@@ -255,7 +251,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
           fromlist.value, PyLong_AsLong(level.value));
     }
     Py_DECREF(fromlist.value), Py_DECREF(level.value);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
@@ -265,7 +261,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
       Passthrough p;
       r = PyObject_GetAttr(stack.back().value, name);
     }
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
@@ -274,7 +270,5 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
   }
   return Step::Done;
 }
-
-#undef FAIL_IF_NULL
 
 } // namespace dynoc::capture

@@ -70,11 +70,7 @@ PyObject *binaryOp(int op, PyObject *a, PyObject *b) {
   return nullptr;
 }
 
-#define FAIL_IF_NULL(x)                                                        \
-  if (!(x))                                                                    \
-    return Step::Error;
-
-/// The operators, comparisons, subscripts and string formatting opcodes.
+/// Opcodes for operators, comparisons, subscripts and string formatting.
 Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
   PyObject *r = nullptr;
   switch (opcode) {
@@ -92,7 +88,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
     }
     Py_DECREF(a.value);
     Py_DECREF(b.value);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r, std::move(src));
     break;
   }
@@ -125,7 +121,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
     }
     Py_DECREF(container.value);
     Py_DECREF(key.value);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     noteTensor(r, src);
     push(r, std::move(src), std::move(items));
     break;
@@ -175,7 +171,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
                                                 a.source, b.value, b.source)
                                    .c_str()));
     Py_DECREF(a.value), Py_DECREF(b.value);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
@@ -218,7 +214,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
                                      : PyNumber_Invert(a.value);
     }
     Py_DECREF(a.value);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
@@ -262,20 +258,20 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
       Py_DECREF(conv);
     }
     Py_XDECREF(spec);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
   case BUILD_STRING: {
     PyObject *parts = PyTuple_New(oparg);
-    FAIL_IF_NULL(parts);
+    STEP_FAIL_IF_NULL(parts);
     for (int i = oparg - 1; i >= 0; --i)
       PyTuple_SET_ITEM(parts, i, pop().value);
     PyObject *empty = PyUnicode_FromString("");
     r = empty ? PyUnicode_Join(empty, parts) : nullptr;
     Py_XDECREF(empty);
     Py_DECREF(parts);
-    FAIL_IF_NULL(r);
+    STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
@@ -284,7 +280,5 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
   }
   return Step::Done;
 }
-
-#undef FAIL_IF_NULL
 
 } // namespace dynoc::capture

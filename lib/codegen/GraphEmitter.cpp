@@ -41,7 +41,7 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
          {"aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
           "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs",
           "aten.sin", "aten.cos", "aten.log", "aten.logical_not",
-          "aten.pow.Scalar", "aten.reciprocal", "aten.erf"})
+          "aten.pow.Scalar", "aten.reciprocal", "aten.erf", "aten.bitwise_not"})
       m[n] = &GraphEmitter::emitUnary;
     for (const char *n : {"aten.add.Tensor", "aten.sub.Tensor",
                           "aten.mul.Tensor", "aten.div.Tensor", "aten.maximum",

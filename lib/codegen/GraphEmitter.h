@@ -171,6 +171,7 @@ inline unsigned supportedDTypes(Operation *op) {
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
                           "aten.bitwise_xor.Tensor"})
       m[n] = kI64 | kBool;
+    m["aten.bitwise_not"] = kI64 | kI32 | kBool;
     for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
       m[n] = kF32 | kF64;
     // f64 sums: the gradients of broadcast operands and biases (f64 gradient

@@ -94,6 +94,8 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
     return x + " / (1.f + std::exp(-" + x + "))";
   if (n == "aten.logical_not")
     return "!" + x;
+  if (n == "aten.bitwise_not") // bool: logical; integers: every bit
+    return (ct == "bool" ? "!" : "~") + x;
   if (n == "aten.erf")
     return "std::erf(" + x + ")";
   if (n == "aten.reciprocal")
