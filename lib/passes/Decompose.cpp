@@ -29,6 +29,7 @@ struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
     dynoc::populateBackwardDecompositions(patterns);
     dynoc::populatePointwiseDecompositions(patterns);
     dynoc::populateStatisticsDecompositions(patterns);
+    dynoc::populateConvolutionDecompositions(patterns);
     if (failed(dynoc::applyPatternsOrReport(getOperation(), std::move(patterns),
                                             "dynoc-decompose")))
       signalPassFailure();

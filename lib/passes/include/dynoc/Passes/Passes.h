@@ -21,6 +21,9 @@ void populatePointwiseDecompositions(mlir::RewritePatternSet &patterns);
 /// reductions and elementwise ops (StatisticsDecompositions.cpp), applied by
 /// dynoc-decompose.
 void populateStatisticsDecompositions(mlir::RewritePatternSet &patterns);
+/// 1-D convolutions as 2-D ones over a height of one
+/// (ConvolutionDecompositions.cpp).
+void populateConvolutionDecompositions(mlir::RewritePatternSet &patterns);
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
 std::unique_ptr<mlir::Pass> createInferShapesPass();
