@@ -3,6 +3,7 @@ time, never vendored) captured as their docs call them, against eager and
 Dynamo, then built and run against eager.
 
   run_suite.py [--models a,b,...] [--ci] [--workdir DIR] [--table FILE] [--json FILE]
+               [--merge ROWS.json ...]
 
 For each model (models.py) it writes a standalone script and runs it three ways:
 plain Python with TORCHDYNAMO_DISABLE=1 (eager: the reference stdout and exit
@@ -154,6 +155,9 @@ def main():
     p.add_argument("--workdir", help="where scripts and captures go (default: a temp dir)")
     p.add_argument("--table", help="write the markdown table here")
     p.add_argument("--json", help="write the rows here")
+    p.add_argument("--merge", action="append", default=[],
+                   help="rows of an earlier --json run to add to the table (models run now "
+                        "replace theirs); repeatable")
     a = p.parse_args()
     names = [m[0] for m in models.MODELS]
     if a.ci:
@@ -172,6 +176,11 @@ def main():
         rows.append(row)
         ok, why = verdict(row)
         sys.stderr.write(f"{'pass' if ok else 'FAIL'} {why}\n")
+    ran = {r["model"] for r in rows}
+    for path in a.merge:
+        rows += [r for r in json.loads(pathlib.Path(path).read_text()) if r["model"] not in ran]
+    order = {m[0]: i for i, m in enumerate(models.MODELS)}
+    rows.sort(key=lambda r: order.get(r["model"], len(order)))
     import platform
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     text = table(rows, machine)
