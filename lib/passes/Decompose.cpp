@@ -30,6 +30,7 @@ struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
     dynoc::populatePointwiseDecompositions(patterns);
     dynoc::populateStatisticsDecompositions(patterns);
     dynoc::populateConvolutionDecompositions(patterns);
+    dynoc::populateMatmulDecompositions(patterns);
     if (failed(dynoc::applyPatternsOrReport(getOperation(), std::move(patterns),
                                             "dynoc-decompose")))
       signalPassFailure();

@@ -24,6 +24,8 @@ void populateStatisticsDecompositions(mlir::RewritePatternSet &patterns);
 /// 1-D convolutions as 2-D ones over a height of one
 /// (ConvolutionDecompositions.cpp).
 void populateConvolutionDecompositions(mlir::RewritePatternSet &patterns);
+/// baddbmm as bmm and elementwise ops (MatmulDecompositions.cpp).
+void populateMatmulDecompositions(mlir::RewritePatternSet &patterns);
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
 std::unique_ptr<mlir::Pass> createInferShapesPass();
