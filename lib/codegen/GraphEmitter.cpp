@@ -46,7 +46,8 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     for (const char *n : {"aten.add.Tensor", "aten.sub.Tensor",
                           "aten.mul.Tensor", "aten.div.Tensor", "aten.maximum",
                           "aten.minimum", "aten.bitwise_and.Tensor",
-                          "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor"})
+                          "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor",
+                          "aten.pow.Tensor_Tensor"})
       m[n] = &GraphEmitter::emitBinary;
     for (const char *n : {"aten.add.Scalar", "aten.sub.Scalar",
                           "aten.mul.Scalar", "aten.div.Scalar"})

@@ -172,6 +172,7 @@ inline unsigned supportedDTypes(Operation *op) {
                           "aten.bitwise_xor.Tensor"})
       m[n] = kI64 | kBool;
     m["aten.bitwise_not"] = kI64 | kI32 | kBool;
+    m["aten.pow.Tensor_Tensor"] = kF32 | kF64 | kI32 | kI64; // int powers
     for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
       m[n] = kF32 | kF64;
     // f64 sums: the gradients of broadcast operands and biases (f64 gradient

@@ -186,6 +186,8 @@ FailureOr<std::string> binaryExpr(Operation *op, const std::string &a,
     return a + " < " + b + " || " + a + " != " + a + " ? " + a + " : " + b;
   if (n == "aten.bitwise_and.Tensor")
     return a + " & " + b;
+  if (n == "aten.pow.Tensor_Tensor")
+    return "std::pow(" + a + ", " + b + ")";
   if (n == "aten.bitwise_or.Tensor")
     return a + " | " + b;
   if (n == "aten.bitwise_xor.Tensor")

@@ -802,7 +802,8 @@ const llvm::StringMap<Rule> &rules() {
     for (const char *n :
          {"add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "maximum",
           "minimum", "eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor",
-          "gt.Tensor", "ge.Tensor", "where.self", "masked_fill.Scalar"})
+          "gt.Tensor", "ge.Tensor", "where.self", "masked_fill.Scalar",
+          "pow.Tensor_Tensor"})
       t[std::string("aten.") + n] = broadcastAll;
     for (const char *n :
          {"sum", "sum.dim_IntList", "mean", "mean.dim", "amax", "amin",
@@ -954,6 +955,11 @@ Type dynoc::inferResultElementType(Operation *op, unsigned index) {
       "bmm",          "addmm",
       "linear"};
   if (floatMath.contains(n) && isFloat(first))
+    return first;
+  // A float base to integer or same-type powers (ALiBi's slopes).
+  if (n == "pow.Tensor_Tensor" && isFloat(first) &&
+      (!isFloat(elementOf(op->getOperand(1))) ||
+       elementOf(op->getOperand(1)) == first))
     return first;
   static const llvm::StringSet<> binary = {"add.Tensor", "sub.Tensor",
                                            "mul.Tensor", "maximum", "minimum"};

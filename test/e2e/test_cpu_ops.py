@@ -98,6 +98,16 @@ CASES["addmm"] = case("aten.addmm", [[3], [5, 7], [7, 3]], {"beta": 0.5, "alpha"
                       lambda b, x, y: aten.addmm(b, x, y, beta=0.5, alpha=2.0))
 CASES["linear"] = case("aten.linear", [[2, 4, 6], [5, 6], [5]], {}, aten.linear)
 CASES["bmm"] = case("aten.bmm", [[3, 4, 5], [3, 5, 2]], {}, aten.bmm)
+# Bloom's attention scores: an ALiBi bias plus the scaled q @ k (decomposed).
+# Built through dynoc-decompose, which runs from -O1: tested at -O2 only.
+CASES["baddbmm"] = dict(case("aten.baddbmm", [[3, 1, 2], [3, 4, 5], [3, 5, 2]],
+                             {"beta": 1.0, "alpha": 0.25},
+                             lambda s, a, b: aten.baddbmm(s, a, b, beta=1.0, alpha=0.25)),
+                        decomposed=True)
+CASES["baddbmm_beta0"] = dict(case("aten.baddbmm", [[3, 4, 2], [3, 4, 5], [3, 5, 2]],
+                                   {"beta": 0.0},
+                                   lambda s, a, b: aten.baddbmm(s, a, b, beta=0.0)),
+                              decomposed=True)
 CASES["transpose_neg"] = case("aten.transpose.int", [[2, 3, 4]], {"dim0": -1, "dim1": 0},
                               lambda x: aten.transpose.int(x, -1, 0).contiguous())
 CASES["permute"] = case("aten.permute", [[2, 3, 4, 5]], {"dims": [3, 1, 0, 2]},
@@ -292,10 +302,16 @@ for name, c in list(CASES.items()):
             CASES[f"{name}_{rd}"] = dict(c, dtypes=[rd if d == "f32" else d for d in base],
                                          reduced=rd)
 
+# ALiBi's slopes: a float base to integer powers (float32 only).
+CASES["pow_tensor_tensor"] = dict(case("aten.pow.Tensor_Tensor", [[4, 1], [5]], {},
+                                       aten.pow.Tensor_Tensor), dtypes=["f32", "i64"],
+                                  ints={1: 4})
+
 MLIR_DTYPE = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64",
               torch.bool: "i1", torch.bfloat16: "bf16", torch.float16: "f16"}
 PARAMS = [(name, opt) for name in sorted(CASES)
-          for opt in (["-O2"] if "reduced" in CASES[name] else ["-O0", "-O2"])]
+          for opt in (["-O2"] if "reduced" in CASES[name] or CASES[name].get("decomposed")
+                      else ["-O0", "-O2"])]
 
 
 def make_inputs(name):
