@@ -31,6 +31,7 @@ struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
     dynoc::populateStatisticsDecompositions(patterns);
     dynoc::populateConvolutionDecompositions(patterns);
     dynoc::populateMatmulDecompositions(patterns);
+    dynoc::populateDataMovementDecompositions(patterns);
     if (failed(dynoc::applyPatternsOrReport(getOperation(), std::move(patterns),
                                             "dynoc-decompose")))
       signalPassFailure();

@@ -3,8 +3,9 @@
 // Ops that compute per-channel statistics of a batch, as the reductions and
 // elementwise ops both backends emit: var.correction, native_batch_norm in
 // training mode (its batch mean and inverse standard deviation) and
-// native_batch_norm_backward (docs/training.md). Static shapes: the element
-// counts they divide by are constants of the graph.
+// native_batch_norm_backward (docs/training.md), and native_group_norm.
+// Static shapes: the element counts they divide by are constants of the
+// graph.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -172,6 +173,139 @@ struct BatchNormTraining : OpRewritePattern<AtenNativeBatchNormOp> {
   }
 };
 
+/// native_group_norm(x, w, b, N, C, HxW, G, eps): x viewed as (N, G, rest);
+/// mean and rstd = rsqrt(mean((x - mean)^2) + eps) over `rest`, y = (x -
+/// mean) * rstd in x's shape, then * w + b per channel (dim 1). Results 1
+/// and 2 are mean and rstd as (N, G). GroupNorm in wav2vec2's feature
+/// encoder and PoolFormer.
+struct GroupNorm : OpRewritePattern<AtenNativeGroupNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenNativeGroupNormOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getInput().getType().cast<RankedTensorType>();
+    if (type.getRank() < 2 || !type.hasStaticShape() ||
+        !type.getElementType().isa<FloatType>())
+      return rewriter.notifyMatchFailure(op, "dynamic, rank < 2 or integer");
+    int64_t n = type.getDimSize(0), c = type.getDimSize(1), g = op.getGroup();
+    if (g <= 0 || c % g != 0 || n * g == 0)
+      return rewriter.notifyMatchFailure(op, "channels not divisible");
+    auto statType = [&](unsigned i) {
+      return op->getResult(i).getType().cast<RankedTensorType>();
+    };
+    // A statistics result nothing reads may have any placeholder type.
+    auto statFits = [&](unsigned i) {
+      return op->getResult(i).use_empty() ||
+             (statType(i).hasStaticShape() &&
+              statType(i).getNumElements() == n * g);
+    };
+    if (!statFits(1) || !statFits(2))
+      return rewriter.notifyMatchFailure(op, "unexpected statistics shape");
+    Type elem = type.getElementType();
+    auto grouped =
+        RankedTensorType::get({n, g, type.getNumElements() / (n * g)}, elem);
+    auto stat = RankedTensorType::get({n, g, 1}, elem);
+    Builder b{rewriter, op.getLoc()};
+    Value x = b.view(op.getInput(), grouped);
+    Value mean = b.mean(x, {2});
+    Value centered = b.sub(x, mean, grouped);
+    Value var = b.mean(b.mul(centered, centered, grouped), {2});
+    Value rstd = rewriter.create<AtenRsqrtOp>(
+        b.loc, stat,
+        rewriter.create<AtenAddScalarOp>(b.loc, stat, var,
+                                         b.f64(op.getEps().convertToDouble()),
+                                         Attribute()));
+    Value y = b.view(b.mul(centered, rstd, grouped), type);
+    auto chan = channelShape(type, 1);
+    if (Value w = op.getWeight())
+      y = b.mul(y, b.view(w, chan), type);
+    if (Value bias = op.getBias())
+      y = rewriter.create<AtenAddTensorOp>(b.loc, type, y, b.view(bias, chan),
+                                           Attribute());
+    auto statValue = [&](Value v, unsigned i) {
+      return op->getResult(i).use_empty() ? v : b.view(v, statType(i));
+    };
+    rewriter.replaceOp(op, {y, statValue(mean, 1), statValue(rstd, 2)});
+    return success();
+  }
+};
+
+/// The dims of `type` but `keep` (all of them for keep = -1, as
+/// _weight_norm_interface reads it), sorted.
+SmallVector<int64_t> dimsExcept(RankedTensorType type, int64_t keep) {
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d != keep)
+      dims.push_back(d);
+  return dims;
+}
+
+/// The Euclidean norm of x over `dims` with kept dims: sqrt(sum(x * x)).
+Value euclideanNorm(Builder &b, Value x, ArrayRef<int64_t> dims) {
+  auto type = x.getType().cast<RankedTensorType>();
+  Value sum = b.sum(b.mul(x, x, type), dims);
+  return b.rewriter.create<AtenSqrtOp>(b.loc, sum.getType(), sum);
+}
+
+/// linalg_vector_norm(x, ord=2, dim, keepdim) of a float tensor:
+/// sqrt(sum(x * x, dim)). Other orders and a dtype stay (a located build
+/// error). ConvNeXt V2's global response normalization.
+struct VectorNorm : OpRewritePattern<AtenLinalgVectorNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenLinalgVectorNormOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().cast<RankedTensorType>();
+    auto resultType = op.getType().cast<RankedTensorType>();
+    if (!type.hasStaticShape() || !type.getElementType().isa<FloatType>() ||
+        op.getDtype() || resultType.getElementType() != type.getElementType())
+      return rewriter.notifyMatchFailure(op, "dynamic, integer or a dtype");
+    if (Attribute ord = op.getOrdAttr()) {
+      auto f = ord.dyn_cast<FloatAttr>();
+      auto i = ord.dyn_cast<IntegerAttr>();
+      if (!(f && f.getValueAsDouble() == 2.0) && !(i && i.getInt() == 2))
+        return rewriter.notifyMatchFailure(op, "an order other than 2");
+    }
+    SmallVector<int64_t> dims;
+    if (auto d = op.getDim())
+      for (int64_t v : *d) {
+        if (v < -type.getRank() || v >= type.getRank())
+          return rewriter.notifyMatchFailure(op, "dim out of range");
+        dims.push_back(v < 0 ? v + type.getRank() : v);
+      }
+    if (dims.empty())
+      dims = dimsExcept(type, -1);
+    llvm::sort(dims);
+    Builder b{rewriter, op.getLoc()};
+    Value norm = euclideanNorm(b, op.getSelf(), dims);
+    if (!op.getKeepdim().value_or(false))
+      norm = b.view(norm, resultType);
+    rewriter.replaceOp(op, norm);
+    return success();
+  }
+};
+
+/// _weight_norm_interface(v, g, dim) = (v * (g / norm), norm), norm the
+/// Euclidean norm of v over every dim but `dim` (all dims for -1), shaped as
+/// g. torch.nn.utils.weight_norm (wav2vec2's positional convolution).
+struct WeightNorm : OpRewritePattern<WeightNormInterfaceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(WeightNormInterfaceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getV().getType().cast<RankedTensorType>();
+    auto g = op.getG().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim().value_or(0);
+    if (!type.hasStaticShape() || !type.getElementType().isa<FloatType>() ||
+        g != op->getResult(1).getType() || dim < -1 || dim >= type.getRank())
+      return rewriter.notifyMatchFailure(op, "unexpected shapes or dim");
+    Builder b{rewriter, op.getLoc()};
+    Value norm = euclideanNorm(b, op.getV(), dimsExcept(type, dim));
+    if (norm.getType() != g)
+      norm = b.view(norm, g);
+    Value scale = rewriter.create<AtenDivTensorOp>(b.loc, g, op.getG(), norm);
+    rewriter.replaceOp(op, {b.mul(op.getV(), scale, type), norm});
+    return success();
+  }
+};
+
 /// native_batch_norm_backward(g, x, w, rm, rv, mean, invstd, train, eps,
 /// mask). Per channel, over the other dims, with x^ = (x - mean) * invstd:
 /// dw = sum(g * x^), db = sum(g), and dx = w * invstd * (g - mean(g) - x^ *
@@ -277,8 +411,8 @@ struct SplitReduction : OpRewritePattern<ReduceOp> {
 } // namespace
 
 void dynoc::populateStatisticsDecompositions(RewritePatternSet &patterns) {
-  patterns.add<VarCorrection, BatchNormTraining, BatchNormBackward,
-               SplitReduction<AtenMeanDimOp, true>,
+  patterns.add<VarCorrection, BatchNormTraining, BatchNormBackward, GroupNorm,
+               VectorNorm, WeightNorm, SplitReduction<AtenMeanDimOp, true>,
                SplitReduction<AtenSumDimIntListOp, false>>(
       patterns.getContext());
 }

@@ -123,6 +123,13 @@ CASES["layer_norm"] = dict(
          {"normalized_shape": [3, 8], "eps": 1e-5},
          lambda x, w, b: aten.native_layer_norm(x, [3, 8], w, b, 1e-5)[0], segments=[1, 1, 1]),
     results=3)
+# GroupNorm (wav2vec2, PoolFormer): built through dynoc-decompose (-O2).
+CASES["group_norm"] = dict(
+    case("aten.native_group_norm", [[2, 6, 5, 3], [6], [6]],
+         {"N_": 2, "C_": 6, "HxW_": 15, "group": 3, "eps": 1e-5},
+         lambda x, w, b: aten.native_group_norm(x, w, b, 2, 6, 15, 3, 1e-5)[0],
+         segments=[1, 1, 1]),
+    results=3, decomposed=True)
 CASES["conv_stride_pad_dil"] = case(
     "aten.convolution", [[2, 3, 11, 9], [4, 3, 3, 2], [4]],
     {"stride": [2, 1], "padding": [1, 2], "dilation": [1, 2], "transposed": False,

@@ -111,7 +111,7 @@ MODELS = [
     ("segformer", "SegformerConfig", "SegformerModel", dict(num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32], num_attention_heads=[1, 2], patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2]), "pixels32"),
     ("poolformer", "PoolFormerConfig", "PoolFormerModel", dict(num_encoder_blocks=2, depths=[1, 1], hidden_sizes=[16, 32], patch_sizes=[7, 3], strides=[4, 2], padding=[2, 1]), "pixels32"),
     ("dinov2", "Dinov2Config", "Dinov2Model", dict(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2), "pixels32"),
-    ("bit", "BitConfig", "BitModel", dict(embedding_size=32, hidden_sizes=[32, 64], depths=[1, 1]), "pixels32"),
+    ("bit", "BitConfig", "BitModel", dict(embedding_size=64, hidden_sizes=[128, 256], depths=[1, 1]), "pixels32"),
     ("mobilenet-v2", "MobileNetV2Config", "MobileNetV2Model", dict(image_size=32, depth_multiplier=0.25), "pixels32"),
     ("efficientnet", "EfficientNetConfig", "EfficientNetModel", dict(image_size=32, width_coefficient=0.25, depth_coefficient=0.25, hidden_dim=320), "pixels32"),
     ("wav2vec2", "Wav2Vec2Config", "Wav2Vec2Model", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2), "audio"),

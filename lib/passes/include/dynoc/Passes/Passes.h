@@ -26,6 +26,9 @@ void populateStatisticsDecompositions(mlir::RewritePatternSet &patterns);
 void populateConvolutionDecompositions(mlir::RewritePatternSet &patterns);
 /// baddbmm as bmm and elementwise ops (MatmulDecompositions.cpp).
 void populateMatmulDecompositions(mlir::RewritePatternSet &patterns);
+/// index_select of matrix rows as embedding, split_with_sizes as slices
+/// (DataMovementDecompositions.cpp).
+void populateDataMovementDecompositions(mlir::RewritePatternSet &patterns);
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFusionPass();
 std::unique_ptr<mlir::Pass> createInferShapesPass();

@@ -1,0 +1,68 @@
+//===- DataMovementDecompositions.cpp - gathers and splits -> core ops ----===//
+//
+// Data movement ops the backends build through others: index_select of the
+// rows of a matrix is an embedding lookup (XGLM's and M2M100's sinusoidal
+// position tables), and split_with_sizes is one slice per piece (GPTBigCode's
+// fused query/key/value projection).
+//
+//===----------------------------------------------------------------------===//
+#include "dynoc/IR/AtenDialect.h"
+#include "dynoc/Passes/Passes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace dynoc::aten;
+
+namespace {
+/// index_select(m, 0, idx) of a matrix m and a vector idx: embedding(m, idx).
+struct IndexSelectRows : OpRewritePattern<AtenIndexSelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenIndexSelectOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    auto index = op.getIndex().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim();
+    if (self.getRank() != 2 || (dim != 0 && dim != -2) || index.getRank() != 1)
+      return rewriter.notifyMatchFailure(op, "not rows of a matrix");
+    rewriter.replaceOpWithNewOp<AtenEmbeddingOp>(op, op.getType(), op.getSelf(),
+                                                 op.getIndex(), IntegerAttr(),
+                                                 BoolAttr(), BoolAttr());
+    return success();
+  }
+};
+
+/// split_with_sizes(x, sizes, dim): slice(x, dim, start, start + size) each.
+struct SplitWithSizes : OpRewritePattern<AtenSplitWithSizesOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenSplitWithSizesOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim().value_or(0);
+    if (dim < 0)
+      dim += self.getRank();
+    if (dim < 0 || dim >= self.getRank())
+      return rewriter.notifyMatchFailure(op, "dim out of range");
+    ArrayRef<int64_t> sizes = op.getSplitSizes();
+    if (sizes.size() != op.getNumResults())
+      return rewriter.notifyMatchFailure(op, "one result per size expected");
+    SmallVector<Value> pieces;
+    int64_t start = 0;
+    for (auto [size, result] : llvm::zip(sizes, op.getResults())) {
+      pieces.push_back(rewriter.create<AtenSliceTensorOp>(
+          op.getLoc(), result.getType(), op.getSelf(),
+          rewriter.getI64IntegerAttr(dim), rewriter.getI64IntegerAttr(start),
+          rewriter.getI64IntegerAttr(start + size),
+          rewriter.getI64IntegerAttr(1)));
+      start += size;
+    }
+    rewriter.replaceOp(op, pieces);
+    return success();
+  }
+};
+} // namespace
+
+void dynoc::populateDataMovementDecompositions(RewritePatternSet &patterns) {
+  patterns.add<IndexSelectRows, SplitWithSizes>(patterns.getContext());
+}
