@@ -166,6 +166,41 @@ LogicalResult GraphEmitter::emitMaxPool(Operation *op) {
   return success();
 }
 
+LogicalResult GraphEmitter::emitAvgPool(Operation *op) {
+  auto ap = cast<aten::AtenAvgPool2dOp>(op);
+  const DimList &in = dimsOf(ap.getSelf());
+  if (in.size() != 4)
+    return fail(op) << "avg_pool2d expects NCHW";
+  if (!isLiteral(in[2]) || !isLiteral(in[3]))
+    return fail(op) << "avg_pool2d of dynamic height or width is not "
+                       "supported yet";
+  auto pair = [&](std::optional<ArrayRef<int64_t>> v, int64_t dflt, int i) {
+    return !v || v->empty() ? dflt : (*v)[v->size() == 1 ? 0 : i];
+  };
+  ArrayRef<int64_t> k = ap.getKernelSize();
+  int64_t kh = k[0], kw = k.size() > 1 ? k[1] : k[0];
+  int64_t sh = pair(ap.getStride(), kh, 0), sw = pair(ap.getStride(), kw, 1);
+  int64_t ph = pair(ap.getPadding(), 0, 0), pw = pair(ap.getPadding(), 0, 1);
+  // The output size is the graph's (ceil_mode included); the kernel handles
+  // windows that start in the padding.
+  auto outType = op->getResult(0).getType().cast<RankedTensorType>();
+  if (!outType.hasStaticShape())
+    return fail(op) << "avg_pool2d with a dynamic output is not supported yet";
+  Value out = op->getResult(0);
+  setDims(out, op,
+          {in[0], in[1], std::to_string(outType.getDimSize(2)),
+           std::to_string(outType.getDimSize(3))});
+  const DimList &o = dimsOf(out);
+  bool countPad = ap.getCountIncludePad().value_or(true);
+  int64_t divisor = ap.getDivisorOverride().value_or(0);
+  code += llvm::formatv(
+      "  dynoc_k::avg_pool2d({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
+      "{10}, {11}, {12}, {13}, {14});\n",
+      name(out), name(ap.getSelf()), product({in[0], in[1]}), in[2], in[3],
+      o[2], o[3], kh, kw, sh, sw, ph, pw, countPad ? "true" : "false", divisor);
+  return success();
+}
+
 LogicalResult GraphEmitter::emitLayerNorm(Operation *op) {
   auto ln = cast<aten::AtenNativeLayerNormOp>(op);
   if (failed(onlyFirstResult(op, "mean/rstd")))

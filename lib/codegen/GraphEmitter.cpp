@@ -43,11 +43,11 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
           "aten.sin", "aten.cos", "aten.log", "aten.logical_not",
           "aten.pow.Scalar", "aten.reciprocal", "aten.erf", "aten.bitwise_not"})
       m[n] = &GraphEmitter::emitUnary;
-    for (const char *n : {"aten.add.Tensor", "aten.sub.Tensor",
-                          "aten.mul.Tensor", "aten.div.Tensor", "aten.maximum",
-                          "aten.minimum", "aten.bitwise_and.Tensor",
-                          "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor",
-                          "aten.pow.Tensor_Tensor"})
+    for (const char *n :
+         {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+          "aten.div.Tensor", "aten.maximum", "aten.minimum",
+          "aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
+          "aten.bitwise_xor.Tensor", "aten.pow.Tensor_Tensor"})
       m[n] = &GraphEmitter::emitBinary;
     for (const char *n : {"aten.add.Scalar", "aten.sub.Scalar",
                           "aten.mul.Scalar", "aten.div.Scalar"})
@@ -79,6 +79,7 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten._native_batch_norm_legit_no_training"] =
         &GraphEmitter::emitBatchNorm;
     m["aten.max_pool2d_with_indices"] = &GraphEmitter::emitMaxPool;
+    m["aten.avg_pool2d"] = &GraphEmitter::emitAvgPool;
     m["aten.native_layer_norm"] = &GraphEmitter::emitLayerNorm;
     m["aten._softmax"] = &GraphEmitter::emitSoftmax;
     for (const char *n : {"aten.sum", "aten.sum.dim_IntList", "aten.mean",

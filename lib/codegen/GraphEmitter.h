@@ -172,6 +172,7 @@ inline unsigned supportedDTypes(Operation *op) {
                           "aten.bitwise_xor.Tensor"})
       m[n] = kI64 | kBool;
     m["aten.bitwise_not"] = kI64 | kI32 | kBool;
+    m["aten.avg_pool2d"] = kF32;
     m["aten.pow.Tensor_Tensor"] = kF32 | kF64 | kI32 | kI64; // int powers
     for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
       m[n] = kF32 | kF64;
@@ -401,6 +402,7 @@ private:
   LogicalResult emitConvolution(Operation *op);
   LogicalResult emitBatchNorm(Operation *op);
   LogicalResult emitMaxPool(Operation *op);
+  LogicalResult emitAvgPool(Operation *op);
   LogicalResult emitLayerNorm(Operation *op);
   LogicalResult emitSoftmax(Operation *op);
   LogicalResult emitReduction(Operation *op);

@@ -506,6 +506,15 @@ LogicalResult maxPool(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
   return success();
 }
 
+/// avg_pool2d: max pooling's window arithmetic (ceil_mode included), one
+/// result.
+LogicalResult avgPool(Operation *op, ArrayRef<SymbolicShape> in, Shapes &out) {
+  if (failed(maxPool(op, in, out)))
+    return failure();
+  out.pop_back();
+  return success();
+}
+
 LogicalResult layerNorm(Operation *op, ArrayRef<SymbolicShape> in,
                         Shapes &out) {
   const SymbolicShape &x = in[0];
@@ -830,6 +839,7 @@ const llvm::StringMap<Rule> &rules() {
     t["aten.flatten.using_ints"] = flatten;
     t["aten.convolution"] = convolution;
     t["aten.max_pool2d_with_indices"] = maxPool;
+    t["aten.avg_pool2d"] = avgPool;
     t["aten.native_layer_norm"] = layerNorm;
     t["aten.split.Tensor"] = split;
     t["aten.unbind.int"] = unbind;

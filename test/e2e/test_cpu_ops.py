@@ -130,6 +130,20 @@ CASES["group_norm"] = dict(
          lambda x, w, b: aten.native_group_norm(x, w, b, 2, 6, 15, 3, 1e-5)[0],
          segments=[1, 1, 1]),
     results=3, decomposed=True)
+# Average pooling (Funnel, EfficientNet, PoolFormer): ceil_mode's last
+# window in the padding, padding left out of the divisor, a divisor given.
+CASES["avg_pool_ceil"] = case(
+    "aten.avg_pool2d", [[2, 3, 7, 5]], {"kernel_size": [2, 2], "stride": [2, 2],
+                                        "ceil_mode": True},
+    lambda x: aten.avg_pool2d(x, [2, 2], [2, 2], [0, 0], True))
+CASES["avg_pool_pad_exclude"] = case(
+    "aten.avg_pool2d", [[1, 2, 6, 6]], {"kernel_size": [3, 3], "stride": [1, 1],
+                                        "padding": [1, 1], "count_include_pad": False},
+    lambda x: aten.avg_pool2d(x, [3, 3], [1, 1], [1, 1], False, False))
+CASES["avg_pool_divisor"] = case(
+    "aten.avg_pool2d", [[1, 2, 4, 6]], {"kernel_size": [2, 3], "padding": [1, 1],
+                                        "divisor_override": 4},
+    lambda x: aten.avg_pool2d(x, [2, 3], [], [1, 1], False, True, 4))
 CASES["conv_stride_pad_dil"] = case(
     "aten.convolution", [[2, 3, 11, 9], [4, 3, 3, 2], [4]],
     {"stride": [2, 1], "padding": [1, 2], "dilation": [1, 2], "transposed": False,

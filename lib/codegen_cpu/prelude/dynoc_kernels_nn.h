@@ -334,6 +334,41 @@ inline void conv_backward_bias(float *db, const float *dy, int64_t N, int64_t K,
   }
 }
 
+// 2-D average pooling, NCHW (planes = N * C), as ATen's CPU kernel: each
+// window sums in row-major order and divides by `divisor` when it is > 0,
+// else by its size with the padding it covers (countPad) or without. With
+// ceil_mode a last window may start in the padding: it is 0.
+inline void avg_pool2d(float *out, const float *in, int64_t planes, int64_t H,
+                       int64_t W, int64_t OH, int64_t OW, int64_t kh,
+                       int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                       int64_t pw, bool countPad, int64_t divisor) {
+#pragma omp parallel for if (planes * OH * OW * kh * kw > kParallelGrain)
+  for (int64_t p = 0; p < planes; ++p) {
+    const float *plane = in + p * H * W;
+    float *dst = out + p * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
+        int64_t h1 = std::min(h0 + kh, H + ph), w1 = std::min(w0 + kw, W + pw);
+        int64_t padded = (h1 - h0) * (w1 - w0);
+        h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
+        h1 = std::min(h1, H), w1 = std::min(w1, W);
+        if (h0 >= h1 || w0 >= w1) {
+          dst[oh * OW + ow] = 0.f;
+          continue;
+        }
+        float sum = 0.f;
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw)
+            sum += plane[ih * W + iw];
+        int64_t div = divisor > 0 ? divisor
+                      : countPad  ? padded
+                                  : (h1 - h0) * (w1 - w0);
+        dst[oh * OW + ow] = sum / float(div);
+      }
+  }
+}
+
 // 2-D max pooling with its indices, NCHW (planes = N * C), as ATen's CPU
 // kernel picks them: the first largest element of each window in row-major
 // order (a NaN wins, the last one), as an offset into its H x W plane.
