@@ -4,8 +4,8 @@
 # fast subset. Sets up a bare machine first (tools/bootstrap.sh).
 #
 #   tools/test.sh               what CI runs
-#   tools/test.sh --realworld   only the whole real-program suite (transformers
-#                               models, ~15 minutes); writes docs/capture-models.md
+#   tools/test.sh --realworld   only the whole real-program suite (67 transformers
+#                               models, ~40 minutes); writes docs/capture-models.md
 #   tools/test.sh --jit-corpus  only the whole capture corpus in process (every
 #                               program with DYNOC_TORCH_COMPILE=1, ~8 minutes;
 #                               CI runs a subset)

@@ -120,7 +120,7 @@ MODELS = [
 ]
 
 # The fast subset CI runs (tools/test.sh runs it; --realworld runs all).
-CI_SUBSET = ["bert-seqcls-labels", "gpt2-lm-labels", "resnet"]
+CI_SUBSET = ["bert-seqcls-labels", "gpt2-lm-labels", "resnet", "t5", "wav2vec2"]
 
 _INPUTS = {
     "text_mask": """
