@@ -176,7 +176,7 @@ def main():
     names = [m[0] for m in models.MODELS]
     if a.ci:
         names = models.CI_SUBSET
-    if a.models:
+    if a.models is not None:
         names = [n for n in a.models.split(",") if n]  # "": only --merge's rows
         unknown = [n for n in names if n not in {m[0] for m in models.MODELS}]
         if unknown:
