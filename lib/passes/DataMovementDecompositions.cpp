@@ -47,6 +47,8 @@ struct SplitWithSizes : OpRewritePattern<AtenSplitWithSizesOp> {
     ArrayRef<int64_t> sizes = op.getSplitSizes();
     if (sizes.size() != op.getNumResults())
       return rewriter.notifyMatchFailure(op, "one result per size expected");
+    if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+      return rewriter.notifyMatchFailure(op, "a negative size");
     SmallVector<Value> pieces;
     int64_t start = 0;
     for (auto [size, result] : llvm::zip(sizes, op.getResults())) {

@@ -38,6 +38,8 @@ struct Baddbmm : OpRewritePattern<AtenBaddbmmOp> {
     auto b1 = op.getBatch1().getType().cast<RankedTensorType>();
     auto b2 = op.getBatch2().getType().cast<RankedTensorType>();
     auto resultType = op.getType().cast<RankedTensorType>();
+    if (b1.getRank() != 3 || b2.getRank() != 3 || resultType.getRank() != 3)
+      return rewriter.notifyMatchFailure(op, "batches of matrices expected");
     Location loc = op.getLoc();
     Value product = rewriter.create<AtenBmmOp>(
         loc,

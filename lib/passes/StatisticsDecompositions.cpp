@@ -14,6 +14,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace dynoc::aten;
 
@@ -189,6 +191,15 @@ struct GroupNorm : OpRewritePattern<AtenNativeGroupNormOp> {
     int64_t n = type.getDimSize(0), c = type.getDimSize(1), g = op.getGroup();
     if (g <= 0 || c % g != 0 || n * g == 0)
       return rewriter.notifyMatchFailure(op, "channels not divisible");
+    auto perChannel = [&](Value v) {
+      if (!v)
+        return true;
+      auto t = v.getType().cast<RankedTensorType>();
+      return t.hasStaticShape() && t.getNumElements() == c;
+    };
+    if (!perChannel(op.getWeight()) || !perChannel(op.getBias()))
+      return rewriter.notifyMatchFailure(op,
+                                         "weight or bias is not per channel");
     auto statType = [&](unsigned i) {
       return op->getResult(i).getType().cast<RankedTensorType>();
     };
@@ -274,6 +285,8 @@ struct VectorNorm : OpRewritePattern<AtenLinalgVectorNormOp> {
     if (dims.empty())
       dims = dimsExcept(type, -1);
     llvm::sort(dims);
+    if (std::adjacent_find(dims.begin(), dims.end()) != dims.end())
+      return rewriter.notifyMatchFailure(op, "a dim named twice");
     Builder b{rewriter, op.getLoc()};
     Value norm = euclideanNorm(b, op.getSelf(), dims);
     if (!op.getKeepdim().value_or(false))
@@ -294,7 +307,9 @@ struct WeightNorm : OpRewritePattern<WeightNormInterfaceOp> {
     auto g = op.getG().getType().cast<RankedTensorType>();
     int64_t dim = op.getDim().value_or(0);
     if (!type.hasStaticShape() || !type.getElementType().isa<FloatType>() ||
-        g != op->getResult(1).getType() || dim < -1 || dim >= type.getRank())
+        g != op->getResult(1).getType() || dim < -1 || dim >= type.getRank() ||
+        !g.hasStaticShape() ||
+        g.getNumElements() != (dim == -1 ? 1 : type.getDimSize(dim)))
       return rewriter.notifyMatchFailure(op, "unexpected shapes or dim");
     Builder b{rewriter, op.getLoc()};
     Value norm = euclideanNorm(b, op.getV(), dimsExcept(type, dim));
