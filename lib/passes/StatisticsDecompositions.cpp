@@ -61,6 +61,17 @@ struct Builder {
   }
   Value sum(Value x, ArrayRef<int64_t> dims) { return reduce(x, dims, false); }
   Value mean(Value x, ArrayRef<int64_t> dims) { return reduce(x, dims, true); }
+  /// y * w + b with per-channel w and b (either may be absent) viewed as
+  /// `chan`: a normalization's affine step.
+  Value affine(Value y, Value w, Value bias, RankedTensorType chan) {
+    Type t = y.getType();
+    if (w)
+      y = mul(y, view(w, chan), t);
+    if (bias)
+      y = rewriter.create<AtenAddTensorOp>(loc, t, y, view(bias, chan),
+                                           Attribute());
+    return y;
+  }
   Value view(Value x, RankedTensorType t) {
     return rewriter.create<AtenViewOp>(
         loc, t, x, rewriter.getDenseI64ArrayAttr(t.getShape()));
@@ -164,11 +175,7 @@ struct BatchNormTraining : OpRewritePattern<AtenNativeBatchNormOp> {
                                          b.f64(op.getEps().convertToDouble()),
                                          Attribute()));
     Value y = b.mul(centered, invstd, type);
-    if (Value w = op.getWeight())
-      y = b.mul(y, b.view(w, chan), type);
-    if (Value bias = op.getBias())
-      y = rewriter.create<AtenAddTensorOp>(b.loc, type, y, b.view(bias, chan),
-                                           Attribute());
+    y = b.affine(y, op.getWeight(), op.getBias(), chan);
     rewriter.replaceOp(
         op, {y, b.view(mean, statType(1)), b.view(invstd, statType(2))});
     return success();
@@ -227,11 +234,7 @@ struct GroupNorm : OpRewritePattern<AtenNativeGroupNormOp> {
                                          Attribute()));
     Value y = b.view(b.mul(centered, rstd, grouped), type);
     auto chan = channelShape(type, 1);
-    if (Value w = op.getWeight())
-      y = b.mul(y, b.view(w, chan), type);
-    if (Value bias = op.getBias())
-      y = rewriter.create<AtenAddTensorOp>(b.loc, type, y, b.view(bias, chan),
-                                           Attribute());
+    y = b.affine(y, op.getWeight(), op.getBias(), chan);
     auto statValue = [&](Value v, unsigned i) {
       return op->getResult(i).use_empty() ? v : b.view(v, statType(i));
     };
