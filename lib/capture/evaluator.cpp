@@ -1,7 +1,8 @@
 //===- evaluator.cpp - dynoc's bytecode evaluator with shadow values ------===//
 //
-// Runs a CPython 3.11 frame for real, one instruction at a time, while keeping
-// a shadow for every value: the source it came from, in Dynamo's words
+// Runs a CPython frame (3.11, 3.12 or 3.13: opcodes.h) for real, one
+// instruction at a time, while keeping a shadow for every value: the source it
+// came from, in Dynamo's words
 // (`L['self'].fc1.weight`, `G['SCALE']`). Shadows are how the recorder names
 // parameters and inputs, how Python values that steer control flow become
 // guards and how a tensor reaching Python control flow becomes a graph break.
@@ -14,8 +15,6 @@
 //===----------------------------------------------------------------------===//
 #include "evaluator_internal.h"
 #include "exception_table.h"
-
-#include <opcode.h>
 
 #include <cstring>
 #include <string>
@@ -64,7 +63,7 @@ PyObject *Evaluator::run() {
     return nullptr;
   // CPython's own loop counts each frame against the recursion limit; an
   // evaluated frame does too (and uses more C stack than CPython's).
-  if (Py_EnterRecursiveCall(""))
+  if (dynoc_enter_frame_call() < 0)
     return nullptr;
   auto &frames = regionState().frames;
   frames.emplace_back(co, &pc);
@@ -75,7 +74,7 @@ PyObject *Evaluator::run() {
       ev.publish(); // a frame object that outlives the call shows this
       dynoc_frame_leave(ev.f.frame);
       regionState().frames.pop_back();
-      Py_LeaveRecursiveCall();
+      dynoc_leave_frame_call();
     }
   } popFrame{*this};
   for (;;) {
@@ -103,84 +102,73 @@ PyObject *Evaluator::runUntilError() {
     int oparg = instrs[2 * pc + 1] | ext;
     ext = 0;
     Py_ssize_t next = pc + 1 + caches[opcode];
+    Op op = decodeOp(opcode, oparg); // jumps: relative to `next`
     PyObject *r = nullptr;
 #define FAIL_IF_NULL(x)                                                        \
   if (!(x))                                                                    \
     return nullptr;
-    switch (opcode) {
-    case CACHE:
-    case NOP:
-    case RESUME:
-    case PRECALL:
+    switch (op) {
+    case Op::Nop:
       break;
-    case EXTENDED_ARG:
+    case Op::ExtendedArg:
       ext = oparg << 8;
       break;
-    case POP_TOP:
+    case Op::PopTop:
       Py_XDECREF(pop().value);
       break;
-    case PUSH_NULL:
+    case Op::EndFor:
+      dropTop(oparg);
+      break;
+    case Op::PushNull:
       push(nullptr);
       break;
-    case RETURN_VALUE: {
+    case Op::ReturnConst:
+      r = PyTuple_GET_ITEM(co->co_consts, oparg);
+      Py_INCREF(r);
+      return r;
+    case Op::ReturnValue: {
       Slot s = pop();
       noteReturnedSizes(s);
       return s.value;
     }
-    case POP_JUMP_FORWARD_IF_FALSE:
-    case POP_JUMP_FORWARD_IF_TRUE:
-    case POP_JUMP_BACKWARD_IF_FALSE:
-    case POP_JUMP_BACKWARD_IF_TRUE: {
+    case Op::PopJumpIfFalse:
+    case Op::PopJumpIfTrue: {
       Slot c = pop();
       int t = truth(c);
       Py_DECREF(c.value);
       if (t < 0)
         return nullptr;
-      bool wantTrue = opcode == POP_JUMP_FORWARD_IF_TRUE ||
-                      opcode == POP_JUMP_BACKWARD_IF_TRUE;
-      bool backward = opcode == POP_JUMP_BACKWARD_IF_FALSE ||
-                      opcode == POP_JUMP_BACKWARD_IF_TRUE;
-      if (bool(t) == wantTrue)
-        next = backward ? next - oparg : next + oparg;
+      if (bool(t) == (op == Op::PopJumpIfTrue))
+        next += oparg;
       break;
     }
-    case POP_JUMP_FORWARD_IF_NONE:
-    case POP_JUMP_FORWARD_IF_NOT_NONE:
-    case POP_JUMP_BACKWARD_IF_NONE:
-    case POP_JUMP_BACKWARD_IF_NOT_NONE: {
+    case Op::PopJumpIfNone:
+    case Op::PopJumpIfNotNone: {
       Slot c = pop();
       if (!c.source.empty())
         callTracker("on_guard_none", Py_BuildValue("(si)", c.source.c_str(),
                                                    c.value == Py_None));
       bool isNone = c.value == Py_None;
       Py_DECREF(c.value);
-      bool wantNone = opcode == POP_JUMP_FORWARD_IF_NONE ||
-                      opcode == POP_JUMP_BACKWARD_IF_NONE;
-      bool backward = opcode == POP_JUMP_BACKWARD_IF_NONE ||
-                      opcode == POP_JUMP_BACKWARD_IF_NOT_NONE;
-      if (isNone == wantNone)
-        next = backward ? next - oparg : next + oparg;
+      if (isNone == (op == Op::PopJumpIfNone))
+        next += oparg;
       break;
     }
-    case JUMP_IF_FALSE_OR_POP:
-    case JUMP_IF_TRUE_OR_POP: {
+    case Op::JumpIfFalseOrPop:
+    case Op::JumpIfTrueOrPop: {
       int t = truth(stack.back());
       if (t < 0)
         return nullptr;
-      if (bool(t) == (opcode == JUMP_IF_TRUE_OR_POP))
-        next = pc + 1 + oparg;
+      if (bool(t) == (op == Op::JumpIfTrueOrPop))
+        next += oparg;
       else
         Py_DECREF(pop().value);
       break;
     }
-    case JUMP_FORWARD:
-      next = next + oparg;
+    case Op::Jump:
+      next += oparg;
       break;
-    case JUMP_BACKWARD:
-    case JUMP_BACKWARD_NO_INTERRUPT:
-      next = next - oparg;
-      break;
-    case GET_ITER: {
+    case Op::GetIter: {
       Slot s = pop();
       {
         Passthrough p;
@@ -191,7 +179,7 @@ PyObject *Evaluator::runUntilError() {
       push(r, std::move(s.source), std::move(s.items));
       break;
     }
-    case FOR_ITER: {
+    case Op::ForIter: {
       Slot &it = stack.back();
       {
         Passthrough p;
@@ -206,32 +194,38 @@ PyObject *Evaluator::runUntilError() {
         if (PyErr_Occurred())
           return nullptr;
         Py_DECREF(pop().value);
-        next = next + oparg;
+        next += oparg;
       }
       break;
     }
-    case COPY: {
+    case Op::Copy: {
       Slot s = stack[stack.size() - oparg];
       Py_XINCREF(s.value);
       stack.push_back(std::move(s));
       break;
     }
-    case SWAP:
+    case Op::Swap:
       std::swap(stack.back(), stack[stack.size() - oparg]);
       break;
+    case Op::Unsupported:
+      PyErr_Format(PyExc_SystemError,
+                   "dynoc: opcode %d of CPython %s reached the evaluator",
+                   opcode, kBytecodeVersion);
+      return nullptr;
     default: {
       // The other families, each in its file (evaluator_internal.h).
       Step step = Step::Unhandled;
       for (auto family : {&Evaluator::execNames, &Evaluator::execCalls,
                           &Evaluator::execOperators, &Evaluator::execContainers,
                           &Evaluator::execMatch, &Evaluator::execExceptions})
-        if ((step = (this->*family)(opcode, oparg)) != Step::Unhandled)
+        if ((step = (this->*family)(op, oparg)) != Step::Unhandled)
           break;
       if (step == Step::Error)
         return nullptr;
       if (step == Step::Unhandled) {
         PyErr_Format(PyExc_SystemError,
-                     "dynoc: opcode %d reached the evaluator", opcode);
+                     "dynoc: operation %d (opcode %d) has no implementation",
+                     int(op), opcode);
         return nullptr;
       }
       break;

@@ -8,8 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "evaluator_internal.h"
 
-#include <opcode.h>
-
 namespace dynoc::capture {
 
 void Evaluator::bindArgumentSources() {
@@ -352,18 +350,20 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
 }
 
 PyObject *Evaluator::call(int nargs) {
-  // Stack: [callable-or-NULL, self-or-callable, args...]
+  // Stack: [NULL, callable, args...] (3.11, 3.12) or [callable, NULL,
+  // args...] (3.13), or for a method [method, self, args...].
   std::vector<PyObject *> args;
   std::vector<std::string> sources;
   size_t base = stack.size() - nargs;
   Slot &first = stack[base - 2], &second = stack[base - 1];
   PyObject *callable;
   std::string callableSrc;
-  if (first.value) {
-    callable = first.value, callableSrc = first.source;
-    args.push_back(second.value), sources.push_back(second.source);
-  } else {
+  if (!first.value) {
     callable = second.value, callableSrc = second.source;
+  } else {
+    callable = first.value, callableSrc = first.source;
+    if (second.value)
+      args.push_back(second.value), sources.push_back(second.source);
   }
   for (size_t i = base; i < stack.size(); ++i)
     args.push_back(stack[i].value), sources.push_back(stack[i].source);
@@ -384,9 +384,11 @@ PyObject *Evaluator::call(int nargs) {
 PyObject *Evaluator::callFunctionEx(bool hasKwargs) {
   Slot kwargs = hasKwargs ? pop() : Slot{};
   Slot callargs = pop();
-  Slot func = pop();
-  Slot null = pop();
-  Py_XDECREF(null.value);
+  // [NULL, func] (3.11, 3.12) or [func, NULL] (3.13).
+  Slot below = pop(), func = pop();
+  if (!func.value)
+    std::swap(func, below);
+  Py_XDECREF(below.value);
   PyObject *result = nullptr;
   PyObject *tuple = nullptr;
   if (!PyTuple_CheckExact(callargs.value) &&
@@ -446,28 +448,46 @@ PyObject *Evaluator::callFunctionEx(bool hasKwargs) {
   return result;
 }
 
+namespace {
+/// Sets what MAKE_FUNCTION's flag `flag` (SET_FUNCTION_ATTRIBUTE's argument)
+/// names on the new function `fn`.
+int setFunctionAttr(PyObject *fn, int flag, PyObject *v) {
+  switch (flag) {
+  case 0x08:
+    return PyFunction_SetClosure(fn, v);
+  case 0x04:
+    // Annotations come as a flat (name, value, ...) tuple, which
+    // PyFunction_SetAnnotations refuses: CPython's own eval loop stores the
+    // tuple and func.__annotations__ turns it into a dict on first read.
+    Py_XSETREF(reinterpret_cast<PyFunctionObject *>(fn)->func_annotations,
+               Py_NewRef(v));
+    return 0;
+  case 0x02:
+    return PyFunction_SetKwDefaults(fn, v);
+  case 0x01:
+    return PyFunction_SetDefaults(fn, v);
+  default:
+    PyErr_Format(PyExc_SystemError, "dynoc: unknown function attribute %d",
+                 flag);
+    return -1;
+  }
+}
+} // namespace
+
 PyObject *Evaluator::makeFunction(int flags) {
   Slot codeObj = pop();
-  Slot closure = (flags & 0x08) ? pop() : Slot{};
-  Slot annotations = (flags & 0x04) ? pop() : Slot{};
-  Slot kwdefaults = (flags & 0x02) ? pop() : Slot{};
-  Slot defaults = (flags & 0x01) ? pop() : Slot{};
   PyObject *fn = PyFunction_New(codeObj.value, f.globals);
+  Py_DECREF(codeObj.value);
   int rc = fn ? 0 : -1;
-  if (rc == 0 && closure.value)
-    rc = PyFunction_SetClosure(fn, closure.value);
-  // MAKE_FUNCTION gets annotations as a flat (name, value, ...) tuple, which
-  // PyFunction_SetAnnotations refuses: CPython's own eval loop stores the tuple
-  // and func.__annotations__ turns it into a dict on first read.
-  if (rc == 0 && annotations.value)
-    Py_XSETREF(reinterpret_cast<PyFunctionObject *>(fn)->func_annotations,
-               Py_NewRef(annotations.value));
-  if (rc == 0 && kwdefaults.value)
-    rc = PyFunction_SetKwDefaults(fn, kwdefaults.value);
-  if (rc == 0 && defaults.value)
-    rc = PyFunction_SetDefaults(fn, defaults.value);
-  for (Slot *s : {&codeObj, &closure, &annotations, &kwdefaults, &defaults})
-    Py_XDECREF(s->value);
+  // On the stack below the code: defaults, kwdefaults, annotations, closure.
+  for (int flag : {0x08, 0x04, 0x02, 0x01}) {
+    if (!(flags & flag))
+      continue;
+    Slot v = pop();
+    if (rc == 0)
+      rc = setFunctionAttr(fn, flag, v.value);
+    Py_DECREF(v.value);
+  }
   if (rc < 0) {
     Py_XDECREF(fn);
     return nullptr;
@@ -475,30 +495,57 @@ PyObject *Evaluator::makeFunction(int flags) {
   return fn;
 }
 
+bool Evaluator::setFunctionAttribute(int flag) {
+  Slot fn = pop(), v = pop();
+  int rc = setFunctionAttr(fn.value, flag, v.value);
+  Py_DECREF(v.value);
+  if (rc < 0) {
+    Py_DECREF(fn.value);
+    return false;
+  }
+  push(fn.value);
+  return true;
+}
+
 /// Opcodes for calls and function objects.
-Evaluator::Step Evaluator::execCalls(int opcode, int oparg) {
+Evaluator::Step Evaluator::execCalls(Op op, int oparg) {
   PyObject *r = nullptr;
-  switch (opcode) {
-  case KW_NAMES:
+  switch (op) {
+  case Op::KwNames:
     kwnames = PyTuple_GET_ITEM(co->co_consts, oparg);
     break;
-  case CALL:
+  case Op::CallKw: // 3.13: the keyword names are on top
+  {
+    Slot names = pop();
+    kwnames = names.value;
+    r = call(oparg);
+    Py_DECREF(names.value);
+    STEP_FAIL_IF_NULL(r);
+    push(r, std::move(callSource), std::move(callItems));
+    callSource.clear(), callItems.reset();
+    break;
+  }
+  case Op::Call:
     r = call(oparg);
     STEP_FAIL_IF_NULL(r);
     push(r, std::move(callSource), std::move(callItems));
     callSource.clear(), callItems.reset();
     break;
-  case CALL_FUNCTION_EX:
+  case Op::CallFunctionEx:
     callSource.clear(), callItems.reset();
     r = callFunctionEx(oparg & 1);
     STEP_FAIL_IF_NULL(r);
     push(r, std::move(callSource), std::move(callItems));
     callSource.clear(), callItems.reset();
     break;
-  case MAKE_FUNCTION:
+  case Op::MakeFunction:
     r = makeFunction(oparg);
     STEP_FAIL_IF_NULL(r);
     push(r);
+    break;
+  case Op::SetFunctionAttribute: // 3.13: [attribute, function]
+    if (!setFunctionAttribute(oparg))
+      return Step::Error;
     break;
   default:
     return Step::Unhandled;

@@ -6,8 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "evaluator_internal.h"
-
-#include <opcode.h>
+#include "python_compat.h"
 
 namespace dynoc::capture {
 
@@ -110,15 +109,15 @@ PyObject *unpackToList(PyObject *v, int before, int after, bool star) {
 }
 
 /// Opcodes for building and unpacking tuples, lists, sets, dicts and slices.
-Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
+Evaluator::Step Evaluator::execContainers(Op op, int oparg) {
   PyObject *r = nullptr;
-  switch (opcode) {
-  case BUILD_TUPLE:
-  case BUILD_LIST:
-  case BUILD_SET: {
-    r = opcode == BUILD_TUPLE  ? PyTuple_New(oparg)
-        : opcode == BUILD_LIST ? PyList_New(oparg)
-                               : PySet_New(nullptr);
+  switch (op) {
+  case Op::BuildTuple:
+  case Op::BuildList:
+  case Op::BuildSet: {
+    r = op == Op::BuildTuple  ? PyTuple_New(oparg)
+        : op == Op::BuildList ? PyList_New(oparg)
+                              : PySet_New(nullptr);
     STEP_FAIL_IF_NULL(r);
     auto items = std::make_shared<std::vector<std::string>>(oparg);
     bool anySource = false;
@@ -128,13 +127,13 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
       Slot &s = stack[base + i];
       anySource |= !s.source.empty();
       (*items)[i] = s.source;
-      if (opcode == BUILD_SET) {
+      if (op == Op::BuildSet) {
         if (rc == 0)
           rc = PySet_Add(r, s.value);
         continue;
       }
       Py_INCREF(s.value);
-      if (opcode == BUILD_TUPLE)
+      if (op == Op::BuildTuple)
         PyTuple_SET_ITEM(r, i, s.value);
       else
         PyList_SET_ITEM(r, i, s.value);
@@ -146,22 +145,22 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     }
     // Only tuples keep item shadows: a list may change behind them.
     push(r, {},
-         opcode == BUILD_TUPLE && anySource ? ItemSources(items)
-                                            : ItemSources());
+         op == Op::BuildTuple && anySource ? ItemSources(items)
+                                           : ItemSources());
     break;
   }
-  case LIST_APPEND:
-  case SET_ADD: {
+  case Op::ListAppend:
+  case Op::SetAdd: {
     Slot v = pop();
     PyObject *target = stack[stack.size() - oparg].value;
-    int rc = opcode == LIST_APPEND ? PyList_Append(target, v.value)
-                                   : PySet_Add(target, v.value);
+    int rc = op == Op::ListAppend ? PyList_Append(target, v.value)
+                                  : PySet_Add(target, v.value);
     Py_DECREF(v.value);
     if (rc < 0)
       return Step::Error;
     break;
   }
-  case MAP_ADD: {
+  case Op::MapAdd: {
     Slot value = pop(), key = pop();
     int rc = PyDict_SetItem(stack[stack.size() - oparg].value, key.value,
                             value.value);
@@ -170,10 +169,10 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
       return Step::Error;
     break;
   }
-  case LIST_EXTEND:
-  case SET_UPDATE:
-  case DICT_UPDATE:
-  case DICT_MERGE: {
+  case Op::ListExtend:
+  case Op::SetUpdate:
+  case Op::DictUpdate:
+  case Op::DictMerge: {
     Slot v = pop();
     PyObject *target = stack[stack.size() - oparg].value;
     int rc;
@@ -181,21 +180,18 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
       // CPython's calls and messages for each (a ** with a repeated key
       // is an error, a later dict display key wins).
       Passthrough p;
-      if (opcode == LIST_EXTEND) {
-        PyObject *res =
-            _PyList_Extend(reinterpret_cast<PyListObject *>(target), v.value);
-        rc = res ? 0 : -1;
-        Py_XDECREF(res);
-        if (!res && PyErr_ExceptionMatches(PyExc_TypeError) &&
+      if (op == Op::ListExtend) {
+        rc = listExtend(target, v.value);
+        if (rc < 0 && PyErr_ExceptionMatches(PyExc_TypeError) &&
             !Py_TYPE(v.value)->tp_iter && !PySequence_Check(v.value)) {
           PyErr_Clear();
           PyErr_Format(PyExc_TypeError,
                        "Value after * must be an iterable, not %.200s",
                        Py_TYPE(v.value)->tp_name);
         }
-      } else if (opcode == SET_UPDATE) {
-        rc = _PySet_Update(target, v.value);
-      } else if (opcode == DICT_UPDATE) {
+      } else if (op == Op::SetUpdate) {
+        rc = setUpdate(target, v.value);
+      } else if (op == Op::DictUpdate) {
         rc = PyDict_Update(target, v.value);
         if (rc < 0 && PyErr_ExceptionMatches(PyExc_AttributeError)) {
           PyErr_Clear();
@@ -203,7 +199,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
                        Py_TYPE(v.value)->tp_name);
         }
       } else {
-        rc = _PyDict_MergeEx(target, v.value, 2);
+        rc = dictMergeKeywords(target, v.value);
         if (rc < 0)
           kwargsError(stack[stack.size() - 2 - oparg].value, v.value);
       }
@@ -213,7 +209,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
       return Step::Error;
     break;
   }
-  case LIST_TO_TUPLE: {
+  case Op::ListToTuple: {
     Slot l = pop();
     r = PyList_AsTuple(l.value);
     Py_DECREF(l.value);
@@ -221,7 +217,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     push(r);
     break;
   }
-  case BUILD_MAP: {
+  case Op::BuildMap: {
     r = PyDict_New();
     STEP_FAIL_IF_NULL(r);
     size_t base = stack.size() - 2 * oparg;
@@ -237,7 +233,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     push(r);
     break;
   }
-  case BUILD_CONST_KEY_MAP: {
+  case Op::BuildConstKeyMap: {
     Slot keys = pop();
     r = PyDict_New();
     STEP_FAIL_IF_NULL(r);
@@ -255,7 +251,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     push(r);
     break;
   }
-  case BUILD_SLICE: {
+  case Op::BuildSlice: {
     Slot step = oparg == 3 ? pop() : Slot{};
     Slot stop = pop(), start = pop();
     // A bound that is a tensor size is handed to the recorder with the
@@ -281,7 +277,7 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     push(r);
     break;
   }
-  case GET_LEN: {
+  case Op::GetLen: {
     // A match statement's sequence pattern: the length decides the case.
     const Slot &seq = stack.back();
     Py_ssize_t len = PyObject_Length(seq.value);
@@ -294,11 +290,11 @@ Evaluator::Step Evaluator::execContainers(int opcode, int oparg) {
     push(PyLong_FromSsize_t(len), std::move(src));
     break;
   }
-  case UNPACK_SEQUENCE:
-  case UNPACK_EX: {
-    int before = opcode == UNPACK_SEQUENCE ? oparg : oparg & 0xFF;
-    int after = opcode == UNPACK_SEQUENCE ? 0 : oparg >> 8;
-    bool star = opcode == UNPACK_EX;
+  case Op::UnpackSequence:
+  case Op::UnpackEx: {
+    int before = op == Op::UnpackSequence ? oparg : oparg & 0xFF;
+    int after = op == Op::UnpackSequence ? 0 : oparg >> 8;
+    bool star = op == Op::UnpackEx;
     Slot s = pop();
     PyObject *seq;
     {

@@ -9,8 +9,6 @@
 #include "exception_table.h"
 #include "exceptions.h"
 
-#include <opcode.h>
-
 namespace dynoc::capture {
 
 PyObject *lookupSpecial(PyObject *obj, const char *name) {
@@ -115,14 +113,14 @@ bool Evaluator::unwindToHandler() {
 }
 
 /// Opcodes for raise, try/except/except*, with, assert and PRINT_EXPR.
-Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
+Evaluator::Step Evaluator::execExceptions(Op op, int oparg) {
   PyObject *r = nullptr;
-  switch (opcode) {
-  case RAISE_VARARGS:
+  switch (op) {
+  case Op::RaiseVarargs:
     if (raise(oparg) == 1)
       reraising = true;
     return Step::Error;
-  case RERAISE: {
+  case Op::Reraise: {
     if (oparg) {
       // The offset the handler saved is what an outer handler sees as
       // lasti; the handler lookup itself still uses this RERAISE's pc.
@@ -137,7 +135,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     PyErr_Restore(type, val, PyException_GetTraceback(val));
     return Step::Error;
   }
-  case PUSH_EXC_INFO: {
+  case Op::PushExcInfo: {
     Slot value = pop();
     PyObject *type, *prev, *tb;
     PyErr_GetExcInfo(&type, &prev, &tb);
@@ -148,7 +146,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     push(value.value);
     break;
   }
-  case POP_EXCEPT: {
+  case Op::PopExcept: {
     Slot prev = pop();
     if (prev.value == Py_None) {
       Py_DECREF(prev.value);
@@ -158,7 +156,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     }
     break;
   }
-  case CHECK_EXC_MATCH: {
+  case Op::CheckExcMatch: {
     Slot right = pop();
     if (!validExceptType(right.value)) {
       Py_DECREF(right.value);
@@ -169,7 +167,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     push(Py_NewRef(match ? Py_True : Py_False));
     break;
   }
-  case CHECK_EG_MATCH: { // except*: [exc] -> [rest, match] or [exc, None]
+  case Op::CheckEgMatch: { // except*: [exc] -> [rest, match] or [exc, None]
     Slot type = pop();
     PyObject *match = nullptr, *rest = nullptr;
     bool ok = validExceptStarType(type.value) &&
@@ -189,7 +187,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     }
     break;
   }
-  case PREP_RERAISE_STAR: {
+  case Op::PrepReraiseStar: {
     Slot excs = pop(), orig = pop();
     r = prepReraiseStar(orig.value, excs.value);
     Py_DECREF(excs.value), Py_DECREF(orig.value);
@@ -197,10 +195,10 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     push(r);
     break;
   }
-  case LOAD_ASSERTION_ERROR:
+  case Op::LoadAssertionError:
     push(Py_NewRef(PyExc_AssertionError));
     break;
-  case PRINT_EXPR: { // interactive code ("single" mode): sys.displayhook
+  case Op::PrintExpr: { // interactive code ("single" mode): sys.displayhook
     Slot v = pop();
     PyObject *hook = PySys_GetObject("displayhook"); // borrowed
     if (!hook) {
@@ -217,9 +215,11 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     Py_DECREF(v.value);
     STEP_FAIL_IF_NULL(res);
     Py_DECREF(res);
+    if (oparg) // 3.12's CALL_INTRINSIC_1 leaves None
+      push(Py_NewRef(Py_None));
     break;
   }
-  case BEFORE_WITH: {
+  case Op::BeforeWith: {
     Slot mgr = pop();
     PyObject *exit = nullptr, *res = nullptr;
     {
@@ -249,7 +249,7 @@ Evaluator::Step Evaluator::execExceptions(int opcode, int oparg) {
     push(res);
     break;
   }
-  case WITH_EXCEPT_START: {
+  case Op::WithExceptStart: {
     // Stack: __exit__, lasti, previous exception, exception (top).
     PyObject *exit = stack[stack.size() - 4].value;
     PyObject *val = stack.back().value;

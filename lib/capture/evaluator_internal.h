@@ -14,6 +14,7 @@
 #include "evaluator.h"
 #include "exceptions.h"
 #include "frame_hook.h"
+#include "opcodes.h"
 #include "size_sources.h"
 
 #include <cstring>
@@ -57,9 +58,6 @@ struct Untraced {
       dynoc_resume_tracing();
   }
 };
-
-/// Opcodes the evaluator runs (a frame using any other runs natively).
-bool isSupportedOpcode(int op);
 
 /// Why `co` cannot run in the evaluator, or null. Sets the first opcode it
 /// lacks.
@@ -109,7 +107,7 @@ PyObject *unpackToList(PyObject *v, int before, int after, bool star);
   if (!(x))                                                                    \
     return Step::Error;
 
-/// Runs one CPython 3.11 frame, instruction by instruction, with a shadow
+/// Runs one CPython frame, instruction by instruction, with a shadow
 /// for every value (evaluator.cpp has the loop; each opcode family its own
 /// file).
 class Evaluator {
@@ -137,14 +135,18 @@ public:
 private:
   /// What an opcode family's function did with an instruction.
   enum class Step { Done, Error, Unhandled };
-  Step execNames(int opcode, int oparg);
-  Step execCalls(int opcode, int oparg);
-  Step execOperators(int opcode, int oparg);
-  Step execContainers(int opcode, int oparg);
-  Step execMatch(int opcode, int oparg);
-  Step execExceptions(int opcode, int oparg);
+  Step execNames(Op op, int oparg);
+  Step execCalls(Op op, int oparg);
+  Step execOperators(Op op, int oparg);
+  Step execContainers(Op op, int oparg);
+  Step execMatch(Op op, int oparg);
+  Step execExceptions(Op op, int oparg);
 
   void bindArgumentSources();
+  /// LOAD_FAST of local `i`: false, with UnboundLocalError, when unbound.
+  bool loadFast(int i);
+  /// STORE_FAST to local `i` of the value on top.
+  void storeFast(int i);
   PyObject *runUntilError();
   bool unwindToHandler();
 
@@ -155,6 +157,15 @@ private:
     Slot s = std::move(stack.back());
     stack.pop_back();
     return s;
+  }
+  /// Pushes a callable with the NULL slot a call expects beside it (before
+  /// or after it, as this version's CALL reads them).
+  void pushCallable(PyObject *v, std::string src = {}) {
+    if (kNullBeforeCallable)
+      push(nullptr);
+    push(v, std::move(src));
+    if (!kNullBeforeCallable)
+      push(nullptr);
   }
   void dropTop(size_t count) {
     for (size_t i = stack.size() - count; i < stack.size(); ++i)
@@ -452,6 +463,8 @@ private:
     return r;
   }
   PyObject *makeFunction(int flags);
+  /// SET_FUNCTION_ATTRIBUTE (3.13): [value, function] -> [function].
+  bool setFunctionAttribute(int flag);
   int raise(int oparg);
   /// LOAD_DEREF/DELETE_DEREF of an empty cell: CPython's error for a cell
   /// of this frame (UnboundLocalError) or a free variable (NameError).

@@ -6,8 +6,6 @@
 //===----------------------------------------------------------------------===//
 #include "evaluator_internal.h"
 
-#include <opcode.h>
-
 namespace dynoc::capture {
 
 /// MATCH_KEYS: pushes the values of `keys` in the mapping `subject`, each
@@ -165,22 +163,22 @@ bool Evaluator::matchClass(const Slot &subject, PyObject *cls, int nargs,
 }
 
 /// Opcodes for structural pattern matching (match/case).
-Evaluator::Step Evaluator::execMatch(int opcode, int oparg) {
-  switch (opcode) {
-  case MATCH_MAPPING:
-  case MATCH_SEQUENCE: {
+Evaluator::Step Evaluator::execMatch(Op op, int oparg) {
+  switch (op) {
+  case Op::MatchMapping:
+  case Op::MatchSequence: {
     const Slot &subject = stack.back();
     guardType(subject);
     unsigned long flag =
-        opcode == MATCH_MAPPING ? Py_TPFLAGS_MAPPING : Py_TPFLAGS_SEQUENCE;
+        op == Op::MatchMapping ? Py_TPFLAGS_MAPPING : Py_TPFLAGS_SEQUENCE;
     push(PyBool_FromLong(Py_TYPE(subject.value)->tp_flags & flag));
     break;
   }
-  case MATCH_KEYS:
+  case Op::MatchKeys:
     if (!matchKeys(stack[stack.size() - 2], stack.back()))
       return Step::Error;
     break;
-  case MATCH_CLASS: {
+  case Op::MatchClass: {
     Slot names = pop(), cls = pop(), subject = pop();
     guardType(subject);
     bool ok = matchClass(subject, cls.value, oparg, names.value);

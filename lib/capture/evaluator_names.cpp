@@ -10,44 +10,70 @@
 #include "evaluator_internal.h"
 #include "exceptions.h"
 
-#include <opcode.h>
-
 namespace dynoc::capture {
+
+bool Evaluator::loadFast(int i) {
+  Slot &l = locals[i];
+  if (!l.value) {
+    PyErr_Format(PyExc_UnboundLocalError,
+                 "cannot access local variable '%U' where it is not "
+                 "associated with a value",
+                 PyTuple_GetItem(co->co_localsplusnames, i));
+    return false;
+  }
+  Py_INCREF(l.value);
+  push(l.value, l.source, l.items);
+  return true;
+}
+
+void Evaluator::storeFast(int i) {
+  Slot s = pop(); // may be NULL: a comprehension restoring an unbound name
+  Py_XDECREF(locals[i].value);
+  locals[i] = std::move(s);
+  locals[i].iterIndex = 0;
+  mirror(i);
+}
 
 /// Opcodes for locals, cells, globals, names, attributes, constants and
 /// imports.
-Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
+Evaluator::Step Evaluator::execNames(Op op, int oparg) {
   PyObject *r = nullptr;
-  switch (opcode) {
-  case LOAD_FAST:
-  case LOAD_CLOSURE: {
-    Slot &l = locals[oparg];
-    if (!l.value) {
-      PyErr_Format(PyExc_UnboundLocalError,
-                   "cannot access local variable '%U' where it is not "
-                   "associated with a value",
-                   PyTuple_GetItem(co->co_localsplusnames, oparg));
+  switch (op) {
+  case Op::LoadFast:
+  case Op::LoadClosure:
+    if (!loadFast(oparg))
       return Step::Error;
-    }
-    Py_INCREF(l.value);
-    push(l.value, l.source, l.items);
     break;
-  }
-  case STORE_FAST: {
-    Slot s = pop();
-    Py_XDECREF(locals[oparg].value);
-    locals[oparg] = std::move(s);
-    locals[oparg].iterIndex = 0;
+  case Op::LoadFastLoadFast: // 3.13: two locals, by nibble
+    if (!loadFast(oparg >> 4) || !loadFast(oparg & 15))
+      return Step::Error;
+    break;
+  case Op::LoadFastAndClear: { // an inlined comprehension saves its target
+    Slot &l = locals[oparg];
+    push(l.value, std::move(l.source), std::move(l.items));
+    l = Slot{};
     mirror(oparg);
     break;
   }
-  case DELETE_FAST:
+  case Op::StoreFast:
+    storeFast(oparg);
+    break;
+  case Op::StoreFastStoreFast:
+    storeFast(oparg >> 4);
+    storeFast(oparg & 15);
+    break;
+  case Op::StoreFastLoadFast:
+    storeFast(oparg >> 4);
+    if (!loadFast(oparg & 15))
+      return Step::Error;
+    break;
+  case Op::DeleteFast:
     Py_CLEAR(locals[oparg].value);
     locals[oparg].source.clear();
     locals[oparg].items.reset();
     mirror(oparg);
     break;
-  case MAKE_CELL: {
+  case Op::MakeCell: {
     Slot &l = locals[oparg];
     PyObject *cell = PyCell_New(l.value);
     STEP_FAIL_IF_NULL(cell);
@@ -60,7 +86,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     mirror(oparg);
     break;
   }
-  case COPY_FREE_VARS: {
+  case Op::CopyFreeVars: {
     // The function's cells become the frame's last `oparg` locals.
     int offset = co->co_nlocalsplus - oparg;
     for (int i = 0; i < oparg && f.closure; ++i) {
@@ -82,7 +108,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     }
     break;
   }
-  case LOAD_DEREF: {
+  case Op::LoadDeref: {
     PyObject *cell = locals[oparg].value;
     PyObject *v = cell ? PyCell_GET(cell) : nullptr;
     if (!v) {
@@ -96,7 +122,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     push(v, std::move(s));
     break;
   }
-  case STORE_DEREF: {
+  case Op::StoreDeref: {
     Slot s = pop();
     PyObject *cell = locals[oparg].value;
     int rc = PyCell_Set(cell, s.value);
@@ -106,7 +132,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     regionState().cells->set(cell, std::move(s.source));
     break;
   }
-  case DELETE_DEREF: {
+  case Op::DeleteDeref: {
     PyObject *cell = locals[oparg].value;
     if (!cell || !PyCell_GET(cell)) {
       unboundDeref(oparg);
@@ -115,7 +141,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     PyCell_Set(cell, nullptr);
     break;
   }
-  case LOAD_NAME: {
+  case Op::LoadName: {
     // Module-level code (a whole-script region): names live in f_locals,
     // then globals, then builtins.
     PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
@@ -136,15 +162,15 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     push(r, std::move(src));
     break;
   }
-  case STORE_NAME:
-  case DELETE_NAME: {
+  case Op::StoreName:
+  case Op::DeleteName: {
     PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
     if (!f.locals) {
       PyErr_Format(PyExc_SystemError, "no locals when storing %R", name);
       return Step::Error;
     }
     int rc;
-    if (opcode == STORE_NAME) {
+    if (op == Op::StoreName) {
       Slot v = pop();
       rc = PyObject_SetItem(f.locals, name, v.value);
       Py_DECREF(v.value);
@@ -155,7 +181,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
       return Step::Error;
     break;
   }
-  case LOAD_BUILD_CLASS:
+  case Op::LoadBuildClass:
     r = PyDict_GetItemString(f.builtins, "__build_class__");
     if (!r) {
       PyErr_SetString(PyExc_NameError, "__build_class__ not found");
@@ -163,7 +189,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     }
     push(Py_NewRef(r));
     break;
-  case SETUP_ANNOTATIONS:
+  case Op::SetupAnnotations:
     if (f.locals && !PyMapping_HasKeyString(f.locals, "__annotations__")) {
       PyObject *d = PyDict_New();
       int rc = d ? PyMapping_SetItemString(f.locals, "__annotations__", d) : -1;
@@ -172,22 +198,23 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
         return Step::Error;
     }
     break;
-  case LOAD_CONST:
+  case Op::LoadConst:
     r = PyTuple_GET_ITEM(co->co_consts, oparg);
     Py_INCREF(r);
     push(r);
     break;
-  case LOAD_GLOBAL: {
+  case Op::LoadGlobal: {
     PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg >> 1);
-    if (oparg & 1)
-      push(nullptr);
     std::string src;
     STEP_FAIL_IF_NULL(r = lookupGlobal(name, src));
     noteTensor(r, src);
-    push(r, std::move(src));
+    if (oparg & 1)
+      pushCallable(r, std::move(src));
+    else
+      push(r, std::move(src));
     break;
   }
-  case STORE_GLOBAL: {
+  case Op::StoreGlobal: {
     noteStore(globalSource(PyTuple_GET_ITEM(co->co_names, oparg)));
     Slot v = pop();
     int rc = PyDict_SetItem(f.globals, PyTuple_GET_ITEM(co->co_names, oparg),
@@ -197,14 +224,13 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
       return Step::Error;
     break;
   }
-  case DELETE_GLOBAL:
+  case Op::DeleteGlobal:
     noteStore(globalSource(PyTuple_GET_ITEM(co->co_names, oparg)));
     if (PyDict_DelItem(f.globals, PyTuple_GET_ITEM(co->co_names, oparg)) < 0)
       return Step::Error;
     break;
-  case LOAD_ATTR:
-  case LOAD_METHOD: {
-    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
+  case Op::LoadAttr: {
+    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg >> 1);
     Slot owner = pop();
     {
       Passthrough p; // properties and __getattr__ run natively
@@ -219,16 +245,44 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     Py_DECREF(owner.value);
     STEP_FAIL_IF_NULL(r);
     noteTensor(r, src);
-    if (opcode == LOAD_METHOD)
-      push(nullptr);
-    push(r, std::move(src));
+    // A method load pushes the bound method with a NULL: CALL reads that
+    // pair as a callable without self.
+    if (oparg & 1)
+      pushCallable(r, std::move(src));
+    else
+      push(r, std::move(src));
     break;
   }
-  case STORE_ATTR:
-  case DELETE_ATTR: {
+  case Op::LoadSuperAttr: { // super().name: [super, __class__, self]
+    PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg >> 2);
+    Slot self = pop(), cls = pop(), global = pop();
+    PyObject *argv[] = {cls.value, self.value};
+    PyObject *super;
+    {
+      Passthrough p;
+      // The zero-argument form (oparg bit 1 clear) would make super() look
+      // for __class__ and self in the frame; the compiler put both on the
+      // stack, so the builtin gets them as arguments.
+      bool builtin =
+          global.value == reinterpret_cast<PyObject *>(&PySuper_Type);
+      super = PyObject_Vectorcall(global.value, argv,
+                                  (oparg & 2) || builtin ? 2 : 0, nullptr);
+      r = super ? PyObject_GetAttr(super, name) : nullptr;
+    }
+    Py_XDECREF(super);
+    Py_DECREF(self.value), Py_DECREF(cls.value), Py_DECREF(global.value);
+    STEP_FAIL_IF_NULL(r);
+    if (oparg & 1)
+      pushCallable(r);
+    else
+      push(r);
+    break;
+  }
+  case Op::StoreAttr:
+  case Op::DeleteAttr: {
     PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
     Slot owner = pop();
-    Slot value = opcode == STORE_ATTR ? pop() : Slot{};
+    Slot value = op == Op::StoreAttr ? pop() : Slot{};
     if (!owner.source.empty())
       noteStore(owner.source + "." + PyUnicode_AsUTF8(name));
     int rc;
@@ -242,7 +296,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
       return Step::Error;
     break;
   }
-  case IMPORT_NAME: {
+  case Op::ImportName: {
     Slot fromlist = pop(), level = pop();
     {
       Passthrough p;
@@ -255,7 +309,7 @@ Evaluator::Step Evaluator::execNames(int opcode, int oparg) {
     push(r);
     break;
   }
-  case IMPORT_FROM: {
+  case Op::ImportFrom: {
     PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg);
     {
       Passthrough p;

@@ -71,10 +71,10 @@ PyObject *binaryOp(int op, PyObject *a, PyObject *b) {
 }
 
 /// Opcodes for operators, comparisons, subscripts and string formatting.
-Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
+Evaluator::Step Evaluator::execOperators(Op op, int oparg) {
   PyObject *r = nullptr;
-  switch (opcode) {
-  case BINARY_OP: {
+  switch (op) {
+  case Op::BinaryOp: {
     Slot b = pop(), a = pop();
     std::string src =
         sizeArithmeticSource(oparg, a.value, a.source, b.value, b.source);
@@ -92,7 +92,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
     push(r, std::move(src));
     break;
   }
-  case BINARY_SUBSCR: {
+  case Op::BinarySubscr: {
     Slot key = pop(), container = pop();
     guardScalar(key);
     // Slicing a tensor with bounds that are sizes: the ATen calls it makes
@@ -126,7 +126,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
     push(r, std::move(src), std::move(items));
     break;
   }
-  case STORE_SUBSCR: {
+  case Op::StoreSubscr: {
     Slot key = pop(), container = pop(), value = pop();
     noteStore(itemSource(container.source, key.value));
     int rc;
@@ -139,7 +139,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
       return Step::Error;
     break;
   }
-  case DELETE_SUBSCR: {
+  case Op::DeleteSubscr: {
     Slot key = pop(), container = pop();
     int rc;
     {
@@ -151,7 +151,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
       return Step::Error;
     break;
   }
-  case COMPARE_OP: {
+  case Op::CompareOp: {
     Slot b = pop(), a = pop();
     bool sizes =
         (isSizeInt(a.value, a.source) || isSizeInt(b.value, b.source)) &&
@@ -162,20 +162,39 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
       guardScalar(a), guardScalar(b);
     {
       Passthrough p;
-      r = PyObject_RichCompare(a.value, b.value, oparg);
+      r = PyObject_RichCompare(a.value, b.value, oparg & 0xF);
     }
     if (sizes && r)
-      callTracker(
-          "on_size_guard",
-          Py_BuildValue("(s)", sizeCompareGuard(oparg, r == Py_True, a.value,
-                                                a.source, b.value, b.source)
-                                   .c_str()));
+      callTracker("on_size_guard",
+                  Py_BuildValue("(s)", sizeCompareGuard(
+                                           oparg & 0xF, r == Py_True, a.value,
+                                           a.source, b.value, b.source)
+                                           .c_str()));
     Py_DECREF(a.value), Py_DECREF(b.value);
     STEP_FAIL_IF_NULL(r);
     push(r);
+    if (oparg & kCompareToBool)
+      return execOperators(Op::ToBool, 0);
     break;
   }
-  case IS_OP: {
+  case Op::ToBool: { // 3.13: the truth of a condition, as a bool
+    Slot a = pop();
+    int t = truth(a);
+    Py_DECREF(a.value);
+    if (t < 0)
+      return Step::Error;
+    push(Py_NewRef(t ? Py_True : Py_False));
+    break;
+  }
+  case Op::BinarySlice: // 3.12: [container, start, stop], as 3.11's pair
+    if (execContainers(Op::BuildSlice, 2) != Step::Done)
+      return Step::Error;
+    return execOperators(Op::BinarySubscr, 0);
+  case Op::StoreSlice: // [value, container, start, stop]
+    if (execContainers(Op::BuildSlice, 2) != Step::Done)
+      return Step::Error;
+    return execOperators(Op::StoreSubscr, 0);
+  case Op::IsOp: {
     Slot b = pop(), a = pop();
     r = ((a.value == b.value) ^ oparg) ? Py_True : Py_False;
     if (!a.source.empty() && (b.value == Py_None || a.value == Py_None))
@@ -186,7 +205,7 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
     push(r);
     break;
   }
-  case CONTAINS_OP: {
+  case Op::ContainsOp: {
     Slot b = pop(), a = pop();
     guardScalar(a);
     int rc;
@@ -202,23 +221,23 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
     push(r);
     break;
   }
-  case UNARY_NEGATIVE:
-  case UNARY_POSITIVE:
-  case UNARY_INVERT: {
+  case Op::UnaryNegative:
+  case Op::UnaryPositive:
+  case Op::UnaryInvert: {
     Slot a = pop();
     guardScalar(a);
     {
       Passthrough p;
-      r = opcode == UNARY_NEGATIVE   ? PyNumber_Negative(a.value)
-          : opcode == UNARY_POSITIVE ? PyNumber_Positive(a.value)
-                                     : PyNumber_Invert(a.value);
+      r = op == Op::UnaryNegative   ? PyNumber_Negative(a.value)
+          : op == Op::UnaryPositive ? PyNumber_Positive(a.value)
+                                    : PyNumber_Invert(a.value);
     }
     Py_DECREF(a.value);
     STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
-  case UNARY_NOT: {
+  case Op::UnaryNot: {
     Slot a = pop();
     int t = truth(a);
     Py_DECREF(a.value);
@@ -229,40 +248,49 @@ Evaluator::Step Evaluator::execOperators(int opcode, int oparg) {
     push(r);
     break;
   }
-  case FORMAT_VALUE: {
-    // An f-string's {value!conv:spec}, as CPython's ceval does it.
-    PyObject *spec = (oparg & 0x4) ? pop().value : nullptr;
-    PyObject *v = pop().value;
-    PyObject *conv = v;
-    switch (oparg & 0x3) {
-    case 1:
-      conv = PyObject_Str(v);
-      break;
-    case 2:
-      conv = PyObject_Repr(v);
-      break;
-    case 3:
-      conv = PyObject_ASCII(v);
-      break;
-    }
-    if (conv != v)
-      Py_DECREF(v);
-    if (!conv) {
-      Py_XDECREF(spec);
+  case Op::FormatValue: { // {value!conv:spec}: 3.13 splits it in three
+    Slot spec = (oparg & 0x4) ? pop() : Slot{};
+    if ((oparg & 0x3) &&
+        execOperators(Op::ConvertValue, oparg & 0x3) != Step::Done) {
+      Py_XDECREF(spec.value);
       return Step::Error;
     }
-    if (PyUnicode_CheckExact(conv) && !spec) {
-      r = conv;
-    } else {
-      r = PyObject_Format(conv, spec);
-      Py_DECREF(conv);
-    }
-    Py_XDECREF(spec);
+    if (!spec.value)
+      return execOperators(Op::FormatSimple, 0);
+    push(spec.value);
+    return execOperators(Op::FormatWithSpec, 0);
+  }
+  case Op::ConvertValue: {
+    Slot v = pop();
+    r = oparg == 1   ? PyObject_Str(v.value)
+        : oparg == 2 ? PyObject_Repr(v.value)
+                     : PyObject_ASCII(v.value);
+    Py_DECREF(v.value);
     STEP_FAIL_IF_NULL(r);
     push(r);
     break;
   }
-  case BUILD_STRING: {
+  case Op::FormatSimple: {
+    Slot v = pop();
+    if (PyUnicode_CheckExact(v.value)) {
+      push(v.value);
+      break;
+    }
+    r = PyObject_Format(v.value, nullptr);
+    Py_DECREF(v.value);
+    STEP_FAIL_IF_NULL(r);
+    push(r);
+    break;
+  }
+  case Op::FormatWithSpec: {
+    Slot spec = pop(), v = pop();
+    r = PyObject_Format(v.value, spec.value);
+    Py_DECREF(v.value), Py_DECREF(spec.value);
+    STEP_FAIL_IF_NULL(r);
+    push(r);
+    break;
+  }
+  case Op::BuildString: {
     PyObject *parts = PyTuple_New(oparg);
     STEP_FAIL_IF_NULL(parts);
     for (int i = oparg - 1; i >= 0; --i)

@@ -1,49 +1,7 @@
 //===- evaluator_support.cpp - the evaluator's helpers ------------------===//
 #include "evaluator_internal.h"
 
-#include <opcode.h>
-
 namespace dynoc::capture {
-
-bool isSupportedOpcode(int op) {
-  // clang-format off
-  switch (op) {
-  case CACHE: case NOP: case RESUME: case PRECALL: case EXTENDED_ARG:
-  case POP_TOP: case PUSH_NULL: case COPY: case SWAP:
-  case LOAD_FAST: case STORE_FAST: case DELETE_FAST: case LOAD_CONST:
-  case LOAD_GLOBAL: case STORE_GLOBAL: case DELETE_GLOBAL:
-  case MAKE_CELL: case COPY_FREE_VARS: case LOAD_CLOSURE: case LOAD_DEREF:
-  case STORE_DEREF: case DELETE_DEREF:
-  case LOAD_ATTR: case LOAD_METHOD: case STORE_ATTR: case DELETE_ATTR:
-  case KW_NAMES: case CALL: case CALL_FUNCTION_EX: case MAKE_FUNCTION:
-  case BINARY_OP: case BINARY_SUBSCR: case STORE_SUBSCR: case DELETE_SUBSCR:
-  case COMPARE_OP: case IS_OP: case CONTAINS_OP:
-  case UNARY_NEGATIVE: case UNARY_POSITIVE: case UNARY_NOT: case UNARY_INVERT:
-  case BUILD_TUPLE: case BUILD_LIST: case BUILD_SET: case BUILD_MAP:
-  case BUILD_CONST_KEY_MAP: case BUILD_SLICE: case BUILD_STRING:
-  case LIST_APPEND: case SET_ADD: case MAP_ADD: case LIST_EXTEND:
-  case SET_UPDATE: case DICT_MERGE: case DICT_UPDATE: case LIST_TO_TUPLE:
-  case FORMAT_VALUE: case GET_LEN: case UNPACK_SEQUENCE: case UNPACK_EX:
-  case GET_ITER: case FOR_ITER: case RETURN_VALUE:
-  case POP_JUMP_FORWARD_IF_FALSE: case POP_JUMP_FORWARD_IF_TRUE:
-  case POP_JUMP_BACKWARD_IF_FALSE: case POP_JUMP_BACKWARD_IF_TRUE:
-  case POP_JUMP_FORWARD_IF_NONE: case POP_JUMP_FORWARD_IF_NOT_NONE:
-  case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
-  case JUMP_IF_FALSE_OR_POP: case JUMP_IF_TRUE_OR_POP: case JUMP_FORWARD:
-  case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
-  case RAISE_VARARGS: case RERAISE: case PUSH_EXC_INFO: case POP_EXCEPT:
-  case CHECK_EXC_MATCH: case CHECK_EG_MATCH: case PREP_RERAISE_STAR:
-  case LOAD_ASSERTION_ERROR: case BEFORE_WITH:
-  case WITH_EXCEPT_START: case IMPORT_NAME: case IMPORT_FROM:
-  case LOAD_NAME: case STORE_NAME: case DELETE_NAME: case LOAD_BUILD_CLASS:
-  case SETUP_ANNOTATIONS: case PRINT_EXPR:
-  case MATCH_MAPPING: case MATCH_SEQUENCE: case MATCH_KEYS: case MATCH_CLASS:
-    return true;
-  default:
-    return false;
-  }
-  // clang-format on
-}
 
 const char *unsupportedReason(PyCodeObject *co, int &badOpcode) {
   badOpcode = -1;
@@ -54,9 +12,13 @@ const char *unsupportedReason(PyCodeObject *co, int &badOpcode) {
       reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
   Py_ssize_t n = PyBytes_GET_SIZE(code) / 2;
   const char *reason = nullptr;
+  int ext = 0;
   for (Py_ssize_t i = 0; i < n;
        i += 1 + runtime().inlineCaches[instrs[2 * i]]) {
-    if (!isSupportedOpcode(instrs[2 * i])) {
+    int oparg = instrs[2 * i + 1] | ext;
+    Op op = decodeOp(instrs[2 * i], oparg);
+    ext = op == Op::ExtendedArg ? oparg << 8 : 0;
+    if (op == Op::Unsupported) {
       badOpcode = instrs[2 * i];
       reason = "an unsupported opcode";
       break;

@@ -1,6 +1,6 @@
 /*===- frame_hook.h - PEP 523 frame hook (C shim over CPython internals) -===*/
-/* The only code that touches CPython 3.11's internal frame layout; the
- * evaluator (C++) sees a frame through this small interface. */
+/* The only code that touches CPython's internal frame layout (3.11, 3.12,
+ * 3.13); the evaluator (C++) sees a frame through this small interface. */
 #ifndef DYNOC_CAPTURE_FRAME_HOOK_H
 #define DYNOC_CAPTURE_FRAME_HOOK_H
 
@@ -38,6 +38,11 @@ void dynoc_frame_leave(void *frame);
  * evaluator keeps the frame's local slots (the view's localsplus) equal to
  * its own locals. */
 void dynoc_frame_publish_at(void *frame, int instr);
+
+/* Counts an evaluated frame against the recursion limit, as CPython's loop
+ * counts each frame it runs: -1 with RecursionError past it. */
+int dynoc_enter_frame_call(void);
+void dynoc_leave_frame_call(void);
 
 /* Adds a traceback entry for the evaluated `frame` at instruction index
  * `instr`, as CPython adds one per frame an exception passes. */

@@ -151,4 +151,17 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_dynoc_C",
                        kMethods};
 } // namespace
 
-PyMODINIT_FUNC PyInit__dynoc_C() { return PyModule_Create(&kModule); }
+PyMODINIT_FUNC PyInit__dynoc_C() {
+  // Each CPython version has its own build (its frame layout and bytecode):
+  // one built for another version must not load, even where the file name
+  // would let it (the 3.11 build's plain `_dynoc_C.so`).
+  if ((Py_Version >> 16) != (PY_VERSION_HEX >> 16)) {
+    PyErr_Format(PyExc_ImportError,
+                 "_dynoc_C was built for CPython %d.%d, not for this %d.%d: "
+                 "build //lib/capture:extensions with this version's headers",
+                 PY_MAJOR_VERSION, PY_MINOR_VERSION, int(Py_Version >> 24),
+                 int((Py_Version >> 16) & 0xFF));
+    return nullptr;
+  }
+  return PyModule_Create(&kModule);
+}

@@ -102,9 +102,10 @@ def main():
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args()
-    if sys.version_info[:2] != (3, 11):
-        sys.stderr.write(f"dynoc capture: error: CPython 3.11 is required; "
-                         f"{sys.executable} is {sys.version.split()[0]}\n")
+    from dynoc._version import unsupported_python_message
+    why = unsupported_python_message(sys.version_info, sys.executable)
+    if why:
+        sys.stderr.write(f"dynoc capture: error: {why}\n")
         return 3
     import dynoc
     from dynoc import _session

@@ -154,14 +154,23 @@ def set_entry(modules, func_name):
     _ext().set_entry(list(modules), func_name, _on_entry)
 
 
+def _inline_cache_entries():
+    """Code units of inline cache after each opcode, indexed by opcode."""
+    entries = opcode._inline_cache_entries
+    if isinstance(entries, dict):  # 3.13: by name
+        return [entries.get(opcode.opname[i], 0) for i in range(256)]
+    return list(entries)
+
+
 def _ext():
     global _C
     if _C is None:
-        if sys.version_info[:2] != (3, 11):
-            raise RuntimeError(f"dynoc capture supports CPython 3.11 only; this is "
-                               f"{sys.version.split()[0]}")
+        from dynoc._version import unsupported_python_message
+        why = unsupported_python_message(sys.version_info, sys.executable)
+        if why:
+            raise RuntimeError(why)
         import _dynoc_C
-        _dynoc_C.init(torch.Tensor, torch.nn.Module, list(opcode._inline_cache_entries),
+        _dynoc_C.init(torch.Tensor, torch.nn.Module, _inline_cache_entries(),
                       _follow, _forward_of, special_calls, Region, _on_entry)
         _C = _dynoc_C
     return _C
