@@ -118,12 +118,20 @@ def _make_source():
     return MAKE.format(rw=str(REALWORLD)).strip()
 
 
-def child(engine, name, threads):
+def python_of(version):
+    """The project's environment for CPython `version` (tools/bootstrap.sh)."""
+    return sys.executable if version is None else str(ROOT / f".venv-{version}" / "bin" / "python")
+
+
+def child(engine, name, threads, version=None):
     code = CHILD.format(cpu=str(ROOT / "bench" / "cpu"), threads=threads, make=_make_source())
     # dynoc's first call captures only: DYNOC_COMPILE=0 leaves out the build
     # and load the in-process JIT would add (the capture is what is compared).
-    env = dict(os.environ, DYNOC_COMPILE="0")
-    p = subprocess.run([sys.executable, "-c", code, engine, name], capture_output=True,
+    # Other versions' environments are shared: this checkout's package.
+    env = dict(os.environ, DYNOC_COMPILE="0", PYTHONPATH=os.pathsep.join(
+        str(ROOT / d) for d in ("lib/capture/python", "bazel-bin/lib/capture",
+                                "bazel-bin/lib/runtime/python")))
+    p = subprocess.run([python_of(version), "-c", code, engine, name], capture_output=True,
                        text=True, check=True, env=env)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -141,7 +149,12 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--repeat", type=int, default=3, help="whole-program runs per engine")
     ap.add_argument("--out", default=str(ROOT / "docs" / "perf-capture.md"))
+    ap.add_argument("--pythons", default="",
+                    help="other CPython versions to compare first calls on, e.g. 3.12,3.13 "
+                         "(their .venv-X.Y: DYNOC_PYTHON=X.Y tools/bootstrap.sh)")
     a = ap.parse_args()
+    versions = [v for v in a.pythons.split(",") if v]
+    mine = "%d.%d" % sys.version_info[:2]
     sys.path.insert(0, str(ROOT / "bench"))
     from runtime_overhead import machine
     rows = []
@@ -159,7 +172,9 @@ def main():
             cap = statistics.median(
                 wall([DYNOC, "capture", "-o", pathlib.Path(tmp) / f"out_{name.replace(':', '_')}", script])
                 for _ in range(a.repeat))
-            rows.append((name, e, d, t, py, cap))
+            other = {v: (child("dynoc", name, a.threads, v), child("dynamo", name, a.threads, v))
+                     for v in versions}
+            rows.append((name, e, d, t, py, cap, other))
     lines = [
         "# Capture-time overhead",
         "",
@@ -179,12 +194,30 @@ def main():
         "| dynoc capture script (s) | overhead (s) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, e, d, t, py, cap in rows:
+    for name, e, d, t, py, cap, _ in rows:
         lines.append(
             f"| {name} | {e['first'] * 1e3:.1f} | {d['first'] * 1e3:.1f} | "
             f"{d['first'] / e['first']:.1f}× | {t['first'] * 1e3:.1f} | "
             f"{d['first'] / t['first']:.2f} | {d['later'] * 1e3:.2f} | {e['later'] * 1e3:.2f} | "
             f"{py:.2f} | {cap:.2f} | {cap - py:+.2f} |")
+    if versions:
+        lines += [
+            "",
+            "## Per Python version",
+            "",
+            "The capture call against Dynamo's trace on each CPython version, each in its own "
+            "environment (the same torch release; 3.12 and 3.13 have PyPI's CUDA build, run on "
+            "the CPU). dynoc ÷ Dynamo: the target is ≤ 0.05 on every model and version.",
+            "",
+            "| model | " + " | ".join(f"{v}: dynoc (ms) | {v}: Dynamo (ms) | {v}: dynoc ÷ Dynamo"
+                                    for v in [mine] + versions) + " |",
+            "|---|" + "---|---|---|" * (1 + len(versions)),
+        ]
+        for name, e, d, t, py, cap, other in rows:
+            cells = [(d, t)] + [other[v] for v in versions]
+            lines.append(f"| {name} | " + " | ".join(
+                f"{x['first'] * 1e3:.1f} | {y['first'] * 1e3:.1f} | {x['first'] / y['first']:.3f}"
+                for x, y in cells) + " |")
     pathlib.Path(a.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -22,31 +22,69 @@ else
   say "Debian packages: all present"
 fi
 
-venv="$root/.venv"
-if [ ! -x "$venv/bin/python" ]; then
-  say "creating Python environment $venv"
-  python3.11 -m venv "$venv" 2>/dev/null || python3 -m venv "$venv"
-fi
-req="$root/requirements.txt"
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$req" | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  say "installing Python packages from requirements.txt"
-  "$venv/bin/python" -m pip install -q --upgrade pip >&2
-  "$venv/bin/python" -m pip install -q -r "$req" >&2
-  echo "$want" > "$stamp"
-else
-  say "Python packages: up to date"
-fi
+# make_venv DIR PYTHON: a virtual environment with requirements.txt and
+# `import dynoc` (the package sources and the extensions that `bazel build
+# //...` puts under bazel-bin).
+make_venv() {
+  local venv="$1" python="$2"
+  if [ ! -x "$venv/bin/python" ]; then
+    say "creating Python environment $venv ($("$python" --version 2>&1))"
+    "$python" -m venv "$venv"
+  fi
+  local req="$root/requirements.txt" stamp="$venv/.requirements.sha256"
+  local want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    say "installing Python packages from requirements.txt into $venv"
+    "$venv/bin/python" -m pip install -q --upgrade pip >&2
+    "$venv/bin/python" -m pip install -q -r "$req" >&2
+    echo "$want" > "$stamp"
+  else
+    say "Python packages in $venv: up to date"
+  fi
+  local site
+  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  # DYNOC_TORCH_COMPILE=1: torch.compile routes to dynoc in any process of it.
+  printf '%s\n' "$root/lib/capture/python" "$root/bazel-bin/lib/capture" \
+    "$root/bazel-bin/lib/runtime/python" \
+    "import os; os.environ.get('DYNOC_TORCH_COMPILE') == '1' and __import__('dynoc').install()" \
+    > "$site/dynoc.pth"
+}
 
-# `import dynoc` in this environment: the package sources and the extensions
-# that `bazel build //...` puts under bazel-bin.
-site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-# DYNOC_TORCH_COMPILE=1: torch.compile routes to dynoc in any process of it.
-printf '%s\n' "$root/lib/capture/python" "$root/bazel-bin/lib/capture" \
-  "$root/bazel-bin/lib/runtime/python" \
-  "import os; os.environ.get('DYNOC_TORCH_COMPILE') == '1' and __import__('dynoc').install()" \
-  > "$site/dynoc.pth"
+# find_python X.Y: pyenv's CPython X.Y, else pythonX.Y on PATH.
+find_python() {
+  local v="$1" p
+  for p in $(ls -d "$HOME/.pyenv/versions/$v".* 2>/dev/null | sort -rV); do
+    [ -x "$p/bin/python$v" ] && { echo "$p/bin/python$v"; return; }
+  done
+  command -v "python$v" || true
+}
+
+# The build's environment: CPython 3.11, always (`.venv`).
+make_venv "$root/.venv" "$(find_python 3.11 | grep . || command -v python3)"
+
+# DYNOC_PYTHON=3.12 or 3.13 (tools/test.sh --all-pythons sets each): an
+# environment of that version too, which capture then runs in. torch for it
+# comes from PyPI, a CUDA build (several GB): it is made once per machine
+# under the cache, outside the checkout, and `.venv-3.12` links to it.
+case "${DYNOC_PYTHON:-}" in
+  ""|3.11|/*) ;;
+  3.12|3.13)
+    py="$(find_python "$DYNOC_PYTHON")"
+    if [ -z "$py" ]; then
+      say "error: DYNOC_PYTHON=$DYNOC_PYTHON: no CPython $DYNOC_PYTHON here (pyenv or python$DYNOC_PYTHON on PATH)"
+      exit 2
+    fi
+    shared="${XDG_CACHE_HOME:-$HOME/.cache}/dynoc/venv-$DYNOC_PYTHON"
+    mkdir -p "$(dirname "$shared")"
+    make_venv "$shared" "$py"
+    [ -L "$root/.venv-$DYNOC_PYTHON" ] || [ ! -e "$root/.venv-$DYNOC_PYTHON" ] ||
+      { say "error: $root/.venv-$DYNOC_PYTHON exists and is not a link to $shared"; exit 2; }
+    ln -sfn "$shared" "$root/.venv-$DYNOC_PYTHON" ;;
+  *)
+    say "error: DYNOC_PYTHON=$DYNOC_PYTHON: capture runs CPython 3.11, 3.12 and 3.13 (or give a Python's path)"
+    exit 2 ;;
+esac
 
 # The CUDA target's libraries (dynoc build --target=cuda; no GPU needed):
 # nvcc and the CUDA runtime come with the machine (/usr/local/cuda); cuBLASLt's

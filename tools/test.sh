@@ -12,6 +12,12 @@
 #   tools/test.sh --cpython     only CPython's own test suite under the evaluator
 #                               (95 modules, ~4 minutes; CI runs a subset);
 #                               writes docs/capture-cpython.md
+#   DYNOC_PYTHON=3.12 tools/test.sh   (or 3.13) what depends on the Python
+#                               version, under that version: the whole capture
+#                               corpus and the real-program suite's subset
+#                               (with --realworld: every model); makes
+#                               .venv-3.12 first
+#   tools/test.sh --all-pythons the above for 3.11, 3.12 and 3.13
 #
 # CI fuzzes each target of test/fuzz for DYNOC_FUZZ_SECONDS (default 30);
 # longer campaigns: tools/fuzz.sh TARGET SECONDS.
@@ -21,16 +27,53 @@ cd "$root"
 realworld=0
 jitcorpus=0
 cpython=0
+allpythons=0
 for arg in "$@"; do
   case "$arg" in
     --realworld) realworld=1 ;;
     --jit-corpus) jitcorpus=1 ;;
     --cpython) cpython=1 ;;
-    -h|--help) sed -n 2,17p "$0" | cut -c3-; exit 0 ;;
+    --all-pythons) allpythons=1 ;;
+    -h|--help) sed -n '2,/^set /{/^set /!p}' "$0" | cut -c3-; exit 0 ;;
     *) echo "tools/test.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
+if ((allpythons)); then
+  for v in 3.11 3.12 3.13; do
+    echo "[test] CPython $v: the capture corpus and the real-program suite" >&2
+    DYNOC_PYTHON=$v "$0" $( ((realworld)) && echo --realworld)
+  done
+  exit 0
+fi
 tools/bootstrap.sh
+# version_suites VERSION: the corpus and the model suite under that Python
+# (`dynoc capture` runs DYNOC_PYTHON; pytest and Dynamo run it too).
+version_suites() {
+  local v="$1" corpus="${2:-all}" models="${3:-}" py="$root/.venv-$1/bin/python"
+  [ "$v" = 3.11 ] && py="$root/.venv/bin/python"
+  # The other versions' environments are shared by every checkout of this
+  # machine (tools/bootstrap.sh): this checkout's package and extensions.
+  export PYTHONPATH="$root/lib/capture/python:$root/bazel-bin/lib/capture:$root/bazel-bin/lib/runtime/python"
+  echo "[test] CPython $v: the capture corpus ($corpus programs), each against Dynamo on $v" >&2
+  DYNOC_PYTHON="$py" DYNOC_CORPUS="$corpus" "$py" -m pytest -q -rf -n 2 test/capture/test_corpus.py
+  if [ -n "$models" ]; then
+    echo "[test] CPython $v: real programs $models" >&2
+    DYNOC_PYTHON="$py" "$py" test/realworld/run_suite.py --models "$models"
+  elif ((realworld)); then
+    echo "[test] CPython $v: the real-program suite (every model)" >&2
+    DYNOC_PYTHON="$py" "$py" test/realworld/run_suite.py
+  else
+    echo "[test] CPython $v: the real-program suite's fast subset" >&2
+    DYNOC_PYTHON="$py" "$py" test/realworld/run_suite.py --ci
+  fi
+}
+case "${DYNOC_PYTHON:-}" in
+  3.11|3.12|3.13)
+    bazel build //...
+    version_suites "$DYNOC_PYTHON"
+    echo "[test] CPython $DYNOC_PYTHON: all tests passed" >&2
+    exit 0 ;;
+esac
 if ((jitcorpus)); then
   bazel build //...
   echo "[test] the capture corpus in process (every program)" >&2
@@ -77,4 +120,11 @@ echo "[test] CPython's test suite under the evaluator: the fast subset (tools/te
 .venv/bin/python test/cpython/cpython_suite.py --ci
 echo "[test] real programs: the fast subset (tools/test.sh --realworld runs all)" >&2
 .venv/bin/python test/realworld/run_suite.py --ci
+# 3.12 and 3.13: the corpus programs that between them use every opcode the
+# corpus compiles to on that version, and two models (DYNOC_PYTHON=3.12
+# tools/test.sh runs the whole corpus and the suite's subset).
+for v in 3.12 3.13; do
+  DYNOC_PYTHON=$v tools/bootstrap.sh
+  (version_suites $v opcodes bert-seqcls-labels,gpt2-lm-labels)
+done
 echo "[test] all tests passed" >&2

@@ -49,6 +49,37 @@ DYNOC = os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc")
 PROGRAMS = sorted(glob.glob(os.path.join(HERE, "programs", "*.py")))
 
 
+def opcodes_of(path):
+    """The opcode names the running Python compiles `path` to, every nested
+    function and class body included."""
+    import dis
+    names, todo = set(), [compile(open(path).read(), path, "exec")]
+    while todo:
+        code = todo.pop()
+        names |= {i.opname for i in dis.get_instructions(code)}
+        todo += [c for c in code.co_consts if hasattr(c, "co_code")]
+    return names
+
+
+def opcode_cover(programs):
+    """A few programs that between them use every opcode the whole corpus
+    compiles to on the running Python (greedy set cover, in corpus order on
+    ties): the corpus subset that CI runs on 3.12 and 3.13, whose bytecode
+    differs from 3.11's."""
+    ops = {p: opcodes_of(p) for p in programs}
+    left, chosen = set().union(*ops.values()), []
+    while left:
+        best = max(programs, key=lambda p: len(ops[p] & left))
+        chosen.append(best)
+        left -= ops[best]
+    return sorted(chosen)
+
+
+# DYNOC_CORPUS=opcodes: only the opcode cover (tools/test.sh's other Pythons).
+if os.environ.get("DYNOC_CORPUS") == "opcodes":
+    PROGRAMS = opcode_cover(PROGRAMS)
+
+
 def header(path):
     exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [], "runs": [], "unbuilt": [], "env": {},
            "dynamo": "same", "args": [], "jit": None}

@@ -70,9 +70,15 @@ void checkPython(Report &r) {
     return;
   }
   std::string line = firstLine(out);
-  if (line.rfind("Python 3.11 ", 0) != 0)
+  // The versions lib/capture builds an evaluator for (dynoc/_version.py's
+  // SUPPORTED_PYTHONS).
+  bool supported = false;
+  for (const char *v : {"Python 3.11 ", "Python 3.12 ", "Python 3.13 "})
+    supported |= line.rfind(v, 0) == 0;
+  if (!supported)
     r.bad("Python with torch",
-          line + " at " + python + ": capture runs CPython 3.11 only");
+          line + " at " + python +
+              ": capture runs CPython 3.11, 3.12 and 3.13");
   else
     r.ok("Python with torch", line + " (" + python + ")");
   if (capturePythonPath().empty())
