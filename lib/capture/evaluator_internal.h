@@ -378,8 +378,12 @@ private:
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     Untraced untraced;
+    // A program at the recursion limit still has its calls recorded.
+    constexpr int kTrackerHeadroom = 50;
+    dynoc_recursion_headroom(kTrackerHeadroom);
     PyObject *m = PyObject_GetAttrString(tracker, method);
     PyObject *r = m ? PyObject_Call(m, args, nullptr) : nullptr;
+    dynoc_recursion_headroom(-kTrackerHeadroom);
     Py_XDECREF(m);
     Py_DECREF(args);
     if (!r)

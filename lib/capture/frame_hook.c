@@ -179,7 +179,7 @@ int dynoc_enter_frame_call(void) {
   ts->py_recursion_remaining--;
   return 0;
 #else
-  return Py_EnterRecursiveCall("");
+  return Py_EnterRecursiveCall("") ? -1 : 0; /* nonzero on error */
 #endif
 }
 
@@ -188,6 +188,15 @@ void dynoc_leave_frame_call(void) {
   PyThreadState_Get()->py_recursion_remaining++;
 #endif
   Py_LeaveRecursiveCall();
+}
+
+void dynoc_recursion_headroom(int frames) {
+  PyThreadState *ts = PyThreadState_Get();
+#if PY_MINOR_VERSION >= 12
+  ts->py_recursion_remaining += frames;
+#else
+  ts->recursion_remaining += frames;
+#endif
 }
 
 void dynoc_add_traceback(void *frame, int instr) {

@@ -44,6 +44,11 @@ void dynoc_frame_publish_at(void *frame, int instr);
 int dynoc_enter_frame_call(void);
 void dynoc_leave_frame_call(void);
 
+/* Adds `frames` (or, negative, takes them back) to what is left of the
+ * recursion limit: dynoc's own Python (the tracker) runs with headroom, so
+ * that it works for a program at the limit. */
+void dynoc_recursion_headroom(int frames);
+
 /* Adds a traceback entry for the evaluated `frame` at instruction index
  * `instr`, as CPython adds one per frame an exception passes. */
 void dynoc_add_traceback(void *frame, int instr);
