@@ -6,7 +6,9 @@ runs the build first, then this):
     _bin/dynrt-bench       dynoc bench without MLIR (the `dynrt-bench` script)
     _data/AtenOps.td       the aten dialect's op list (capture checks ops against it)
     _lib/libdynrt.so       libdynrt, with _include/dynrt/ (C API headers)
-  _dynoc_C.so              the capture extension (CPython 3.11: the wheel's tag)
+  _dynoc_C*.so             the capture extension, one per CPython version built
+                           (_dynoc_C.so: 3.11; _dynoc_C.cpython-312-*.so, ...):
+                           the wheel's tags
   _dynrt.abi3.so           dynoc.load's extension (stable ABI)
 
 What a model build needs at the user's site and the wheel does not carry (a C++
@@ -47,8 +49,19 @@ def files():
     yield "dynoc/_lib/libdynrt.so", os.path.join(BIN, "lib/runtime/libdynrt.so"), True
     for h in ("dynrt.h", "dynrt.hpp"):
         yield f"dynoc/_include/dynrt/{h}", os.path.join(ROOT, "lib/runtime/include/dynrt", h), False
-    yield "_dynoc_C.so", os.path.join(BIN, "lib/capture/_dynoc_C.so"), True
+    for name, _ in capture_extensions():
+        yield name, os.path.join(BIN, "lib/capture", name), True
     yield "_dynrt.abi3.so", os.path.join(BIN, "lib/runtime/python/_dynrt.abi3.so"), True
+
+
+def capture_extensions():
+    """(file name, "cp3XX") of each capture extension the build made."""
+    found = [("_dynoc_C.so", "cp311")]
+    for name in sorted(os.listdir(os.path.join(BIN, "lib/capture"))):
+        m = re.match(r"_dynoc_C\.cpython-(3\d+)-x86_64-linux-gnu\.so$", name)
+        if m:
+            found.append((name, f"cp{m.group(1)}"))
+    return found
 
 
 def record_line(path, data):
@@ -61,19 +74,22 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "dist"))
     a = p.parse_args()
     v = version()
-    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    pythons = [t for _, t in capture_extensions()]
+    tag = ".".join(pythons)  # a compressed tag set (PEP 425): one per version
     name = f"dynoc-{v}-{tag}-{tag}-linux_x86_64.whl"
+    newest = int(pythons[-1][3:]) - 300
     info = f"dynoc-{v}.dist-info"
     metadata = "\n".join([
         "Metadata-Version: 2.1", "Name: dynoc", f"Version: {v}",
         "Summary: Ahead-of-time graph capture and compilation for PyTorch programs",
-        "License: MIT", f"Requires-Python: =={sys.version_info.major}.{sys.version_info.minor}.*",
+        "License: MIT", f"Requires-Python: >=3.11,<3.{newest + 1}",
         "Requires-Dist: torch>=2.13", "Requires-Dist: numpy", "Requires-Dist: safetensors",
         *[f"Requires-External: {e}" for e in EXTERNAL], "",
         "dynoc capture / build / explain and `import dynoc` (dynoc.compile, dynoc.load).",
         "Run `dynoc doctor` to see what a model build still needs on this machine.", ""])
     wheel = "\n".join(["Wheel-Version: 1.0", "Generator: dynoc tools/make_wheel.py",
-                       "Root-Is-Purelib: false", f"Tag: {tag}-{tag}-linux_x86_64", ""])
+                       "Root-Is-Purelib: false",
+                       *[f"Tag: {t}-{t}-linux_x86_64" for t in pythons], ""])
     entry = "[console_scripts]\ndynoc = dynoc._cli:main\ndynrt-bench = dynoc._cli:bench\n"
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, name)
