@@ -47,6 +47,16 @@ def test_each_version_imports_its_own_extension(version):
     assert name == ("_dynoc_C.so" if version == "3.11" else f"_dynoc_C.cpython-{tag}-x86_64-linux-gnu.so")
 
 
+@pytest.mark.parametrize("version", ["3.11", "3.12", "3.13"])
+def test_runtime_binding_is_one_build_for_every_version(version):
+    """dynoc.load's extension is built once against the stable ABI."""
+    rt = os.path.join(ROOT, "bazel-bin", "lib", "runtime", "python")
+    r = subprocess.run([python(version), "-c", "import _dynrt; print(_dynrt.__file__)"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=rt))
+    assert r.returncode == 0, r.stderr
+    assert os.path.basename(r.stdout.strip()) == "_dynrt.abi3.so"
+
+
 @pytest.mark.parametrize("version", ["3.12", "3.13"])
 def test_another_versions_build_refuses_to_load(version):
     # 3.11's build has the plain name another Python would also accept.
