@@ -329,9 +329,10 @@ extern "C" int dynoc_evaluate_frame(const dynoc_frame_view *view,
   PendingCall call = std::move(st.pending);
   st.pending = PendingCall{};
   int bad = -1;
-  const char *why = dynoc_tracing_active()
-                        ? "a trace or profile function is set"
-                        : unsupportedReason(view->code, bad);
+  const char *why =
+      dynoc_tracing_active()
+          ? "a trace or profile function or a sys.monitoring tool is active"
+          : unsupportedReason(view->code, bad);
   if (why) {
     PyObject *args = Py_BuildValue(
         "(Osi)", reinterpret_cast<PyObject *>(view->code), why, bad);

@@ -33,7 +33,8 @@ typedef struct _PyInterpreterFrame Frame;
 #define FRAME_IS_FRESH(f) ((f)->prev_instr == _PyCode_CODE(FRAME_CODE(f)) - 1)
 #define FRAME_SET_INSTR(f, i)                                                  \
   ((f)->prev_instr = _PyCode_CODE(FRAME_CODE(f)) + (i))
-#define TRACING_ACTIVE(ts) ((ts)->c_tracefunc || (ts)->c_profilefunc)
+#define TRACING_ACTIVE(ts)                                                     \
+  ((ts)->c_tracefunc || (ts)->c_profilefunc || monitoring_active(ts))
 #define CALLEE_CLEARS_FRAME 1
 #else /* 3.13 */
 #define FRAME_CODE(f) ((PyCodeObject *)(f)->f_executable)
@@ -43,8 +44,22 @@ typedef struct _PyInterpreterFrame Frame;
 #define FRAME_IS_FRESH(f) ((f)->instr_ptr == _PyCode_CODE(FRAME_CODE(f)))
 #define FRAME_SET_INSTR(f, i)                                                  \
   ((f)->instr_ptr = _PyCode_CODE(FRAME_CODE(f)) + (i))
-#define TRACING_ACTIVE(ts) ((ts)->c_tracefunc || (ts)->c_profilefunc)
+#define TRACING_ACTIVE(ts)                                                     \
+  ((ts)->c_tracefunc || (ts)->c_profilefunc || monitoring_active(ts))
 #define CALLEE_CLEARS_FRAME 1
+#endif
+
+#if PY_MINOR_VERSION >= 12
+#include <internal/pycore_interp.h>
+
+/* A sys.monitoring tool (coverage.py on 3.12, a debugger) listens for some
+ * event: CPython's loop reports them, the evaluator would not. */
+static int monitoring_active(PyThreadState *ts) {
+  for (int i = 0; i < _PY_MONITORING_UNGROUPED_EVENTS; i++)
+    if (ts->interp->monitors.tools[i])
+      return 1;
+  return 0;
+}
 #endif
 
 #if CALLEE_CLEARS_FRAME
