@@ -23,6 +23,8 @@ EVALUATOR_SRCS = [
     "exceptions.h",
     "frame_hook.h",
     "opcodes.h",
+    "opcodes_common.inc",
+    "opcodes_since312.inc",
     "python_compat.h",
     "size_sources.cpp",
     "size_sources.h",
