@@ -77,7 +77,7 @@ def main():
     pythons = [t for _, t in capture_extensions()]
     tag = ".".join(pythons)  # a compressed tag set (PEP 425): one per version
     name = f"dynoc-{v}-{tag}-{tag}-linux_x86_64.whl"
-    newest = int(pythons[-1][3:]) - 300
+    newest = int(pythons[-1][3:])  # "cp313" -> 13
     info = f"dynoc-{v}.dist-info"
     metadata = "\n".join([
         "Metadata-Version: 2.1", "Name: dynoc", f"Version: {v}",
