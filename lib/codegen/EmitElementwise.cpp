@@ -14,6 +14,19 @@
 namespace dynoc {
 namespace codegen {
 
+namespace {
+/// The bounds of a ReLU (0, inf) or a hardtanh (min_val, max_val); none for
+/// other ops.
+std::optional<std::pair<double, double>> clampBounds(Operation *op) {
+  if (isa<aten::AtenReluOp>(op))
+    return std::make_pair(0.0, INFINITY);
+  if (isa<aten::AtenHardtanhOp>(op))
+    return std::make_pair(scalarAttr(op, "min_val", -1.0),
+                          scalarAttr(op, "max_val", 1.0));
+  return std::nullopt;
+}
+} // namespace
+
 LogicalResult GraphEmitter::emitUnary(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value out = op->getResult(0);
@@ -257,6 +270,7 @@ LogicalResult GraphEmitter::emitFusionGroup(Operation *op) {
     if (failed(checkTypes(inner)))
       return failure();
   Value current; // the chain's value entering the loop, if an anchor made it
+  Value convBias; // the bias the loop adds to an anchor convolution's output
   if (group.getKind() == "epilogue") {
     Operation *anchor = chain.front();
     auto it = table().find(anchor->getName().getStringRef());
@@ -265,7 +279,37 @@ LogicalResult GraphEmitter::emitFusionGroup(Operation *op) {
                           << "' is not supported by the "
                           << target.displayName() << " backend yet";
     names[anchor->getResult(0)] = name(out);
-    if (failed((this->*(it->second))(anchor)))
+    // A convolution followed by one ReLU or hardtanh alone: the clamp is the
+    // convolution's own (its last pass writes the clamped value).
+    if (std::optional<std::pair<double, double>> clamp =
+            chain.size() == 2 && isa<aten::AtenConvolutionOp>(anchor) &&
+                    target.fuseConvolutionEpilogue() &&
+                    chain[1]->getOperand(0) == anchor->getResult(0) &&
+                    body.getTerminator()->getOperand(0) ==
+                        chain[1]->getResult(0)
+                ? clampBounds(chain[1])
+                : std::nullopt) {
+      convClamp = clamp;
+      LogicalResult emitted = (this->*(it->second))(anchor);
+      convClamp.reset();
+      if (failed(emitted))
+        return failure();
+      setDims(out, op, dimsOf(anchor->getResult(0)));
+      return success();
+    }
+    // Other ops after a convolution: its bias is one more operand of their
+    // loop rather than a pass of its own.
+    auto conv = dyn_cast<aten::AtenConvolutionOp>(anchor);
+    if (conv && conv.getBias() && chain.size() > 1 &&
+        target.fuseConvolutionEpilogue() &&
+        typeShape(conv.getBias()).size() == 1 &&
+        elementTypeOf(conv.getBias()) ==
+            elementTypeOf(anchor->getResult(0)))
+      convBias = conv.getBias();
+    convBiasInLoop = bool(convBias);
+    LogicalResult emitted = (this->*(it->second))(anchor);
+    convBiasInLoop = false;
+    if (failed(emitted))
       return failure();
     current = anchor->getResult(0);
     setDims(out, op, dimsOf(current));
@@ -327,8 +371,15 @@ LogicalResult GraphEmitter::emitFusionGroup(Operation *op) {
       broadcastError = true;
     return expr[v] = input(v);
   };
-  if (current)
+  if (current && convBias) {
+    DimList channel(rank, "0");
+    channel[1] = "1";
+    std::string x = input(current);
+    expr[current] =
+        loop.addTemp(x + " + " + loop.addInput(name(convBias), channel));
+  } else if (current) {
     expr[current] = input(current);
+  }
   std::string prologue;
   for (Operation *inner : chain) {
     StringRef n = inner->getName().getStringRef();

@@ -49,7 +49,8 @@ LogicalResult GraphEmitter::emitConvolution(Operation *op) {
           "input channels do not match the weight");
   Value out = op->getResult(0);
   setDims(out, op, {in[0], w[0], OH, OW});
-  Value bias = conv.getBias();
+  // Its epilogue group's loop may add the bias instead (EmitElementwise).
+  Value bias = convBiasInLoop ? Value() : conv.getBias();
   // The kernel library's convolution primitive (oneDNN's, cached per call
   // site; cuDNN's); where it may refuse a shape (the CPU's), im2col + GEMM.
   std::string site = base + "_conv_site_" + std::to_string(next++);
@@ -60,9 +61,15 @@ LogicalResult GraphEmitter::emitConvolution(Operation *op) {
       name(out), name(conv.getInput()), name(conv.getWeight()),
       bias ? name(bias) : "nullptr", in[0], in[1], in[2], in[3], w[0], R, S,
       dimsOf(out)[2], dimsOf(out)[3], sh, sw, ph);
+  // A target whose primitive clamps its output takes the bounds last: those
+  // of the ReLU or hardtanh after it (convClamp), else none.
+  std::string clamp;
+  if (target.fuseConvolutionEpilogue())
+    clamp = ", " + fmtFloat(convClamp ? convClamp->first : -INFINITY) + ", " +
+            fmtFloat(convClamp ? convClamp->second : INFINITY);
   code += llvm::formatv("  if (int rc = dynoc_k::conv2d_primitive({0}, {1}, "
-                        "{2}, {3}, {4}, {5}); rc > 0) return rc;\n",
-                        site, args, pw, groups, dh, dw);
+                        "{2}, {3}, {4}, {5}{6}); rc > 0) return rc;\n",
+                        site, args, pw, groups, dh, dw, clamp);
   if (!target.convolutionFallback())
     return success();
   // Scratch for the columns (and, with one group, the GEMM's result).

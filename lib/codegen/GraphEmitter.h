@@ -30,6 +30,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -474,6 +475,11 @@ private:
   llvm::DenseSet<Value> inOutput;   // values computed into an output buffer
   llvm::DenseSet<Value> scalarArgs; // 0-d non-f32 arguments read as f32
   unsigned next = 0;
+  // While an epilogue group's convolution is emitted
+  // (Target::fuseConvolutionEpilogue): the clamp [lo, hi] that the ReLU or
+  // hardtanh after it hands it, or whether the group's loop adds its bias.
+  std::optional<std::pair<double, double>> convClamp;
+  bool convBiasInLoop = false;
 };
 
 } // namespace codegen

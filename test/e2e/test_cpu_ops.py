@@ -172,6 +172,18 @@ CASES["conv_depthwise_5x5"] = case(
     {"stride": [1, 1], "padding": [2, 2], "dilation": [1, 1], "transposed": False,
      "output_padding": [0, 0], "groups": 4},
     lambda x, w: aten.convolution(x, w, None, [1, 1], [2, 2], [1, 1], False, [0, 0], 4))
+# Stride 1: the CUDA target's stencil kernel (a channel multiplier of 2 and
+# rows that span three of its 8-row tiles, the last one partial; a 7x7 window).
+CASES["conv_depthwise_mult"] = case(
+    "aten.convolution", [[2, 4, 19, 11], [8, 1, 3, 3], [8]],
+    {"stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "transposed": False,
+     "output_padding": [0, 0], "groups": 4},
+    lambda x, w, b: aten.convolution(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 4))
+CASES["conv_depthwise_7x7"] = case(
+    "aten.convolution", [[1, 3, 12, 10], [3, 1, 7, 7]],
+    {"stride": [1, 1], "padding": [3, 3], "dilation": [1, 1], "transposed": False,
+     "output_padding": [0, 0], "groups": 3},
+    lambda x, w: aten.convolution(x, w, None, [1, 1], [3, 3], [1, 1], False, [0, 0], 3))
 CASES["max_pool"] = dict(case(
     "aten.max_pool2d_with_indices", [[2, 3, 9, 8]],
     {"kernel_size": [3, 2], "stride": [2, 2], "padding": [1, 1]},

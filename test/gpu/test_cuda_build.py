@@ -64,9 +64,10 @@ def test_cuda_source_is_a_located_unit(encoder_graph, tmp_path):
     assert "dynoc_k::softmax(" in src and "void *workspace, void *stream)" in src
     # Elementwise loops are kernels at file scope, launched by name; the
     # encoder's two residual additions have the same body and share one.
-    assert "__global__ void dynoc_pointwise_0(" in src and "DYNOC_LAUNCH(dynoc_pointwise_0, " in src
+    # Static shapes under 2^31 elements: a 32-bit index (DYNOC_LAUNCH32).
+    assert "__global__ void dynoc_pointwise_0(" in src and "DYNOC_LAUNCH32(dynoc_pointwise_0, " in src
     kernels = src.count("__global__ void dynoc_pointwise_")
-    assert sum(src.count(f"DYNOC_LAUNCH(dynoc_pointwise_{k}, ") for k in range(kernels)) > kernels
+    assert sum(src.count(f"DYNOC_LAUNCH32(dynoc_pointwise_{k}, ") for k in range(kernels)) > kernels
 
 
 def test_kernel_library_is_compiled_once_and_linked(encoder_graph, tmp_path):

@@ -152,13 +152,25 @@ template <class F> inline void pointwise(int64_t n, F f) {
 }
 
 // Launches a generated grid-stride kernel(n, args...) over n elements on the
-// run's stream.
+// run's stream, its index type int64_t.
 #define DYNOC_LAUNCH(kernel, n, ...)                                           \
   do {                                                                         \
     const int64_t dynoc_n = (n);                                               \
     if (dynoc_n > 0) {                                                         \
       kernel<<<dynoc_k::blocksFor(dynoc_n), dynoc_k::kThreads, 0,              \
                dynoc_k::stream()>>>(dynoc_n, __VA_ARGS__);                     \
+      dynoc_k::check(cudaGetLastError(), #kernel);                             \
+    }                                                                          \
+  } while (0)
+// The same with an unsigned 32-bit index, where the printer knows n < 2^31:
+// a broadcast operand's offset divides by constants, which is a 32-bit
+// multiply-high here and a much longer sequence in 64 bits.
+#define DYNOC_LAUNCH32(kernel, n, ...)                                         \
+  do {                                                                         \
+    const int64_t dynoc_n = (n);                                               \
+    if (dynoc_n > 0) {                                                         \
+      kernel<<<dynoc_k::blocksFor(dynoc_n), dynoc_k::kThreads, 0,              \
+               dynoc_k::stream()>>>(unsigned(dynoc_n), __VA_ARGS__);           \
       dynoc_k::check(cudaGetLastError(), #kernel);                             \
     }                                                                          \
   } while (0)

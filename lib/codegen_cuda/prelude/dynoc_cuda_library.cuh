@@ -87,13 +87,15 @@ int gather(T *out, const T *in, const int64_t *index, const int64_t *outShape,
 // The CPU library caches oneDNN primitives per call site; cuDNN's plans are
 // per thread here (no lock on the run path), so a site holds nothing.
 struct ConvSite {};
-// A 2-D NCHW convolution; `bias` is a T vector of K, or null. Returns 0, or
-// the run's error code.
+// A 2-D NCHW convolution; `bias` is a T vector of K, or null; the output is
+// clamped to [lo, hi] (-INFINITY, INFINITY: no clamp). Returns 0, or the
+// run's error code.
 template <class T>
 int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
                      const void *bias, int64_t N, int64_t C, int64_t H,
                      int64_t W, int64_t K, int64_t R, int64_t S, int64_t OH,
                      int64_t OW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                     int64_t groups, int64_t dh, int64_t dw);
+                     int64_t groups, int64_t dh, int64_t dw, float lo,
+                     float hi);
 
 } // namespace dynoc_k

@@ -13,23 +13,97 @@
 
 namespace dynoc_k {
 
+// The clamp [lo, hi] a convolution's last pass applies to its output (a
+// ReLU or hardtanh after it, lib/codegen: Target::convolutionClamp); -inf,
+// inf for none. NaN stays NaN, as in ATen's clamp.
+__device__ __forceinline__ float clampTo(float x, float lo, float hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+inline bool clamps(float lo, float hi) {
+  return lo != -INFINITY || hi != INFINITY;
+}
+
 // A depthwise convolution (one input channel per group; output channel k
-// reads input channel k / mult), f32 accumulation. A block computes a tile of
-// kDepthwiseRows output rows of one plane (n, k): it first copies the input
-// rows they read (zero rows for the padding above and below) into shared
-// memory as f32, coalesced, then the block's threads compute the tile's
-// outputs from there. 32-bit index math (64-bit division is slow on the GPU).
-// On an H100, MobileNetV2's 3x3 at batch 32 in f32 takes 259 us (a kernel
-// reading the input from global memory per tap took 307 us; cuDNN's NCHW f32
-// algorithms are slower), still about 5x its memory traffic; in bf16 it
-// takes 273 us against cuDNN's 171 us, so bf16/f16 stay with cuDNN.
+// reads input channel k / mult) with stride 1, dilation 1 and an R x S window
+// known at compile time, f32 accumulation. A thread computes kStencilRows
+// output rows of one column of one plane: it walks the input rows they read
+// once, top to bottom, each row's S values (its own column and neighbours',
+// which the warp's other threads load: L1 hits) added to every output row
+// whose window holds it, so no shared memory, no barrier and few loads per
+// output. Adjacent threads take adjacent columns: coalesced loads and stores.
+// On an H100, MobileNetV2's 3x3 at batch 32: docs/cuda.md.
+constexpr int kStencilRows = 8;
+template <class T, int R, int S>
+__global__ void depthwiseStencilKernel(T *out, const T *in, const T *w,
+                                       const T *bias, unsigned threads, int C,
+                                       int H, int W, int K, int OH, int OW,
+                                       int ph, int pw, int mult, int tiles,
+                                       float lo, float hi) {
+  for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < threads;
+       idx += gridDim.x * blockDim.x) {
+    const int ow = int(idx % unsigned(OW));
+    const unsigned rest = idx / unsigned(OW);
+    const int tile = int(rest % unsigned(tiles));
+    const unsigned plane = rest / unsigned(tiles);
+    const int k = int(plane % unsigned(K));
+    const unsigned n = plane / unsigned(K);
+    const T *src = in + (int64_t(n) * C + k / mult) * int64_t(H) * W;
+    float wk[R][S];
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+      for (int j = 0; j < S; ++j)
+        wk[i][j] = float(w[(k * R + i) * S + j]);
+    const float b = bias ? float(bias[k]) : 0.f;
+    float acc[kStencilRows];
+#pragma unroll
+    for (int q = 0; q < kStencilRows; ++q)
+      acc[q] = b;
+    const int oh0 = tile * kStencilRows;
+#pragma unroll
+    for (int r = 0; r < kStencilRows + R - 1; ++r) {
+      // Padding rows and columns read as zeros: predicated loads, no branch,
+      // so that the unrolled loop issues all of a thread's loads at once.
+      const int ih = oh0 - ph + r;
+      const bool rowIn = ih >= 0 && ih < H;
+      const T *row = src + int64_t(rowIn ? ih : 0) * W;
+      float v[S];
+#pragma unroll
+      for (int j = 0; j < S; ++j) {
+        const int x = ow - pw + j;
+        v[j] = rowIn && x >= 0 && x < W ? float(__ldg(row + x)) : 0.f;
+      }
+      // Input row r is row i of the window of output row q = r - i.
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        const int q = r - i;
+        if (q >= 0 && q < kStencilRows)
+#pragma unroll
+          for (int j = 0; j < S; ++j)
+            acc[q] += v[j] * wk[i][j];
+      }
+    }
+    T *dst = out + (int64_t(plane) * OH + oh0) * OW + ow;
+#pragma unroll
+    for (int q = 0; q < kStencilRows; ++q)
+      if (oh0 + q < OH)
+        dst[int64_t(q) * OW] = T(clampTo(acc[q], lo, hi));
+  }
+}
+
+// A depthwise convolution of any stride and dilation, f32 accumulation. A
+// block computes a tile of kDepthwiseRows output rows of one plane (n, k): it
+// first copies the input rows they read (zero rows for the padding above and
+// below) into shared memory as f32, coalesced, then the block's threads
+// compute the tile's outputs from there. 32-bit index math (64-bit division
+// is slow on the GPU).
 constexpr int kDepthwiseRows = 16;
 template <class T>
 __global__ void depthwiseKernel(T *out, const T *in, const T *w, const T *bias,
                                 int64_t planes, int C, int H, int W, int K,
                                 int R, int S, int OH, int OW, int sh, int sw,
                                 int ph, int pw, int dh, int dw, int mult,
-                                int tileInputRows) {
+                                int tileInputRows, float lo, float hi) {
   extern __shared__ float tile[]; // tileInputRows x W
   const int oh0 = blockIdx.x * kDepthwiseRows;
   const int rows = min(kDepthwiseRows, OH - oh0);
@@ -60,25 +134,57 @@ __global__ void depthwiseKernel(T *out, const T *in, const T *w, const T *bias,
             acc += row[x] * float(wk[i * S + j]);
         }
       }
-      dst[o] = T(acc);
+      dst[o] = T(clampTo(acc, lo, hi));
     }
   }
 }
 
+template <class T, int R, int S>
+void launchDepthwiseStencil(T *out, const T *in, const T *w, const T *bias,
+                            int64_t N, int64_t C, int64_t H, int64_t W,
+                            int64_t K, int64_t OH, int64_t OW, int64_t ph,
+                            int64_t pw, float lo, float hi) {
+  const int64_t tiles = (OH + kStencilRows - 1) / kStencilRows;
+  const int64_t threads = N * K * tiles * OW;
+  const int64_t blocks = std::min<int64_t>((threads + kThreads - 1) / kThreads,
+                                           int64_t(1) << 20);
+  depthwiseStencilKernel<T, R, S><<<unsigned(blocks), kThreads, 0, stream()>>>(
+      out, in, w, bias, unsigned(threads), int(C), int(H), int(W), int(K),
+      int(OH), int(OW), int(ph), int(pw), int(K / C), int(tiles), lo, hi);
+}
+
 // `bias` is a T vector of K, or null. Returns false (the caller uses cuDNN)
-// where an index would not fit the kernel's 32-bit math or a tile's input
+// where an index would not fit the kernels' 32-bit math or a tile's input
 // rows would not fit 48 KiB of shared memory.
 template <class T>
 inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
                              int64_t N, int64_t C, int64_t H, int64_t W,
                              int64_t K, int64_t R, int64_t S, int64_t OH,
                              int64_t OW, int64_t sh, int64_t sw, int64_t ph,
-                             int64_t pw, int64_t dh, int64_t dw) {
+                             int64_t pw, int64_t dh, int64_t dw, float lo,
+                             float hi) {
   const int64_t limit = int64_t(1) << 30;
   if (H * W >= limit || OH * OW >= limit || K >= limit || R * S >= limit ||
       (OH + R) * std::max(sh, dh) >= limit ||
       (OW + S) * std::max(sw, dw) >= limit)
     return false;
+  const bool unit = sh == 1 && sw == 1 && dh == 1 && dw == 1;
+  const int64_t stencilThreads =
+      N * K * ((OH + kStencilRows - 1) / kStencilRows) * OW;
+  if (unit && stencilThreads < (int64_t(1) << 32) && R == S &&
+      (R == 3 || R == 5 || R == 7)) {
+    if (R == 3)
+      launchDepthwiseStencil<T, 3, 3>(out, in, w, bias, N, C, H, W, K, OH, OW,
+                                      ph, pw, lo, hi);
+    else if (R == 5)
+      launchDepthwiseStencil<T, 5, 5>(out, in, w, bias, N, C, H, W, K, OH, OW,
+                                      ph, pw, lo, hi);
+    else
+      launchDepthwiseStencil<T, 7, 7>(out, in, w, bias, N, C, H, W, K, OH, OW,
+                                      ph, pw, lo, hi);
+    check(cudaGetLastError(), "depthwise convolution kernel");
+    return true;
+  }
   // The input rows a tile of output rows reads; the kernel zero-fills those
   // outside the plane.
   const int64_t tileInputRows = (kDepthwiseRows - 1) * sh + (R - 1) * dh + 1;
@@ -91,7 +197,7 @@ inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
   depthwiseKernel<T><<<grid, kThreads, size_t(smem), stream()>>>(
       out, in, w, bias, planes, int(C), int(H), int(W), int(K), int(R), int(S),
       int(OH), int(OW), int(sh), int(sw), int(ph), int(pw), int(dh), int(dw),
-      int(K / C), int(tileInputRows));
+      int(K / C), int(tileInputRows), lo, hi);
   check(cudaGetLastError(), "depthwise convolution kernel");
   return true;
 }
@@ -230,36 +336,37 @@ template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
   return &p;
 }
 
-// out[plane] += bias[plane % K] over each of `planes` NCHW planes of P
-// elements: a block row per plane, no per-element division (a flat index
-// split by 64-bit division made this pass 10x slower than its memory
-// traffic on an H100; so was cudnnAddTensor on bf16).
+// out[plane] = clamp(out[plane] + bias[plane % K], lo, hi) over each of
+// the NCHW planes of P elements in n = planes * P (bias null: the clamp
+// alone). A grid-stride loop over the elements with an unsigned 32-bit index:
+// a block per plane row left most threads one element each (83 us for
+// MobileNetV2's 77 MB f32 tensor on an H100), and a 64-bit division per
+// element made this pass 10x slower than its memory traffic.
 template <class T>
-__global__ void channelBiasKernel(T *out, const T *bias, int64_t planes, int K,
-                                  int P) {
-  for (int64_t plane = blockIdx.y; plane < planes; plane += gridDim.y) {
-    const float b = float(bias[int(plane % K)]);
-    T *row = out + plane * P;
-    for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < P;
-         p += gridDim.x * blockDim.x)
-      row[p] = T(float(row[p]) + b);
-  }
+__global__ void channelBiasKernel(T *out, const T *bias, unsigned n,
+                                  unsigned K, unsigned P, float lo, float hi) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += gridDim.x * blockDim.x)
+    out[i] = T(clampTo(float(out[i]) + (bias ? float(bias[i / P % K]) : 0.f),
+                       lo, hi));
 }
+// The bias and the clamp of a convolution's output, in one pass; none where
+// there is neither.
 template <class T>
 void addChannelBias(T *out, const T *bias, int64_t planes, int64_t K,
-                    int64_t P) {
-  if (planes == 0 || P == 0)
+                    int64_t P, float lo, float hi) {
+  const int64_t n = planes * P;
+  if (n == 0 || (!bias && !clamps(lo, hi)))
     return;
-  if (P >= (int64_t(1) << 31) || K >= (int64_t(1) << 31)) {
-    pointwise(planes * P, [=] __device__(int64_t i) {
-      out[i] = T(float(out[i]) + float(bias[(i / P) % K]));
+  if (n >= (int64_t(1) << 31)) {
+    pointwise(n, [=] __device__(int64_t i) {
+      out[i] = T(clampTo(
+          float(out[i]) + (bias ? float(bias[(i / P) % K]) : 0.f), lo, hi));
     });
     return;
   }
-  dim3 grid(unsigned(std::min<int64_t>((P + kThreads - 1) / kThreads, 32)),
-            unsigned(std::min<int64_t>(planes, 65535)));
-  channelBiasKernel<<<grid, kThreads, 0, stream()>>>(out, bias, planes, int(K),
-                                                     int(P));
+  channelBiasKernel<<<blocksFor(n), kThreads, 0, stream()>>>(
+      out, bias, unsigned(n), unsigned(K), unsigned(P), lo, hi);
   check(cudaGetLastError(), "convolution bias kernel");
 }
 
@@ -271,11 +378,10 @@ void addChannelBias(T *out, const T *bias, int64_t planes, int64_t K,
 // a second pass (addChannelBias).
 template <class T>
 int conv2d_pointwise(T *out, const T *in, const T *w, const T *bias, int64_t N,
-                     int64_t C, int64_t P, int64_t K) {
+                     int64_t C, int64_t P, int64_t K, float lo, float hi) {
   if (int rc = bmm(N, K, P, C, w, int64_t(0), in, C * P, out))
     return rc;
-  if (bias)
-    addChannelBias(out, bias, N * K, K, P);
+  addChannelBias(out, bias, N * K, K, P, lo, hi);
   return finish();
 }
 
@@ -286,7 +392,8 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
                      const void *bias, int64_t N, int64_t C, int64_t H,
                      int64_t W, int64_t K, int64_t R, int64_t S, int64_t OH,
                      int64_t OW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                     int64_t groups, int64_t dh, int64_t dw) {
+                     int64_t groups, int64_t dh, int64_t dw, float lo,
+                     float hi) {
   if (N * K * OH * OW == 0)
     return 0;
   if (C == 0 || R * S == 0) { // an empty sum: the bias alone
@@ -296,13 +403,12 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
   if (R == 1 && S == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&
       groups == 1)
     return conv2d_pointwise(out, in, w, static_cast<const T *>(bias), N, C,
-                            H * W, K);
-  // Measured on an H100 (docs/cuda.md): faster than cuDNN's NCHW f32
-  // depthwise algorithms, slower than its bf16/f16 ones.
-  if (std::is_same<T, float>::value && groups > 1 && groups == C &&
-      K % C == 0 &&
+                            H * W, K, lo, hi);
+  // Measured on an H100 (docs/cuda.md): faster than cuDNN's NCHW depthwise
+  // algorithms.
+  if (groups > 1 && groups == C && K % C == 0 &&
       conv2d_depthwise(out, in, w, static_cast<const T *>(bias), N, C, H, W, K,
-                       R, S, OH, OW, sh, sw, ph, pw, dh, dw))
+                       R, S, OH, OW, sh, sw, ph, pw, dh, dw, lo, hi))
     return finish();
   const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
                            OW, sh, sw, ph, pw, groups, dh, dw};
@@ -331,8 +437,8 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
   }
   if (!dnnCheck(st, "cudnnConvolutionForward"))
     return finish();
-  if (bias)
-    addChannelBias(out, static_cast<const T *>(bias), N * K, K, OH * OW);
+  addChannelBias(out, static_cast<const T *>(bias), N * K, K, OH * OW, lo,
+                 hi);
   return finish();
 }
 
@@ -340,7 +446,7 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
   template int conv2d_primitive<T>(                                            \
       ConvSite &, T *, const T *, const T *, const void *, int64_t, int64_t,   \
       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,  \
-      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
+      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float);
 // Compiled once per element type (CudaBuild.cpp, kLibraryUnits).
 DYNOC_CONV(DYNOC_TYPE)
 

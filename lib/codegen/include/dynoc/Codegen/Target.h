@@ -63,6 +63,12 @@ public:
   /// (returning < 0), the generated code then running conv2d's im2col + GEMM
   /// with column scratch from the memory plan.
   virtual bool convolutionFallback() const { return false; }
+  /// Whether a convolution's bias and the elementwise ops after it share one
+  /// pass over its output: its primitive takes a clamp [lo, hi] applied after
+  /// the bias (a ReLU or hardtanh alone after it), and where other ops follow,
+  /// the bias is added in their loop instead of by the primitive. (The CPU's
+  /// oneDNN convolutions add the bias as they compute.)
+  virtual bool fuseConvolutionEpilogue() const { return false; }
   /// Whether its library has transposed 2-D convolutions (conv_transpose2d).
   virtual bool transposedConvolution() const { return false; }
   /// Whether its max pooling also writes the indices a backward pass reads
