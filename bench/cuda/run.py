@@ -74,9 +74,13 @@ def bench_model(name, batch, dtype, rounds, iters):
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cuda": torch.version.cuda}
     fns, mem = {}, {}
-    # torch's engines share `m`'s weights, resident before their calls: added
-    # to what their calls allocate, so that every engine's figure is all the
-    # memory it holds (dynoc's are uploaded at load, inside its measurement).
+    # What each engine holds to run the model: the weights plus what its three
+    # calls allocate (activations, workspaces, CUDA-graph pools). torch's
+    # engines: its allocator's peak over their calls, plus `m`'s weights, which
+    # they share. dynoc: the device memory a load and three calls take outside
+    # torch's allocator (weights, workspace, CUDA graphs) plus the outputs torch
+    # allocates for it. Code is not counted: the libraries' kernels (cuBLAS,
+    # cuDNN, the model's own) are loaded by a warm-up before each measurement.
     weights = sum(t.numel() * t.element_size() for t in m.state_dict().values())
 
     def measure_mem(key, make):
@@ -91,13 +95,15 @@ def bench_model(name, batch, dtype, rounds, iters):
                 fn(x)
         torch.cuda.synchronize()
         torch_peak = torch.cuda.max_memory_allocated() - base
-        if key != "dynoc":
-            torch_peak += weights
-        outside = free0 - torch.cuda.mem_get_info()[0]  # memory torch did not allocate
-        mem[key] = max(torch_peak, outside) / 2**20
+        if key == "dynoc":
+            outside = free0 - torch.cuda.mem_get_info()[0]
+            mem[key] = (torch_peak + outside) / 2**20
+        else:
+            mem[key] = (torch_peak + weights) / 2**20
         return fn
 
     with torch.no_grad():
+        m(x)  # warm-up: cuBLAS/cuDNN loaded, their workspaces allocated
         fns["eager"] = measure_mem("eager", lambda: m)
         t0 = time.perf_counter()
         comp = torch.compile(m)
@@ -107,6 +113,10 @@ def bench_model(name, batch, dtype, rounds, iters):
         ro = torch.compile(m, mode="reduce-overhead")
         fns["reduce-overhead"] = measure_mem("reduce-overhead", lambda: ro)
         import dynoc
+        warm = dynoc.load(d / "model.so")  # its kernels and libraries loaded
+        for _ in range(2):
+            warm(x)
+        del warm
         built = dynoc.load(d / "model.so")
         fns["dynoc"] = measure_mem("dynoc", lambda: built)
         ref = models.main_output(m(x))
@@ -155,10 +165,14 @@ def report(rows, out):
         "Median latency of a synchronized call (ms), engines interleaved in one process; "
         "ratios are engine time / dynoc time (> 1: dynoc faster). dynoc runs CUDA graphs "
         "(captured on a context's second call), as reduce-overhead does. Peak memory: "
-        "the model's weights plus torch's allocator peak during three calls (eager, "
-        "Inductor, reduce-overhead), or the device memory dynoc's load and three calls "
-        "took outside torch's allocator (weights, workspace, CUDA graphs), whichever "
-        "is larger; a first eager call's cuBLAS/cuDNN workspaces land in eager's. TF32 is off everywhere (torch's "
+        "what each engine holds to run the model, its weights plus what three calls "
+        "allocate (activations, workspaces, CUDA-graph pools): for eager, Inductor and "
+        "reduce-overhead, the model's weights plus torch's allocator peak during the "
+        "calls; for dynoc, the device memory its load and three calls take (weights, "
+        "workspace with the 8 MiB cuBLASLt/cuDNN workspace, CUDA graphs) plus the "
+        "outputs torch allocates for it. Loaded code is not counted: a warm-up call of "
+        "eager and a load and call of dynoc's model come first (so eager's cuBLAS "
+        "workspace, allocated at its warm-up, is not in its figure). TF32 is off everywhere (torch's "
         "cuDNN default turned off; dynoc builds without --allow-tf32). Compile/build "
         "time: Inductor's, torch.compile and the first three calls, in the benchmark "
         "process on the GPU machine (its in-process caches warm after the first model); dynoc's, "
@@ -229,6 +243,7 @@ def main():
                     help="report the rows of earlier runs' perf-cuda.json instead of running")
     args = ap.parse_args()
     out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     rows = []
     if args.from_json:
         for f in args.from_json:

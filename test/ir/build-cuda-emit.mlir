@@ -23,13 +23,20 @@ func.func @graph_0(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %y: tensor<4x8xf32>) 
 // CHECK: #include "dynoc_cuda.cuh"
 // CHECK: template <class IT, class TD, class T0, class T1>
 // CHECK-NEXT: __global__ void dynoc_pointwise_0(IT n, TD *dst, const T0 *b0, const T1 *b1) {
-// CHECK-NEXT: for (IT i = blockIdx.x * IT(blockDim.x) + threadIdx.x; i < n;
-// CHECK-NEXT: i += IT(gridDim.x) * blockDim.x) {
+// CHECK-NEXT: const IT step = IT(gridDim.x) * blockDim.x;
+// CHECK-NEXT: for (IT i0 = blockIdx.x * IT(blockDim.x) + threadIdx.x; i0 < n;
+// CHECK-NEXT: i0 += dynoc_k::kPointwiseUnroll * step) {
+// CHECK-NEXT: TD r[dynoc_k::kPointwiseUnroll];
+// CHECK-NEXT: #pragma unroll
+// CHECK-NEXT: for (int u = 0; u < dynoc_k::kPointwiseUnroll; ++u) {
+// CHECK-NEXT: const IT i = i0 + u * step;
+// CHECK-NEXT: if (i < n) {
 // CHECK-NEXT: const float x0 = float(b0[i]);
 // CHECK-NEXT: const float x1 = float(b1[(i % 8)]);
 // CHECK-NEXT: const float t0 = x0 + x1;
 // CHECK-NEXT: const float t1 = t0 > 0.f ? t0 : 0.f;
-// CHECK-NEXT: dst[i] = t1;
+// CHECK-NEXT: r[u] = t1;
+// CHECK: dst[i0 + u * step] = r[u];
 // CHECK-NOT: __global__
 // CHECK: *workspace_bytes = o[1] + 8388864;
 // CHECK: int dynoc_graph_0_run(const int64_t *const *in, void *const *args, void *const *outs, void *workspace, void *stream) {

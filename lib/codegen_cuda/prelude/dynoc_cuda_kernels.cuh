@@ -121,6 +121,9 @@ template <int N> struct PlanKeyHash {
 //===----------------------------------------------------------------------===//
 
 constexpr int kThreads = 256;
+// Elements per thread per iteration of a generated elementwise kernel
+// (lib/codegen_cuda/CudaTarget.cpp: printCudaPointwise).
+constexpr int kPointwiseUnroll = 4;
 inline int blocksFor(int64_t n) {
   // Grid-stride loops: a few waves of blocks at most.
   int64_t b = (n + kThreads - 1) / kThreads;

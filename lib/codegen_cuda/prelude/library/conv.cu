@@ -25,26 +25,24 @@ inline bool clamps(float lo, float hi) {
 
 // A depthwise convolution (one input channel per group; output channel k
 // reads input channel k / mult) with stride 1, dilation 1 and an R x S window
-// known at compile time, f32 accumulation. A thread computes kStencilRows
-// output rows of one column of one plane: it walks the input rows they read
-// once, top to bottom, each row's S values (its own column and neighbours',
-// which the warp's other threads load: L1 hits) added to every output row
-// whose window holds it, so no shared memory, no barrier and few loads per
-// output. Adjacent threads take adjacent columns: coalesced loads and stores.
-// On an H100, MobileNetV2's 3x3 at batch 32: docs/cuda.md.
+// known at compile time, f32 accumulation. A block computes planes (n, k),
+// so the plane's index and weights are the same for all its threads; a
+// thread computes kStencilRows output rows of one column of the plane: it
+// walks the input rows they read once, top to bottom, each row's S values
+// (its own column and neighbours', which the warp's other threads load: L1
+// hits) added to every output row whose window holds it, so no shared
+// memory, no barrier and few loads per output. Adjacent threads take
+// adjacent columns: coalesced loads and stores. On an H100, MobileNetV2's
+// 3x3 at batch 32: docs/cuda.md.
 constexpr int kStencilRows = 8;
 template <class T, int R, int S>
 __global__ void depthwiseStencilKernel(T *out, const T *in, const T *w,
-                                       const T *bias, unsigned threads, int C,
+                                       const T *bias, unsigned planes, int C,
                                        int H, int W, int K, int OH, int OW,
                                        int ph, int pw, int mult, int tiles,
                                        float lo, float hi) {
-  for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < threads;
-       idx += gridDim.x * blockDim.x) {
-    const int ow = int(idx % unsigned(OW));
-    const unsigned rest = idx / unsigned(OW);
-    const int tile = int(rest % unsigned(tiles));
-    const unsigned plane = rest / unsigned(tiles);
+  const unsigned perPlane = unsigned(tiles) * unsigned(OW);
+  for (unsigned plane = blockIdx.x; plane < planes; plane += gridDim.x) {
     const int k = int(plane % unsigned(K));
     const unsigned n = plane / unsigned(K);
     const T *src = in + (int64_t(n) * C + k / mult) * int64_t(H) * W;
@@ -55,39 +53,43 @@ __global__ void depthwiseStencilKernel(T *out, const T *in, const T *w,
       for (int j = 0; j < S; ++j)
         wk[i][j] = float(w[(k * R + i) * S + j]);
     const float b = bias ? float(bias[k]) : 0.f;
-    float acc[kStencilRows];
+    for (unsigned t = threadIdx.x; t < perPlane; t += blockDim.x) {
+      const int tile = int(t / unsigned(OW)), ow = int(t) - tile * OW;
+      float acc[kStencilRows];
 #pragma unroll
-    for (int q = 0; q < kStencilRows; ++q)
-      acc[q] = b;
-    const int oh0 = tile * kStencilRows;
+      for (int q = 0; q < kStencilRows; ++q)
+        acc[q] = b;
+      const int oh0 = tile * kStencilRows;
 #pragma unroll
-    for (int r = 0; r < kStencilRows + R - 1; ++r) {
-      // Padding rows and columns read as zeros: predicated loads, no branch,
-      // so that the unrolled loop issues all of a thread's loads at once.
-      const int ih = oh0 - ph + r;
-      const bool rowIn = ih >= 0 && ih < H;
-      const T *row = src + int64_t(rowIn ? ih : 0) * W;
-      float v[S];
+      for (int r = 0; r < kStencilRows + R - 1; ++r) {
+        // Padding rows and columns read as zeros: predicated loads, no
+        // branch, so that the unrolled loop issues all of a thread's loads
+        // at once.
+        const int ih = oh0 - ph + r;
+        const bool rowIn = ih >= 0 && ih < H;
+        const T *row = src + int64_t(rowIn ? ih : 0) * W;
+        float v[S];
 #pragma unroll
-      for (int j = 0; j < S; ++j) {
-        const int x = ow - pw + j;
-        v[j] = rowIn && x >= 0 && x < W ? float(__ldg(row + x)) : 0.f;
+        for (int j = 0; j < S; ++j) {
+          const int x = ow - pw + j;
+          v[j] = rowIn && x >= 0 && x < W ? float(__ldg(row + x)) : 0.f;
+        }
+        // Input row r is row i of the window of output row q = r - i.
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+          const int q = r - i;
+          if (q >= 0 && q < kStencilRows)
+#pragma unroll
+            for (int j = 0; j < S; ++j)
+              acc[q] += v[j] * wk[i][j];
+        }
       }
-      // Input row r is row i of the window of output row q = r - i.
+      T *dst = out + (int64_t(plane) * OH + oh0) * OW + ow;
 #pragma unroll
-      for (int i = 0; i < R; ++i) {
-        const int q = r - i;
-        if (q >= 0 && q < kStencilRows)
-#pragma unroll
-          for (int j = 0; j < S; ++j)
-            acc[q] += v[j] * wk[i][j];
-      }
+      for (int q = 0; q < kStencilRows; ++q)
+        if (oh0 + q < OH)
+          dst[int64_t(q) * OW] = T(clampTo(acc[q], lo, hi));
     }
-    T *dst = out + (int64_t(plane) * OH + oh0) * OW + ow;
-#pragma unroll
-    for (int q = 0; q < kStencilRows; ++q)
-      if (oh0 + q < OH)
-        dst[int64_t(q) * OW] = T(clampTo(acc[q], lo, hi));
   }
 }
 
@@ -145,11 +147,13 @@ void launchDepthwiseStencil(T *out, const T *in, const T *w, const T *bias,
                             int64_t K, int64_t OH, int64_t OW, int64_t ph,
                             int64_t pw, float lo, float hi) {
   const int64_t tiles = (OH + kStencilRows - 1) / kStencilRows;
-  const int64_t threads = N * K * tiles * OW;
-  const int64_t blocks = std::min<int64_t>((threads + kThreads - 1) / kThreads,
-                                           int64_t(1) << 20);
-  depthwiseStencilKernel<T, R, S><<<unsigned(blocks), kThreads, 0, stream()>>>(
-      out, in, w, bias, unsigned(threads), int(C), int(H), int(W), int(K),
+  // A block's threads cover a plane's columns x row tiles (whole warps, at
+  // most 512); a grid of one block per plane, looping past 2^20 planes.
+  const int64_t perPlane = tiles * OW;
+  const int threads = int(std::min<int64_t>((perPlane + 31) / 32 * 32, 512));
+  const int64_t blocks = std::min<int64_t>(N * K, int64_t(1) << 20);
+  depthwiseStencilKernel<T, R, S><<<unsigned(blocks), threads, 0, stream()>>>(
+      out, in, w, bias, unsigned(N * K), int(C), int(H), int(W), int(K),
       int(OH), int(OW), int(ph), int(pw), int(K / C), int(tiles), lo, hi);
 }
 
@@ -169,9 +173,7 @@ inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
       (OW + S) * std::max(sw, dw) >= limit)
     return false;
   const bool unit = sh == 1 && sw == 1 && dh == 1 && dw == 1;
-  const int64_t stencilThreads =
-      N * K * ((OH + kStencilRows - 1) / kStencilRows) * OW;
-  if (unit && stencilThreads < (int64_t(1) << 32) && R == S &&
+  if (unit && N * K < (int64_t(1) << 32) && R == S &&
       (R == 3 || R == 5 || R == 7)) {
     if (R == 3)
       launchDepthwiseStencil<T, 3, 3>(out, in, w, bias, N, C, H, W, K, OH, OW,
@@ -340,15 +342,30 @@ template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
 // the NCHW planes of P elements in n = planes * P (bias null: the clamp
 // alone). A grid-stride loop over the elements with an unsigned 32-bit index:
 // a block per plane row left most threads one element each (83 us for
-// MobileNetV2's 77 MB f32 tensor on an H100), and a 64-bit division per
-// element made this pass 10x slower than its memory traffic.
+// MobileNetV2's 77 MB f32 tensor on an H100, 63 us as a plain grid-stride
+// loop), and a 64-bit division per element made this pass 10x slower than its
+// memory traffic.
+// Like the generated elementwise kernels, kPointwiseUnroll elements per
+// iteration, loaded before any is stored.
 template <class T>
 __global__ void channelBiasKernel(T *out, const T *bias, unsigned n,
                                   unsigned K, unsigned P, float lo, float hi) {
-  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += gridDim.x * blockDim.x)
-    out[i] = T(clampTo(float(out[i]) + (bias ? float(bias[i / P % K]) : 0.f),
-                       lo, hi));
+  const unsigned step = gridDim.x * blockDim.x;
+  for (unsigned i0 = blockIdx.x * blockDim.x + threadIdx.x; i0 < n;
+       i0 += kPointwiseUnroll * step) {
+    float r[kPointwiseUnroll];
+#pragma unroll
+    for (int u = 0; u < kPointwiseUnroll; ++u) {
+      const unsigned i = i0 + u * step;
+      if (i < n)
+        r[u] = clampTo(float(out[i]) + (bias ? float(bias[i / P % K]) : 0.f),
+                       lo, hi);
+    }
+#pragma unroll
+    for (int u = 0; u < kPointwiseUnroll; ++u)
+      if (i0 + u * step < n)
+        out[i0 + u * step] = T(r[u]);
+  }
 }
 // The bias and the clamp of a convolution's output, in one pass; none where
 // there is neither.
