@@ -154,6 +154,19 @@ CASES["conv_groups"] = case(
     {"stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "transposed": False,
      "output_padding": [0, 0], "groups": 2},
     lambda x, w: aten.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 2))
+# ResNeXt's shape of group (4 input and 4 output channels, a 3x3 window with
+# padding, a bias; rows over two of the CUDA stencil's 8-row tiles), and
+# groups of 9 input channels (past the stencil's limit: cuDNN on the GPU).
+CASES["conv_groups_resnext"] = case(
+    "aten.convolution", [[2, 16, 12, 7], [16, 4, 3, 3], [16]],
+    {"stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "transposed": False,
+     "output_padding": [0, 0], "groups": 4},
+    lambda x, w, b: aten.convolution(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 4))
+CASES["conv_groups_wide"] = case(
+    "aten.convolution", [[1, 18, 6, 5], [4, 9, 3, 3]],
+    {"stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "transposed": False,
+     "output_padding": [0, 0], "groups": 2},
+    lambda x, w: aten.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 2))
 # 1x1 and depthwise convolutions run as NCHW kernels of their own (a GEMM per
 # image, a stencil per channel): a bias, a channel multiplier, row strides,
 # uneven padding and dilation, a 5x5 kernel.

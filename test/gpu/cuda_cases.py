@@ -29,6 +29,7 @@ OP_CASES = [
     "select", "pow3", "sum_all", "sum_last", "sum_mid_keepdim", "sum_zero",
     "mean_dim", "amax", "amin_keepdim", "stack_mid", "full", "view", "arange",
     "where", "masked_fill", "log", "conv_stride_pad_dil", "conv_groups",
+    "conv_groups_resnext", "conv_groups_wide",
     "conv_pointwise", "conv_depthwise", "conv_depthwise_5x5", "conv_depthwise_mult",
     "conv_depthwise_7x7", "max_pool",
     "max_pool_2x2", "batch_norm",

@@ -23,65 +23,75 @@ inline bool clamps(float lo, float hi) {
   return lo != -INFINITY || hi != INFINITY;
 }
 
-// A depthwise convolution (one input channel per group; output channel k
-// reads input channel k / mult) with stride 1, dilation 1 and an R x S window
-// known at compile time, f32 accumulation. A block computes planes (n, k),
-// so the plane's index and weights are the same for all its threads; a
-// thread computes kStencilRows output rows of one column of the plane: it
+// A grouped convolution with few input channels per group (cg; 1: a
+// depthwise one), stride 1, dilation 1 and an R x S window known at compile
+// time, f32 accumulation. Output channel k is in group k / kg and reads that
+// group's cg input channels. A block computes planes (n, k), so the plane's
+// index and weights are the same for all its threads; a thread computes
+// kStencilRows output rows of one column of the plane: per input channel, it
 // walks the input rows they read once, top to bottom, each row's S values
 // (its own column and neighbours', which the warp's other threads load: L1
 // hits) added to every output row whose window holds it, so no shared
 // memory, no barrier and few loads per output. Adjacent threads take
-// adjacent columns: coalesced loads and stores. On an H100, MobileNetV2's
-// 3x3 at batch 32: docs/cuda.md.
+// adjacent columns: coalesced loads and stores. On an H100 (docs/cuda.md):
+// MobileNetV2's depthwise 3x3 and ResNeXt's 32-group 3x3 at batch 32.
 constexpr int kStencilRows = 8;
+// Blocks of kStencilThreads; a 3x3 window in at most 85 registers (three
+// blocks per multiprocessor): left to itself, the compiler took 95 to
+// pipeline the channel loop. Larger windows need more (64 spilled).
+constexpr int kStencilThreads = 256;
 template <class T, int R, int S>
-__global__ void depthwiseStencilKernel(T *out, const T *in, const T *w,
-                                       const T *bias, unsigned planes, int C,
-                                       int H, int W, int K, int OH, int OW,
-                                       int ph, int pw, int mult, int tiles,
-                                       float lo, float hi) {
+__global__ void __launch_bounds__(kStencilThreads, R == 3 ? 3 : 1)
+    groupedStencilKernel(T *out, const T *in, const T *w,
+                                     const T *bias, unsigned planes, int C,
+                                     int H, int W, int K, int OH, int OW,
+                                     int ph, int pw, int cg, int kg, int tiles,
+                                     float lo, float hi) {
   const unsigned perPlane = unsigned(tiles) * unsigned(OW);
   for (unsigned plane = blockIdx.x; plane < planes; plane += gridDim.x) {
     const int k = int(plane % unsigned(K));
     const unsigned n = plane / unsigned(K);
-    const T *src = in + (int64_t(n) * C + k / mult) * int64_t(H) * W;
-    float wk[R][S];
-#pragma unroll
-    for (int i = 0; i < R; ++i)
-#pragma unroll
-      for (int j = 0; j < S; ++j)
-        wk[i][j] = float(w[(k * R + i) * S + j]);
+    const T *planeIn = in + (int64_t(n) * C + (k / kg) * cg) * int64_t(H) * W;
     const float b = bias ? float(bias[k]) : 0.f;
     for (unsigned t = threadIdx.x; t < perPlane; t += blockDim.x) {
       const int tile = int(t / unsigned(OW)), ow = int(t) - tile * OW;
+      const int oh0 = tile * kStencilRows;
       float acc[kStencilRows];
 #pragma unroll
       for (int q = 0; q < kStencilRows; ++q)
         acc[q] = b;
-      const int oh0 = tile * kStencilRows;
+      for (int c = 0; c < cg; ++c) {
+        const T *src = planeIn + int64_t(c) * H * W;
+        const T *wc = w + (int64_t(k) * cg + c) * R * S;
+        float wk[R][S];
 #pragma unroll
-      for (int r = 0; r < kStencilRows + R - 1; ++r) {
-        // Padding rows and columns read as zeros: predicated loads, no
-        // branch, so that the unrolled loop issues all of a thread's loads
-        // at once.
-        const int ih = oh0 - ph + r;
-        const bool rowIn = ih >= 0 && ih < H;
-        const T *row = src + int64_t(rowIn ? ih : 0) * W;
-        float v[S];
+        for (int i = 0; i < R; ++i)
 #pragma unroll
-        for (int j = 0; j < S; ++j) {
-          const int x = ow - pw + j;
-          v[j] = rowIn && x >= 0 && x < W ? float(__ldg(row + x)) : 0.f;
-        }
-        // Input row r is row i of the window of output row q = r - i.
+          for (int j = 0; j < S; ++j)
+            wk[i][j] = float(wc[i * S + j]);
 #pragma unroll
-        for (int i = 0; i < R; ++i) {
-          const int q = r - i;
-          if (q >= 0 && q < kStencilRows)
+        for (int r = 0; r < kStencilRows + R - 1; ++r) {
+          // Padding rows and columns read as zeros: predicated loads, no
+          // branch, so that the unrolled loop issues all of a thread's loads
+          // at once.
+          const int ih = oh0 - ph + r;
+          const bool rowIn = ih >= 0 && ih < H;
+          const T *row = src + int64_t(rowIn ? ih : 0) * W;
+          float v[S];
 #pragma unroll
-            for (int j = 0; j < S; ++j)
-              acc[q] += v[j] * wk[i][j];
+          for (int j = 0; j < S; ++j) {
+            const int x = ow - pw + j;
+            v[j] = rowIn && x >= 0 && x < W ? float(__ldg(row + x)) : 0.f;
+          }
+          // Input row r is row i of the window of output row q = r - i.
+#pragma unroll
+          for (int i = 0; i < R; ++i) {
+            const int q = r - i;
+            if (q >= 0 && q < kStencilRows)
+#pragma unroll
+              for (int j = 0; j < S; ++j)
+                acc[q] += v[j] * wk[i][j];
+          }
         }
       }
       T *dst = out + (int64_t(plane) * OH + oh0) * OW + ow;
@@ -92,6 +102,11 @@ __global__ void depthwiseStencilKernel(T *out, const T *in, const T *w,
     }
   }
 }
+
+// Input channels per group up to which a grouped convolution runs in
+// groupedStencilKernel rather than cuDNN (whose NCHW bf16/f16 grouped
+// algorithms run a kernel per group without tensor cores).
+constexpr int64_t kStencilMaxGroupChannels = 8;
 
 // A depthwise convolution of any stride and dilation, f32 accumulation. A
 // block computes a tile of kDepthwiseRows output rows of one plane (n, k): it
@@ -142,23 +157,58 @@ __global__ void depthwiseKernel(T *out, const T *in, const T *w, const T *bias,
 }
 
 template <class T, int R, int S>
-void launchDepthwiseStencil(T *out, const T *in, const T *w, const T *bias,
-                            int64_t N, int64_t C, int64_t H, int64_t W,
-                            int64_t K, int64_t OH, int64_t OW, int64_t ph,
-                            int64_t pw, float lo, float hi) {
+void launchGroupedStencil(T *out, const T *in, const T *w, const T *bias,
+                          int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
+                          int64_t OH, int64_t OW, int64_t ph, int64_t pw,
+                          int64_t groups, float lo, float hi) {
   const int64_t tiles = (OH + kStencilRows - 1) / kStencilRows;
   // A block's threads cover a plane's columns x row tiles (whole warps, at
-  // most 512); a grid of one block per plane, looping past 2^20 planes.
+  // most kStencilThreads); a grid of one block per plane, looping past 2^20
+  // planes.
   const int64_t perPlane = tiles * OW;
-  const int threads = int(std::min<int64_t>((perPlane + 31) / 32 * 32, 512));
+  const int threads = int(
+      std::min<int64_t>((perPlane + 31) / 32 * 32, kStencilThreads));
   const int64_t blocks = std::min<int64_t>(N * K, int64_t(1) << 20);
-  depthwiseStencilKernel<T, R, S><<<unsigned(blocks), threads, 0, stream()>>>(
+  groupedStencilKernel<T, R, S><<<unsigned(blocks), threads, 0, stream()>>>(
       out, in, w, bias, unsigned(N * K), int(C), int(H), int(W), int(K),
-      int(OH), int(OW), int(ph), int(pw), int(K / C), int(tiles), lo, hi);
+      int(OH), int(OW), int(ph), int(pw), int(C / groups), int(K / groups),
+      int(tiles), lo, hi);
 }
 
+// A grouped convolution of stride 1 and dilation 1 with a square 3, 5 or 7
+// window and at most kStencilMaxGroupChannels input channels per group, in
+// groupedStencilKernel. Returns false where it does not apply.
+template <class T>
+inline bool conv2d_grouped_stencil(T *out, const T *in, const T *w,
+                                   const T *bias, int64_t N, int64_t C,
+                                   int64_t H, int64_t W, int64_t K, int64_t R,
+                                   int64_t S, int64_t OH, int64_t OW,
+                                   int64_t sh, int64_t sw, int64_t ph,
+                                   int64_t pw, int64_t groups, int64_t dh,
+                                   int64_t dw, float lo, float hi) {
+  const int64_t limit = int64_t(1) << 30;
+  if (groups < 2 || C % groups != 0 || K % groups != 0 ||
+      C / groups > kStencilMaxGroupChannels || sh != 1 || sw != 1 ||
+      dh != 1 || dw != 1 || R != S || (R != 3 && R != 5 && R != 7) ||
+      N * K >= (int64_t(1) << 32) || H * W >= limit || OH * OW >= limit ||
+      K >= limit || C >= limit)
+    return false;
+  if (R == 3)
+    launchGroupedStencil<T, 3, 3>(out, in, w, bias, N, C, H, W, K, OH, OW, ph,
+                                  pw, groups, lo, hi);
+  else if (R == 5)
+    launchGroupedStencil<T, 5, 5>(out, in, w, bias, N, C, H, W, K, OH, OW, ph,
+                                  pw, groups, lo, hi);
+  else
+    launchGroupedStencil<T, 7, 7>(out, in, w, bias, N, C, H, W, K, OH, OW, ph,
+                                  pw, groups, lo, hi);
+  check(cudaGetLastError(), "grouped convolution kernel");
+  return true;
+}
+
+// A depthwise convolution of any stride and dilation in depthwiseKernel.
 // `bias` is a T vector of K, or null. Returns false (the caller uses cuDNN)
-// where an index would not fit the kernels' 32-bit math or a tile's input
+// where an index would not fit the kernel's 32-bit math or a tile's input
 // rows would not fit 48 KiB of shared memory.
 template <class T>
 inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
@@ -172,21 +222,6 @@ inline bool conv2d_depthwise(T *out, const T *in, const T *w, const T *bias,
       (OH + R) * std::max(sh, dh) >= limit ||
       (OW + S) * std::max(sw, dw) >= limit)
     return false;
-  const bool unit = sh == 1 && sw == 1 && dh == 1 && dw == 1;
-  if (unit && N * K < (int64_t(1) << 32) && R == S &&
-      (R == 3 || R == 5 || R == 7)) {
-    if (R == 3)
-      launchDepthwiseStencil<T, 3, 3>(out, in, w, bias, N, C, H, W, K, OH, OW,
-                                      ph, pw, lo, hi);
-    else if (R == 5)
-      launchDepthwiseStencil<T, 5, 5>(out, in, w, bias, N, C, H, W, K, OH, OW,
-                                      ph, pw, lo, hi);
-    else
-      launchDepthwiseStencil<T, 7, 7>(out, in, w, bias, N, C, H, W, K, OH, OW,
-                                      ph, pw, lo, hi);
-    check(cudaGetLastError(), "depthwise convolution kernel");
-    return true;
-  }
   // The input rows a tile of output rows reads; the kernel zero-fills those
   // outside the plane.
   const int64_t tileInputRows = (kDepthwiseRows - 1) * sh + (R - 1) * dh + 1;
@@ -421,8 +456,12 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
       groups == 1)
     return conv2d_pointwise(out, in, w, static_cast<const T *>(bias), N, C,
                             H * W, K, lo, hi);
-  // Measured on an H100 (docs/cuda.md): faster than cuDNN's NCHW depthwise
-  // algorithms.
+  // Measured on an H100 (docs/cuda.md): faster than cuDNN's NCHW grouped
+  // and depthwise algorithms.
+  if (conv2d_grouped_stencil(out, in, w, static_cast<const T *>(bias), N, C, H,
+                             W, K, R, S, OH, OW, sh, sw, ph, pw, groups, dh, dw,
+                             lo, hi))
+    return finish();
   if (groups > 1 && groups == C && K % C == 0 &&
       conv2d_depthwise(out, in, w, static_cast<const T *>(bias), N, C, H, W, K,
                        R, S, OH, OW, sh, sw, ph, pw, dh, dw, lo, hi))
