@@ -8,8 +8,9 @@
 // inner values have no other users. Elementwise ops compute in f32; the
 // conversions between f32 and bf16/f16 that dynoc-widen-reduced-precision
 // puts around them fuse too, so a bf16 graph's pointwise work reads and
-// writes bf16 in one loop. A GEMM's chain ends at a value of the GEMM's own
-// type, which the GEMM writes in place.
+// writes bf16 in one loop, and a chain reads a bf16 input that it adds in f32
+// (a residual) through its conversion, in the loop. A GEMM's chain ends at a
+// value of the GEMM's own type, which the GEMM writes in place.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -116,6 +117,30 @@ void fuse(ArrayRef<Operation *> chain) {
     op->erase();
 }
 
+/// Widens a chain's inputs in its loop: a float conversion (bf16 to f32, a
+/// graph input's for a residual) whose only user is a chain op after the
+/// first, with that user's shape, joins the chain just before its user, so the
+/// loop reads the narrow value instead of a converted copy made by a pass of
+/// its own.
+void absorbInputConversions(std::vector<Operation *> &chain,
+                            llvm::SmallPtrSetImpl<Operation *> &taken) {
+  for (size_t i = 1; i < chain.size(); ++i) {
+    Operation *user = chain[i];
+    for (Value v : user->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def || taken.contains(def) || !v.hasOneUse() ||
+          def->getBlock() != user->getBlock() ||
+          def->getName().getStringRef() != "aten._to_copy" ||
+          !isElementwise(def) ||
+          !sameShape(v.getType(), user->getResult(0).getType()))
+        continue;
+      taken.insert(def);
+      chain.insert(chain.begin() + i, def);
+      ++i; // `user` moved up by one
+    }
+  }
+}
+
 struct FusionPass : dynoc::impl::FusionBase<FusionPass> {
   void runOnOperation() override {
     std::vector<std::vector<Operation *>> chains;
@@ -140,6 +165,7 @@ struct FusionPass : dynoc::impl::FusionBase<FusionPass> {
       if (chain.size() < 2)
         return;
       taken.insert(chain.begin(), chain.end());
+      absorbInputConversions(chain, taken);
       chains.push_back(std::move(chain));
     });
     for (auto &chain : chains)

@@ -71,3 +71,28 @@ func.func @two_chains_meet(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32
   %d = aten.neg %c : (tensor<4xf32>) -> tensor<4xf32>
   return %d : tensor<4xf32>
 }
+
+// A bf16 residual widened for the addition (dynoc-widen-reduced-precision's
+// conversion of a graph input) joins the chain before the add: the loop reads
+// the bf16 input, not an f32 copy. A conversion with another user stays out.
+// CHECK-LABEL: func.func @residual_conversion
+func.func @residual_conversion(%x: tensor<4x8xbf16>, %y: tensor<4x8xbf16>, %z: tensor<4x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xf32>) {
+  // CHECK: %[[ZF:.*]] = aten._to_copy %arg2
+  // CHECK: dynoc.fusion_group "elementwise"(%arg0, %arg1, %[[ZF]])
+  // CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8xbf16>, %[[Y:.*]]: tensor<4x8xbf16>, %[[Z:.*]]: tensor<4x8xf32>):
+  // CHECK-NEXT: %[[XF:.*]] = aten._to_copy %[[X]]
+  // CHECK-NEXT: %[[R:.*]] = aten.relu %[[XF]]
+  // CHECK-NEXT: %[[YF:.*]] = aten._to_copy %[[Y]]
+  // CHECK-NEXT: %[[A:.*]] = aten.add.Tensor %[[YF]], %[[R]]
+  // CHECK-NEXT: %[[M:.*]] = aten.mul.Tensor %[[A]], %[[Z]]
+  // CHECK-NEXT: %[[O:.*]] = aten._to_copy %[[M]]
+  // CHECK-NEXT: dynoc.yield %[[O]] : tensor<4x8xbf16>
+  %zf = aten._to_copy %z {dtype = f32} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %xf = aten._to_copy %x {dtype = f32} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %r = aten.relu %xf : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %yf = aten._to_copy %y {dtype = f32} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %a = aten.add.Tensor %yf, %r : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = aten.mul.Tensor %a, %zf : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %o = aten._to_copy %m {dtype = bf16} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+  return %o, %zf : tensor<4x8xbf16>, tensor<4x8xf32>
+}
