@@ -79,13 +79,18 @@ def bench_model(name, batch, dtype, rounds, iters):
     # engines: its allocator's peak over their calls, plus `m`'s weights, which
     # they share. dynoc: the device memory a load and three calls take outside
     # torch's allocator (weights, workspace, CUDA graphs) plus the outputs torch
-    # allocates for it. Code is not counted: the libraries' kernels (cuBLAS,
-    # cuDNN, the model's own) are loaded by a warm-up before each measurement.
+    # allocates for it. Workspaces count (cuBLAS's is freed before each of
+    # torch's engines, which allocates it again); code does not: the libraries'
+    # kernels (cuBLAS, cuDNN, the model's own) are loaded by a warm-up first.
     weights = sum(t.numel() * t.element_size() for t in m.state_dict().values())
 
     def measure_mem(key, make):
         gc.collect()
         torch.cuda.synchronize()
+        if key != "dynoc" and hasattr(torch._C, "_cuda_clearCublasWorkspaces"):
+            # cuBLAS keeps its workspace in torch's allocator once allocated:
+            # freed here, the engine's calls allocate it again, in its figure.
+            torch._C._cuda_clearCublasWorkspaces()
         torch.cuda.reset_peak_memory_stats()
         free0 = torch.cuda.mem_get_info()[0]
         base = torch.cuda.memory_allocated()
@@ -103,7 +108,8 @@ def bench_model(name, batch, dtype, rounds, iters):
         return fn
 
     with torch.no_grad():
-        m(x)  # warm-up: cuBLAS/cuDNN loaded, their workspaces allocated
+        m(x)  # warm-up: cuBLAS/cuDNN loaded
+        row["cublas_workspace_counted"] = hasattr(torch._C, "_cuda_clearCublasWorkspaces")
         fns["eager"] = measure_mem("eager", lambda: m)
         t0 = time.perf_counter()
         comp = torch.compile(m)
@@ -168,11 +174,11 @@ def report(rows, out):
         "what each engine holds to run the model, its weights plus what three calls "
         "allocate (activations, workspaces, CUDA-graph pools): for eager, Inductor and "
         "reduce-overhead, the model's weights plus torch's allocator peak during the "
-        "calls; for dynoc, the device memory its load and three calls take (weights, "
+        "calls, cuBLAS's workspace freed before them so that they allocate it again; "
+        "for dynoc, the device memory its load and three calls take (weights, "
         "workspace with the 8 MiB cuBLASLt/cuDNN workspace, CUDA graphs) plus the "
         "outputs torch allocates for it. Loaded code is not counted: a warm-up call of "
-        "eager and a load and call of dynoc's model come first (so eager's cuBLAS "
-        "workspace, allocated at its warm-up, is not in its figure). TF32 is off everywhere (torch's "
+        "eager and a load and call of dynoc's model come first. TF32 is off everywhere (torch's "
         "cuDNN default turned off; dynoc builds without --allow-tf32). Compile/build "
         "time: Inductor's, torch.compile and the first three calls, in the benchmark "
         "process on the GPU machine (its in-process caches warm after the first model); dynoc's, "
