@@ -163,21 +163,22 @@ std::string printCudaPointwise(const codegen::PointwiseLoop &k,
   }
   for (auto [i, e] : llvm::enumerate(k.temps))
     body += llvm::formatv("        const {0} t{1} = {2};\n", ct, i, e).str();
-  // Each thread computes kPointwiseUnroll elements a grid stride apart per
-  // iteration, all loads before any store: that many loads in flight per
-  // thread instead of one (a one-element loop is latency-bound: about 1.3 TB/s
-  // on an H100). An output written in place is read at its own index only, so
-  // the order is safe.
+  // Each thread computes U elements a grid stride apart per iteration
+  // (dynoc_k::pointwiseUnroll: 16 bytes of output), all loads before any
+  // store: that many loads in flight per thread instead of one (a
+  // one-element loop is latency-bound: about 1.3 TB/s on an H100). An output
+  // written in place is read at its own index only, so the order is safe.
   std::string definition =
       "template <" + tparams + ">\n__global__ void " +
       codegen::KernelDefinitions::kName.str() + "(" + params +
       ") {\n"
+      "  constexpr int U = dynoc_k::pointwiseUnroll<TD>();\n"
       "  const IT step = IT(gridDim.x) * blockDim.x;\n"
       "  for (IT i0 = blockIdx.x * IT(blockDim.x) + threadIdx.x; i0 < n;\n"
-      "       i0 += dynoc_k::kPointwiseUnroll * step) {\n"
-      "    TD r[dynoc_k::kPointwiseUnroll];\n"
+      "       i0 += U * step) {\n"
+      "    TD r[U];\n"
       "#pragma unroll\n"
-      "    for (int u = 0; u < dynoc_k::kPointwiseUnroll; ++u) {\n"
+      "    for (int u = 0; u < U; ++u) {\n"
       "      const IT i = i0 + u * step;\n"
       "      if (i < n) {\n" +
       body + "        r[u] = " + k.result +
@@ -185,7 +186,7 @@ std::string printCudaPointwise(const codegen::PointwiseLoop &k,
       "      }\n"
       "    }\n"
       "#pragma unroll\n"
-      "    for (int u = 0; u < dynoc_k::kPointwiseUnroll; ++u)\n"
+      "    for (int u = 0; u < U; ++u)\n"
       "      if (i0 + u * step < n)\n"
       "        dst[i0 + u * step] = r[u];\n"
       "  }\n}\n\n";

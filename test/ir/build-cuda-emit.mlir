@@ -23,12 +23,13 @@ func.func @graph_0(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %y: tensor<4x8xf32>) 
 // CHECK: #include "dynoc_cuda.cuh"
 // CHECK: template <class IT, class TD, class T0, class T1>
 // CHECK-NEXT: __global__ void dynoc_pointwise_0(IT n, TD *dst, const T0 *b0, const T1 *b1) {
+// CHECK-NEXT: constexpr int U = dynoc_k::pointwiseUnroll<TD>();
 // CHECK-NEXT: const IT step = IT(gridDim.x) * blockDim.x;
 // CHECK-NEXT: for (IT i0 = blockIdx.x * IT(blockDim.x) + threadIdx.x; i0 < n;
-// CHECK-NEXT: i0 += dynoc_k::kPointwiseUnroll * step) {
-// CHECK-NEXT: TD r[dynoc_k::kPointwiseUnroll];
+// CHECK-NEXT: i0 += U * step) {
+// CHECK-NEXT: TD r[U];
 // CHECK-NEXT: #pragma unroll
-// CHECK-NEXT: for (int u = 0; u < dynoc_k::kPointwiseUnroll; ++u) {
+// CHECK-NEXT: for (int u = 0; u < U; ++u) {
 // CHECK-NEXT: const IT i = i0 + u * step;
 // CHECK-NEXT: if (i < n) {
 // CHECK-NEXT: const float x0 = float(b0[i]);

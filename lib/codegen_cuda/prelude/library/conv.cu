@@ -27,39 +27,53 @@ inline bool clamps(float lo, float hi) {
 // depthwise one), stride 1, dilation 1 and an R x S window known at compile
 // time, f32 accumulation. Output channel k is in group k / kg and reads that
 // group's cg input channels. A block computes planes (n, k), so the plane's
-// index and weights are the same for all its threads; a thread computes
-// kStencilRows output rows of one column of the plane: per input channel, it
-// walks the input rows they read once, top to bottom, each row's S values
-// (its own column and neighbours', which the warp's other threads load: L1
-// hits) added to every output row whose window holds it, so no shared
-// memory, no barrier and few loads per output. Adjacent threads take
-// adjacent columns: coalesced loads and stores. On an H100 (docs/cuda.md):
-// MobileNetV2's depthwise 3x3 and ResNeXt's 32-group 3x3 at batch 32.
-constexpr int kStencilRows = 8;
-// Blocks of kStencilThreads; a 3x3 window in at most 85 registers (three
-// blocks per multiprocessor): left to itself, the compiler took 95 to
-// pipeline the channel loop. Larger windows need more (64 spilled).
+// index and weights are the same for all its threads; a thread computes a
+// tile of kStencilRows x kStencilCols outputs of the plane: per input
+// channel, it walks the input rows the tile reads once, top to bottom,
+// loading each row's kStencilCols + S - 1 values once (neighbouring threads'
+// tiles overlap by S - 1 columns: L1 hits) and adding them to every output
+// of the tile whose window holds them. No shared memory, no barrier, and
+// about (kStencilCols + S - 1) / kStencilCols loads per output and input row.
+// On an H100 (docs/cuda.md): MobileNetV2's depthwise 3x3 and ResNeXt's
+// 32-group 3x3 at batch 32.
+constexpr int kStencilRows = 8, kStencilCols = 4;
+// Blocks of kStencilThreads; a 3x3 window in at most 128 registers (two
+// blocks per multiprocessor: the unrolled rows keep about 60 loads in
+// flight; at 85, 64 bytes spilled). Larger windows take more.
 constexpr int kStencilThreads = 256;
 template <class T, int R, int S>
-__global__ void __launch_bounds__(kStencilThreads, R == 3 ? 3 : 1)
-    groupedStencilKernel(T *out, const T *in, const T *w,
-                                     const T *bias, unsigned planes, int C,
-                                     int H, int W, int K, int OH, int OW,
-                                     int ph, int pw, int cg, int kg, int tiles,
-                                     float lo, float hi) {
-  const unsigned perPlane = unsigned(tiles) * unsigned(OW);
+__global__ void __launch_bounds__(kStencilThreads, R == 3 ? 2 : 1)
+    groupedStencilKernel(T *out, const T *in, const T *w, const T *bias,
+                         unsigned planes, int C, int H, int W, int K, int OH,
+                         int OW, int ph, int pw, int cg, int kg, int tiles,
+                         int quads, float lo, float hi) {
+  constexpr int V = kStencilCols + S - 1; // input values per row
+  const unsigned perPlane = unsigned(tiles) * unsigned(quads);
   for (unsigned plane = blockIdx.x; plane < planes; plane += gridDim.x) {
     const int k = int(plane % unsigned(K));
     const unsigned n = plane / unsigned(K);
     const T *planeIn = in + (int64_t(n) * C + (k / kg) * cg) * int64_t(H) * W;
     const float b = bias ? float(bias[k]) : 0.f;
     for (unsigned t = threadIdx.x; t < perPlane; t += blockDim.x) {
-      const int tile = int(t / unsigned(OW)), ow = int(t) - tile * OW;
+      const int tile = int(t / unsigned(quads));
+      const int ow0 = (int(t) - tile * quads) * kStencilCols;
       const int oh0 = tile * kStencilRows;
-      float acc[kStencilRows];
+      float acc[kStencilRows][kStencilCols];
 #pragma unroll
       for (int q = 0; q < kStencilRows; ++q)
-        acc[q] = b;
+#pragma unroll
+        for (int x = 0; x < kStencilCols; ++x)
+          acc[q][x] = b;
+      // The columns this tile reads, clamped into the plane, and whether
+      // each is inside it (padding reads as zero).
+      int col[V];
+      bool colIn[V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const int x = ow0 - pw + j;
+        colIn[j] = x >= 0 && x < W;
+        col[j] = min(max(x, 0), W - 1);
+      }
       for (int c = 0; c < cg; ++c) {
         const T *src = planeIn + int64_t(c) * H * W;
         const T *wc = w + (int64_t(k) * cg + c) * R * S;
@@ -71,20 +85,18 @@ __global__ void __launch_bounds__(kStencilThreads, R == 3 ? 3 : 1)
             wk[i][j] = float(wc[i * S + j]);
 #pragma unroll
         for (int r = 0; r < kStencilRows + R - 1; ++r) {
-          // Padding rows and columns read as zeros. Every load is of an
-          // address inside the plane (clamped), and the zero is a select
-          // after it: a load under a condition compiles to a branch around
-          // it, which kept the unrolled loop from issuing a thread's loads
-          // together (2x slower).
+          // Every load is of an address inside the plane and the zero is a
+          // select after it: a load under a condition compiles to a branch
+          // around it, which kept the unrolled loop from issuing a thread's
+          // loads together.
           const int ih = oh0 - ph + r;
           const bool rowIn = ih >= 0 && ih < H;
           const T *row = src + (rowIn ? ih : 0) * W;
-          float v[S];
+          float v[V];
 #pragma unroll
-          for (int j = 0; j < S; ++j) {
-            const int x = ow - pw + j;
-            const float loaded = float(__ldg(row + min(max(x, 0), W - 1)));
-            v[j] = rowIn && x >= 0 && x < W ? loaded : 0.f;
+          for (int j = 0; j < V; ++j) {
+            const float loaded = float(__ldg(row + col[j]));
+            v[j] = rowIn && colIn[j] ? loaded : 0.f;
           }
           // Input row r is row i of the window of output row q = r - i.
 #pragma unroll
@@ -92,16 +104,20 @@ __global__ void __launch_bounds__(kStencilThreads, R == 3 ? 3 : 1)
             const int q = r - i;
             if (q >= 0 && q < kStencilRows)
 #pragma unroll
-              for (int j = 0; j < S; ++j)
-                acc[q] += v[j] * wk[i][j];
+              for (int x = 0; x < kStencilCols; ++x)
+#pragma unroll
+                for (int j = 0; j < S; ++j)
+                  acc[q][x] += v[x + j] * wk[i][j];
           }
         }
       }
-      T *dst = out + (int64_t(plane) * OH + oh0) * OW + ow;
+      T *dst = out + (int64_t(plane) * OH + oh0) * OW + ow0;
 #pragma unroll
       for (int q = 0; q < kStencilRows; ++q)
-        if (oh0 + q < OH)
-          dst[int64_t(q) * OW] = T(clampTo(acc[q], lo, hi));
+#pragma unroll
+        for (int x = 0; x < kStencilCols; ++x)
+          if (oh0 + q < OH && ow0 + x < OW)
+            dst[q * OW + x] = T(clampTo(acc[q][x], lo, hi));
     }
   }
 }
@@ -164,18 +180,19 @@ void launchGroupedStencil(T *out, const T *in, const T *w, const T *bias,
                           int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
                           int64_t OH, int64_t OW, int64_t ph, int64_t pw,
                           int64_t groups, float lo, float hi) {
-  const int64_t tiles = (OH + kStencilRows - 1) / kStencilRows;
-  // A block's threads cover a plane's columns x row tiles (whole warps, at
-  // most kStencilThreads); a grid of one block per plane, looping past 2^20
+  const int64_t tiles = (OH + kStencilRows - 1) / kStencilRows,
+                quads = (OW + kStencilCols - 1) / kStencilCols;
+  // A block's threads cover a plane's tiles (whole warps, at most
+  // kStencilThreads); a grid of one block per plane, looping past 2^20
   // planes.
-  const int64_t perPlane = tiles * OW;
+  const int64_t perPlane = tiles * quads;
   const int threads = int(
       std::min<int64_t>((perPlane + 31) / 32 * 32, kStencilThreads));
   const int64_t blocks = std::min<int64_t>(N * K, int64_t(1) << 20);
   groupedStencilKernel<T, R, S><<<unsigned(blocks), threads, 0, stream()>>>(
       out, in, w, bias, unsigned(N * K), int(C), int(H), int(W), int(K),
       int(OH), int(OW), int(ph), int(pw), int(C / groups), int(K / groups),
-      int(tiles), lo, hi);
+      int(tiles), int(quads), lo, hi);
 }
 
 // A grouped convolution of stride 1 and dilation 1 with a square 3, 5 or 7
