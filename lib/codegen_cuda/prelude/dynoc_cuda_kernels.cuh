@@ -127,7 +127,7 @@ constexpr int kThreads = 256;
 // leave these kernels latency-bound (a bf16 one at 4 elements moved about
 // 1.1 TB/s on an H100).
 constexpr int kPointwiseUnroll = 4;
-template <class T> constexpr int pointwiseUnroll() {
+template <class T> __host__ __device__ constexpr int pointwiseUnroll() {
   return sizeof(T) >= 4 ? kPointwiseUnroll : int(16 / sizeof(T));
 }
 inline int blocksFor(int64_t n) {
