@@ -64,7 +64,7 @@ def bench_model(name, batch, dtype, rounds, iters):
     dt = cuda_cases.torch_dtype(dtype)
     m, _ = models.make(name, batch)
     m = m.to(dt)
-    m.load_state_dict(torch.load(d / "eager.pt"))
+    m.load_state_dict(torch.load(cuda_cases.eager_weights(name, dtype)))
     m = m.cuda().eval()
     torch.manual_seed(1)
     x = models.example_input(name, batch).cuda()

@@ -164,15 +164,14 @@ std::string printCudaPointwise(const codegen::PointwiseLoop &k,
   for (auto [i, e] : llvm::enumerate(k.temps))
     body += llvm::formatv("        const {0} t{1} = {2};\n", ct, i, e).str();
   // Each thread computes U elements a grid stride apart per iteration
-  // (dynoc_k::pointwiseUnroll: 16 bytes of output), all loads before any
-  // store: that many loads in flight per thread instead of one (a
+  // (dynoc_k::kPointwiseUnroll), all loads before any store: that many loads in flight per thread instead of one (a
   // one-element loop is latency-bound: about 1.3 TB/s on an H100). An output
   // written in place is read at its own index only, so the order is safe.
   std::string definition =
       "template <" + tparams + ">\n__global__ void " +
       codegen::KernelDefinitions::kName.str() + "(" + params +
       ") {\n"
-      "  constexpr int U = dynoc_k::pointwiseUnroll<TD>();\n"
+      "  constexpr int U = dynoc_k::kPointwiseUnroll;\n"
       "  const IT step = IT(gridDim.x) * blockDim.x;\n"
       "  for (IT i0 = blockIdx.x * IT(blockDim.x) + threadIdx.x; i0 < n;\n"
       "       i0 += U * step) {\n"

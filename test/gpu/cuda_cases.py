@@ -43,6 +43,13 @@ def model_dir(name, batch, dtype):
     return f"{name}_b{batch}" + ("" if dtype == "f32" else f"_{dtype}")
 
 
+def eager_weights(name, dtype):
+    """The eager model's weights (its state_dict), which the GPU tests and the
+    benchmark load: the same seeded model at both batch sizes, kept once, in
+    the batch-1 folder (the carry to the GPU machine is limited to 64 MiB)."""
+    return os.path.join(ARTIFACTS, "models", model_dir(name, 1, dtype), "eager.pt")
+
+
 def torch_dtype(dtype):
     import torch
     return {"f32": torch.float32, "bf16": torch.bfloat16}[dtype]

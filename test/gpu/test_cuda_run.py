@@ -48,7 +48,7 @@ def test_model_matches_eager(name, batch, dtype, graphs, capfd):
     dt = cuda_cases.torch_dtype(dtype)
     m, _ = models.make(name, batch)
     m = m.to(dt)
-    m.load_state_dict(torch.load(d / "eager.pt"))
+    m.load_state_dict(torch.load(cuda_cases.eager_weights(name, dtype)))
     m = m.cuda().eval()
     built = dynoc.load(d / "model.so", cuda_graphs=graphs)
     assert built.device.type == "cuda"

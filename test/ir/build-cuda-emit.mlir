@@ -23,7 +23,7 @@ func.func @graph_0(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %y: tensor<4x8xf32>) 
 // CHECK: #include "dynoc_cuda.cuh"
 // CHECK: template <class IT, class TD, class T0, class T1>
 // CHECK-NEXT: __global__ void dynoc_pointwise_0(IT n, TD *dst, const T0 *b0, const T1 *b1) {
-// CHECK-NEXT: constexpr int U = dynoc_k::pointwiseUnroll<TD>();
+// CHECK-NEXT: constexpr int U = dynoc_k::kPointwiseUnroll;
 // CHECK-NEXT: const IT step = IT(gridDim.x) * blockDim.x;
 // CHECK-NEXT: for (IT i0 = blockIdx.x * IT(blockDim.x) + threadIdx.x; i0 < n;
 // CHECK-NEXT: i0 += U * step) {
