@@ -1,0 +1,51 @@
+"""Where a built model's device memory goes, on the GPU machine: the free
+device memory taken by dynoc.load (weights, precomputed weights) and after
+each of three calls (the context's workspace at the first, its CUDA graph at
+the second, nothing at the third), next to torch's allocator (the outputs).
+
+    python3 bench/cuda/memory_breakdown.py build/gpu/models/resnext_block_b32 ...
+
+Inputs are the suite's example input for the folder's model, batch and dtype
+(bench/cpu/models.py)."""
+import pathlib
+import re
+import sys
+
+import torch
+
+import cuda_cases
+import dynoc
+import models
+
+
+def free_mib():
+    torch.cuda.synchronize()
+    return torch.cuda.mem_get_info()[0] / 2**20
+
+
+def main():
+    for arg in sys.argv[1:]:
+        folder = pathlib.Path(arg)
+        m = re.fullmatch(r"(\w+?)_b(\d+)(?:_(bf16))?", folder.name)
+        if not m:
+            sys.exit(f"memory_breakdown: {folder} is not a model folder of build/gpu/models")
+        name, batch, dtype = m.group(1), int(m.group(2)), m.group(3) or "f32"
+        x = models.example_input(name, batch).cuda()
+        if x.is_floating_point():
+            x = x.to(cuda_cases.torch_dtype(dtype))
+        before = free_mib()
+        allocated = torch.cuda.memory_allocated()
+        built = dynoc.load(folder / "model.so")
+        loaded = free_mib()
+        outs, calls = [], []
+        for _ in range(3):
+            outs.append(built(x))
+            calls.append(loaded - free_mib())
+        print(f"{folder.name}: load {before - loaded:.1f} MiB; after calls 1-3 "
+              f"+{calls[0]:.1f} / +{calls[1]:.1f} / +{calls[2]:.1f} MiB; outputs "
+              f"(torch's allocator) {(torch.cuda.memory_allocated() - allocated) / 2**20:.1f} MiB")
+        del built, outs
+
+
+if __name__ == "__main__":
+    main()
