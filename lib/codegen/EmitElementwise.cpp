@@ -25,6 +25,36 @@ std::optional<std::pair<double, double>> clampBounds(Operation *op) {
                           scalarAttr(op, "max_val", 1.0));
   return std::nullopt;
 }
+
+/// Whether `op` converts between float types (aten._to_copy).
+bool isFloatConversion(Operation *op) {
+  return isa<aten::ToCopyOp>(op) && op->getNumOperands() == 1 &&
+         elementTypeOf(op->getOperand(0)).isa<FloatType>() &&
+         elementTypeOf(op->getResult(0)).isa<FloatType>();
+}
+
+/// The clamp bounds of an epilogue chain [anchor, ReLU or hardtanh] that
+/// computes nothing else; in bf16/f16 the chain may widen the anchor's value
+/// to f32 before the clamp and round back to the anchor's type after it
+/// (rounding commutes with a clamp: the same value either way).
+std::optional<std::pair<double, double>>
+soleClamp(ArrayRef<Operation *> chain) {
+  Value anchor = chain.front()->getResult(0);
+  ArrayRef<Operation *> rest = chain.drop_front();
+  if (rest.size() == 3 && isFloatConversion(rest[0]) &&
+      isFloatConversion(rest[2]) &&
+      rest[0]->getResult(0).getType().cast<ShapedType>().getElementType()
+          .isF32() &&
+      rest[2]->getResult(0).getType() == anchor.getType())
+    rest = rest.slice(1, 1);
+  else if (rest.size() != 1)
+    return std::nullopt;
+  Value clampIn = rest.size() == chain.size() - 1 ? anchor
+                                                  : chain[1]->getResult(0);
+  if (rest.front()->getOperand(0) != clampIn)
+    return std::nullopt;
+  return clampBounds(rest.front());
+}
 } // namespace
 
 LogicalResult GraphEmitter::emitUnary(Operation *op) {
@@ -282,12 +312,9 @@ LogicalResult GraphEmitter::emitFusionGroup(Operation *op) {
     // A convolution followed by one ReLU or hardtanh alone: the clamp is the
     // convolution's own (its last pass writes the clamped value).
     if (std::optional<std::pair<double, double>> clamp =
-            chain.size() == 2 && isa<aten::AtenConvolutionOp>(anchor) &&
-                    target.fuseConvolutionEpilogue() &&
-                    chain[1]->getOperand(0) == anchor->getResult(0) &&
-                    body.getTerminator()->getOperand(0) ==
-                        chain[1]->getResult(0)
-                ? clampBounds(chain[1])
+            isa<aten::AtenConvolutionOp>(anchor) &&
+                    target.fuseConvolutionEpilogue()
+                ? soleClamp(chain)
                 : std::nullopt) {
       convClamp = clamp;
       LogicalResult emitted = (this->*(it->second))(anchor);

@@ -272,6 +272,8 @@ LogicalResult runBuildPasses(ModuleOp module, int optLevel,
       graph.addPass(createDecomposePass());
       graph.addPass(createCanonicalizePass());
       graph.addPass(createFoldBatchNormPass());
+      // A bf16 fold leaves bf16 -> f32 -> bf16 round trips behind.
+      graph.addPass(createCanonicalizePass());
       graph.addPass(createCSEPass());
     }
   }

@@ -50,6 +50,13 @@ LogicalResult forwardOperand(Operation *op, PatternRewriter &rewriter) {
   return success();
 }
 
+/// Whether converting `from` to `to` keeps every value: bf16 or f16 to f32.
+bool widensExactly(Type from, Type to) {
+  auto f = from.dyn_cast<RankedTensorType>(), t = to.dyn_cast<RankedTensorType>();
+  return f && t && (f.getElementType().isBF16() || f.getElementType().isF16()) &&
+         t.getElementType().isF32();
+}
+
 struct Canonicalize : RewritePattern {
   Canonicalize(MLIRContext *ctx)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
@@ -65,8 +72,20 @@ struct Canonicalize : RewritePattern {
     // A dtype conversion to the same dtype on the same device.
     if (named(op, {"aten._to_copy"}) && op->getNumOperands() == 1) {
       auto device = op->getAttrOfType<StringAttr>("device");
-      if (!device || device.getValue() == "cpu")
-        return forwardOperand(op, rewriter);
+      if ((!device || device.getValue() == "cpu") &&
+          succeeded(forwardOperand(op, rewriter)))
+        return success();
+      // Back to a float type that an exact widening came from (bf16 -> f32
+      // -> bf16): the value itself.
+      Operation *inner = op->getOperand(0).getDefiningOp();
+      if (!device && inner && named(inner, {"aten._to_copy"}) &&
+          inner->getNumOperands() == 1 && !inner->getAttr("device") &&
+          inner->getOperand(0).getType() == op->getResult(0).getType() &&
+          widensExactly(inner->getOperand(0).getType(),
+                        inner->getResult(0).getType())) {
+        rewriter.replaceOp(op, inner->getOperand(0));
+        return success();
+      }
     }
     // Shape changes to the shape it has.
     if (isReshape(op) || named(op, {"aten.expand", "aten.flatten.using_ints",

@@ -3,7 +3,9 @@
 // batch_norm(conv(x, W, b)) in eval mode is conv(x, W * s, (b - mean) * s +
 // beta) with s = gamma / sqrt(var + eps) per output channel. The rewrite
 // leaves the new weight and bias as ops on the weights (O(weights) work)
-// instead of a pass over the activations.
+// instead of a pass over the activations. A bf16/f16 convolution whose
+// output is widened to f32 for the norm folds too: the new weight and bias
+// are computed in f32 and rounded to the convolution's type.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -34,6 +36,23 @@ Value build(PatternRewriter &rewriter, Location loc, StringRef name, Type type,
   return rewriter.create(state)->getResult(0);
 }
 
+bool isReduced(Type t) {
+  auto rt = t.dyn_cast<RankedTensorType>();
+  return rt && (rt.getElementType().isBF16() || rt.getElementType().isF16());
+}
+
+Type elementType(Type t) { return t.cast<ShapedType>().getElementType(); }
+
+/// aten._to_copy(v) {dtype = element}, as dynoc-widen-reduced-precision
+/// writes it.
+Value convert(PatternRewriter &rewriter, Location loc, Value v, Type element) {
+  auto type = v.getType().cast<RankedTensorType>();
+  return build(rewriter, loc, "aten._to_copy",
+               RankedTensorType::get(type.getShape(), element,
+                                     type.getEncoding()),
+               v, {rewriter.getNamedAttr("dtype", TypeAttr::get(element))});
+}
+
 /// Folds one eval-mode batch norm (native_batch_norm with training = false,
 /// or _native_batch_norm_legit_no_training) into the convolution it reads.
 struct FoldIntoConvolution : RewritePattern {
@@ -52,22 +71,49 @@ struct FoldIntoConvolution : RewritePattern {
       return rewriter.notifyMatchFailure(bn, "not an affine eval batch norm");
     if (!bn->getResult(1).use_empty() || !bn->getResult(2).use_empty())
       return rewriter.notifyMatchFailure(bn, "its statistics are used");
-    auto conv = bn->getOperand(0).getDefiningOp<AtenConvolutionOp>();
-    if (!conv || conv.getTransposed() || !bn->getOperand(0).hasOneUse())
+    // A bf16/f16 convolution reaches an f32 batch norm through the widening
+    // conversion dynoc-widen-reduced-precision put between them.
+    Value input = bn->getOperand(0);
+    Operation *widen = input.getDefiningOp();
+    if (widen && widen->getName().getStringRef() == "aten._to_copy" &&
+        widen->getNumOperands() == 1 && input.hasOneUse() &&
+        isReduced(widen->getOperand(0).getType()) &&
+        elementType(input.getType()).isF32())
+      input = widen->getOperand(0);
+    else
+      widen = nullptr;
+    auto conv = input.getDefiningOp<AtenConvolutionOp>();
+    if (!conv || conv.getTransposed() || !input.hasOneUse())
       return rewriter.notifyMatchFailure(bn, "not fed by a lone convolution");
     auto epsAttr = bn->getAttrOfType<FloatAttr>("eps");
     Value weight = conv->getOperand(1);
     auto wType = weight.getType().dyn_cast<RankedTensorType>();
     auto vecType = bn->getOperand(1).getType().dyn_cast<RankedTensorType>();
-    if (!epsAttr || !wType || !vecType || !wType.getElementType().isF32() ||
-        vecType.getRank() != 1 || wType.isDynamicDim(0) ||
-        vecType.getDimSize(0) != wType.getDimSize(0))
+    if (!epsAttr || !wType || !vecType ||
+        !(widen ? isReduced(wType) : wType.getElementType().isF32()) ||
+        !vecType.getElementType().isF32() || vecType.getRank() != 1 ||
+        wType.isDynamicDim(0) || vecType.getDimSize(0) != wType.getDimSize(0))
       return rewriter.notifyMatchFailure(bn, "channel counts do not agree");
 
     Location loc = bn->getLoc();
+    // In bf16/f16 the new weight and bias are computed in f32 from the
+    // widened weight and bias, and rounded once (the folded convolution
+    // differs from conv-then-norm by that rounding, as the norm's own output
+    // rounding does).
+    Type reduced = wType.getElementType();
+    RankedTensorType wideW = RankedTensorType::get(
+        wType.getShape(), rewriter.getF32Type(), wType.getEncoding());
+    // At the norm: its statistics may be computed after the convolution (a
+    // bf16 graph widens them there).
+    rewriter.setInsertionPoint(bn);
+    auto widened = [&](Value v) {
+      return widen ? convert(rewriter, loc, v, rewriter.getF32Type()) : v;
+    };
+    auto narrowed = [&](Value v) {
+      return widen ? convert(rewriter, loc, v, reduced) : v;
+    };
     Value gamma = bn->getOperand(1), beta = bn->getOperand(2),
           mean = bn->getOperand(3), var = bn->getOperand(4);
-    rewriter.setInsertionPoint(conv);
     // s = gamma * rsqrt(var + eps)
     Value varEps = build(rewriter, loc, "aten.add.Scalar", vecType, var,
                          {rewriter.getNamedAttr("other", epsAttr)});
@@ -81,13 +127,13 @@ struct FoldIntoConvolution : RewritePattern {
         rewriter, loc, "aten.view",
         RankedTensorType::get(column, vecType.getElementType()), scale,
         {rewriter.getNamedAttr("size", rewriter.getDenseI64ArrayAttr(column))});
-    Value newWeight =
-        build(rewriter, loc, "aten.mul.Tensor", wType, {weight, scaleColumn});
+    Value newWeight = narrowed(build(rewriter, loc, "aten.mul.Tensor", wideW,
+                                     {widened(weight), scaleColumn}));
     // b' = (b - mean) * s + beta, or beta - mean * s without a bias
     Value newBias;
     if (conv->getNumOperands() == 3) {
       Value centered = build(rewriter, loc, "aten.sub.Tensor", vecType,
-                             {conv->getOperand(2), mean});
+                             {widened(conv->getOperand(2)), mean});
       Value scaled =
           build(rewriter, loc, "aten.mul.Tensor", vecType, {centered, scale});
       newBias =
@@ -99,12 +145,18 @@ struct FoldIntoConvolution : RewritePattern {
           build(rewriter, loc, "aten.sub.Tensor", vecType, {beta, scaledMean});
     }
     OperationState state(conv->getLoc(), conv->getName());
-    state.addOperands({conv->getOperand(0), newWeight, newBias});
-    state.addTypes(bn->getResult(0).getType());
+    state.addOperands({conv->getOperand(0), newWeight, narrowed(newBias)});
+    state.addTypes(conv->getResult(0).getType());
     state.addAttributes(conv->getAttrs());
     Operation *folded = rewriter.create(state);
-    rewriter.replaceAllUsesWith(bn->getResult(0), folded->getResult(0));
+    // The batch norm's f32 result is now the folded convolution's, widened.
+    Value result = folded->getResult(0);
+    if (widen)
+      result = convert(rewriter, loc, result, rewriter.getF32Type());
+    rewriter.replaceAllUsesWith(bn->getResult(0), result);
     rewriter.eraseOp(bn);
+    if (widen)
+      rewriter.eraseOp(widen);
     rewriter.eraseOp(conv);
     return success();
   }

@@ -47,3 +47,17 @@ func.func @kept(%x: tensor<2x3xf32>, %y: tensor<?x3xf32>) -> (tensor<2x3xf64>, t
   %2 = aten.view %y {size = array<i64: -1, 3>} : (tensor<?x3xf32>) -> tensor<?x3xf32>
   return %0, %1, %2 : tensor<2x3xf64>, tensor<2x3xf32>, tensor<?x3xf32>
 }
+
+// bf16 -> f32 -> bf16 is the value itself (the widening is exact); f32 ->
+// bf16 -> f32 rounds and stays.
+// CHECK-LABEL: func.func @conversion_round_trips
+// CHECK-NEXT: %[[N:.*]] = aten._to_copy %arg1 {dtype = bf16}
+// CHECK-NEXT: %[[W:.*]] = aten._to_copy %[[N]] {dtype = f32}
+// CHECK-NEXT: return %arg0, %[[W]]
+func.func @conversion_round_trips(%x: tensor<2x3xbf16>, %y: tensor<2x3xf32>) -> (tensor<2x3xbf16>, tensor<2x3xf32>) {
+  %0 = aten._to_copy %x {dtype = f32} : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+  %1 = aten._to_copy %0 {dtype = bf16} : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %2 = aten._to_copy %y {dtype = bf16} : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %3 = aten._to_copy %2 {dtype = f32} : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+  return %1, %3 : tensor<2x3xbf16>, tensor<2x3xf32>
+}
