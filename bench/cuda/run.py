@@ -20,7 +20,15 @@ import pathlib
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+
+# Inductor's compile time is a first compile of each model: its on-disk caches
+# (FX graphs, autotuning, Triton kernels) off, so that a second run on the same
+# machine does not time cache hits. Its in-process state is warm after the
+# first model. Set before torch is imported.
+os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="dynoc-bench-triton-"))
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "test" / "gpu"))
@@ -110,6 +118,7 @@ def bench_model(name, batch, dtype, rounds, iters):
     with torch.no_grad():
         m(x)  # warm-up: cuBLAS/cuDNN loaded
         row["cublas_workspace_counted"] = hasattr(torch._C, "_cuda_clearCublasWorkspaces")
+        row["inductor_disk_caches_off"] = os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] == "1"
         fns["eager"] = measure_mem("eager", lambda: m)
         t0 = time.perf_counter()
         comp = torch.compile(m)
@@ -181,7 +190,9 @@ def report(rows, out):
         "eager and a load and call of dynoc's model come first. TF32 is off everywhere (torch's "
         "cuDNN default turned off; dynoc builds without --allow-tf32). Compile/build "
         "time: Inductor's, torch.compile and the first three calls, in the benchmark "
-        "process on the GPU machine (its in-process caches warm after the first model); dynoc's, "
+        "process on the GPU machine, its on-disk caches off (FX graph, autotuning and "
+        "Triton caches: a first compile; its in-process state warm after the first "
+        "model); dynoc's, "
         "`dynoc build --target=cuda` (graph to .so) on the build machine "
         f"({first.get('dynoc_build_machine', '?')}; `tools/build_gpu_artifacts.py`, "
         "the median of 3 builds one at a time, with the CUDA kernel library already "
