@@ -8,14 +8,12 @@ the second, nothing at the third), next to torch's allocator (the outputs).
 Inputs are the suite's example input for the folder's model, batch and dtype
 (bench/cpu/models.py)."""
 import pathlib
-import re
 import sys
 
 import torch
 
 import cuda_cases
 import dynoc
-import models
 
 
 def free_mib():
@@ -26,13 +24,7 @@ def free_mib():
 def main():
     for arg in sys.argv[1:]:
         folder = pathlib.Path(arg)
-        m = re.fullmatch(r"(\w+?)_b(\d+)(?:_(bf16))?", folder.name)
-        if not m:
-            sys.exit(f"memory_breakdown: {folder} is not a model folder of build/gpu/models")
-        name, batch, dtype = m.group(1), int(m.group(2)), m.group(3) or "f32"
-        x = models.example_input(name, batch).cuda()
-        if x.is_floating_point():
-            x = x.to(cuda_cases.torch_dtype(dtype))
+        x = cuda_cases.folder_input(folder, "memory_breakdown")
         before = free_mib()
         allocated = torch.cuda.memory_allocated()
         built = dynoc.load(folder / "model.so")

@@ -50,6 +50,20 @@ def eager_weights(name, dtype):
     return os.path.join(ARTIFACTS, "models", model_dir(name, 1, dtype), "eager.pt")
 
 
+def folder_input(folder, tool):
+    """The suite's example input, on the GPU, for a model folder of
+    ARTIFACTS/models (`name_bB[_bf16]`); exits naming `tool` for any other
+    folder."""
+    import re
+    import models
+    m = re.fullmatch(r"(\w+?)_b(\d+)(?:_(bf16))?", os.path.basename(os.path.normpath(folder)))
+    if not m:
+        sys.exit(f"{tool}: {folder} is not a model folder of build/gpu/models")
+    name, batch, dtype = m.group(1), int(m.group(2)), m.group(3) or "f32"
+    x = models.example_input(name, batch).cuda()
+    return x.to(torch_dtype(dtype)) if x.is_floating_point() else x
+
+
 def torch_dtype(dtype):
     import torch
     return {"f32": torch.float32, "bf16": torch.bfloat16}[dtype]
