@@ -40,20 +40,18 @@ bool isFloatConversion(Operation *op) {
 std::optional<std::pair<double, double>>
 soleClamp(ArrayRef<Operation *> chain) {
   Value anchor = chain.front()->getResult(0);
-  ArrayRef<Operation *> rest = chain.drop_front();
-  if (rest.size() == 3 && isFloatConversion(rest[0]) &&
-      isFloatConversion(rest[2]) &&
-      rest[0]->getResult(0).getType().cast<ShapedType>().getElementType()
-          .isF32() &&
-      rest[2]->getResult(0).getType() == anchor.getType())
-    rest = rest.slice(1, 1);
-  else if (rest.size() != 1)
+  if (chain.size() == 2)
+    return chain[1]->getOperand(0) == anchor ? clampBounds(chain[1])
+                                              : std::nullopt;
+  // anchor -> widen -> clamp -> narrow, each reading the one before.
+  if (chain.size() != 4 || !isFloatConversion(chain[1]) ||
+      !isFloatConversion(chain[3]) || chain[1]->getOperand(0) != anchor ||
+      !elementTypeOf(chain[1]->getResult(0)).isF32() ||
+      chain[2]->getOperand(0) != chain[1]->getResult(0) ||
+      chain[3]->getOperand(0) != chain[2]->getResult(0) ||
+      chain[3]->getResult(0).getType() != anchor.getType())
     return std::nullopt;
-  Value clampIn = rest.size() == chain.size() - 1 ? anchor
-                                                  : chain[1]->getResult(0);
-  if (rest.front()->getOperand(0) != clampIn)
-    return std::nullopt;
-  return clampBounds(rest.front());
+  return clampBounds(chain[2]);
 }
 } // namespace
 
