@@ -103,7 +103,9 @@ static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
   for (auto &gj : g["guards"]) {
     Guard guard;
     std::string gw = where + " guard " + std::to_string(spec.guards.size());
-    if (!gj.is_object() || !r.string(gj, "kind", guard.kind, gw) ||
+    if (!gj.is_object())
+      return r.fail(gw + " is not an object");
+    if (!r.string(gj, "kind", guard.kind, gw) ||
         !r.string(gj, "text", guard.text, gw))
       return false;
     if (guard.kind == "tensor_match") {
@@ -146,7 +148,9 @@ static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
       Mutation mu;
       std::string mw =
           where + " mutation " + std::to_string(spec.mutations.size());
-      if (!mj.is_object() || !r.string(mj, "input", mu.input, mw))
+      if (!mj.is_object())
+        return r.fail(mw + " is not an object");
+      if (!r.string(mj, "input", mu.input, mw))
         return false;
       if (!mj.contains("output") || !mj["output"].is_number_unsigned() ||
           mj["output"].get<size_t>() >= spec.outputs.size())
@@ -175,7 +179,9 @@ static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
     for (auto &kj : g["kernels"]) {
       KernelSpec k;
       std::string kw = where + " kernel " + std::to_string(spec.kernels.size());
-      if (!kj.is_object() || !r.string(kj, "name", k.name, kw))
+      if (!kj.is_object())
+        return r.fail(kw + " is not an object");
+      if (!r.string(kj, "name", k.name, kw))
         return false;
       k.category = kj.contains("category") && kj["category"].is_string()
                        ? kj["category"].get<std::string>()
