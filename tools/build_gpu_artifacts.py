@@ -3,7 +3,8 @@
 here, on a machine without a GPU: `dynoc capture` of each model of the suite at
 batch 1 and 32, in float32 and bfloat16, and `dynoc build --target=cuda` of it, the model's eager weights
 (state_dict) to compare against, and the CUDA build of each op case
-(test/gpu/cuda_cases.py). Writes build/gpu/ (carry it to the GPU machine).
+(test/gpu/cuda_cases.py), and the training steps of bench/train/gpu.py
+(its `prepare`). Writes build/gpu/ (carry it to the GPU machine).
 
 The op cases build first, in parallel (the first of them compiles the CUDA
 kernel library into the cache); the models' captures run in parallel, then
@@ -164,6 +165,12 @@ def main():
         target.unlink(missing_ok=True)
         target.write_bytes((ROOT / "bazel-bin" / src).read_bytes())
         target.chmod(0o755)
+    if not args.ops_only and words is None:
+        # The training steps (test/gpu/test_cuda_train.py, bench/train/gpu.py).
+        p = subprocess.run([sys.executable, ROOT / "bench" / "train" / "gpu.py", "prepare"])
+        if p.returncode != 0:
+            failed += 1
+            print("FAILED: bench/train/gpu.py prepare", flush=True)
     print(f"wrote {OUT} ({total - failed}/{total} built)")
     return 1 if failed else 0
 

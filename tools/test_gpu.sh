@@ -2,11 +2,13 @@
 # The GPU tests, on the GPU machine (the device tool), over artifacts built on
 # a machine without a GPU:
 #
-#   here:  bazel build //... && tools/build_gpu_artifacts.py
+#   here:  bazel build //... && tools/build_gpu_artifacts.py &&
+#          .venv/bin/python bench/train/gpu.py prepare
 #   there: tools/test_gpu.sh            (carry build/gpu)
 #
 # Runs the op cases and the model suite against torch eager on the GPU
-# (test/gpu/test_cuda_run.py), the 8-thread test (one model, a stream and a
+# (test/gpu/test_cuda_run.py), training steps against eager's
+# (test/gpu/test_cuda_train.py), the 8-thread test (one model, a stream and a
 # context per thread, CUDA graphs on), dynrt-bench and a profile of two models,
 # and compute-sanitizer's memcheck on a transformer block and a CNN. Prints a summary last (docs/status.md keeps the latest).
 set -uo pipefail
@@ -31,6 +33,10 @@ out="${OUT:-/tmp}"
 "$py" -m pytest -q -p no:cacheprovider "$root/test/gpu/test_cuda_run.py" 2>&1 | tee "$out/pytest_gpu.log"
 rc=${PIPESTATUS[0]}; [ $rc = 0 ] || status=1
 summary+=("pytest test/gpu/test_cuda_run.py: $(tail -1 "$out/pytest_gpu.log")")
+# Training steps (bench/train/gpu.py prepare built them) against eager's.
+"$py" -m pytest -q -p no:cacheprovider "$root/test/gpu/test_cuda_train.py" 2>&1 | tee "$out/pytest_gpu_train.log"
+rc=${PIPESTATUS[0]}; [ $rc = 0 ] || status=1
+summary+=("pytest test/gpu/test_cuda_train.py: $(tail -1 "$out/pytest_gpu_train.log")")
 
 for args in "bert_b1/model.so 1 32 --int64 1000" "encoder_block_b32/model.so 32 32 128" \
             "resnext_block_b1_bf16/model.so 1 256 28 28 --bf16"; do

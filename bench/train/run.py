@@ -89,6 +89,9 @@ for _ in range({warm} - 1):
     step(x, y)
 if engine == "capture":
     np.save(out + ".x.npy", x.numpy()); np.save(out + ".y.npy", y.numpy())
+    # The state the step model starts from, for engines on other devices
+    # (bench/train/gpu.py).
+    torch.save({{"model": model.state_dict(), "opt": opt.state_dict()}}, out + ".state.pt")
     sys.exit(0)
 times = []
 for _ in range(steps):

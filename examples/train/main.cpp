@@ -15,6 +15,11 @@
 // as safetensors (libdynrt's weight API, docs/training.md); --step-times
 // prints each step's time (bench/train/run.py reads them).
 //
+// A step built with --target=cuda runs on the GPU: X and Y are copied to the
+// device once, each step runs on the context's stream (replaying a CUDA graph
+// from the third step on) and its loss is copied back, which waits for the
+// step; the step time includes that wait.
+//
 // STEP.so may instead bundle a step's forward, backward and update graphs
 // (`dynoc build graph_3.mlir graph_4.mlir graph_5.mlir`): each step then
 // calls its functions in order on one context (dynrt_context_call), the
@@ -161,10 +166,29 @@ int main(int argc, char **argv) {
       }
     }
     DLTensor xv = x.view(), yv = y.view();
+    const DLDevice device = model.device();
+    const bool onDevice = device.device_type != kDLCPU;
+    // The batch on the model's device, once.
+    std::vector<dynrt::Tensor> deviceBatch;
+    if (onDevice) {
+      for (DLTensor *v : {&xv, &yv}) {
+        deviceBatch.push_back(model.allocTensor(
+            v->dtype, std::vector<int64_t>(v->shape, v->shape + v->ndim)));
+        model.copyTensor(*v, deviceBatch.back()->dl_tensor);
+        *v = deviceBatch.back()->dl_tensor;
+      }
+    }
     double worst = 0;
     std::vector<double> micros;
     std::vector<std::string> functions = model.functions();
-    dynrt::Context ctx(model);
+    if (onDevice && functions.size() > 1) {
+      std::fprintf(stderr, "train: error: '%s' bundles %zu functions; on a "
+                   "GPU this loop runs a whole-step model only\n",
+                   argv[1], functions.size());
+      return 1;
+    }
+    dynrt::Context ctx(model, device);
+    dynrt::HostTensor hostLoss(std::vector<int64_t>{}); // a 0-d f32 loss
     std::vector<dynrt::HostTensor> seeds;
     // The first step's outputs (the loss, the new parameters and optimizer
     // state that libdynrt copies into the model's weights) are the buffers
@@ -186,7 +210,13 @@ int main(int argc, char **argv) {
         } else {
           ctx.runInto({&xv, &yv}, outputViews);
         }
-        loss = *static_cast<const float *>(outputs[0]->dl_tensor.data);
+        if (onDevice) {
+          DLTensor lv = hostLoss.view();
+          model.copyTensor(outputs[0]->dl_tensor, lv); // waits for the step
+          loss = hostLoss.data[0];
+        } else {
+          loss = *static_cast<const float *>(outputs[0]->dl_tensor.data);
+        }
       }
       micros.push_back(std::chrono::duration<double, std::micro>(
                            std::chrono::steady_clock::now() - start)

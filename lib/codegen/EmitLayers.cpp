@@ -181,8 +181,8 @@ LogicalResult GraphEmitter::emitConvolutionBackward(Operation *op) {
                                      sw, ph, pw, dh, dw, groups);
   Value dx = op->getResult(0), dW = op->getResult(1), db = op->getResult(2);
   // Column scratch of the input and weight gradients' GEMMs.
-  std::string col;
-  if (needed(dx) || needed(dW))
+  std::string col = "nullptr";
+  if ((needed(dx) || needed(dW)) && target.convolutionBackwardColumns())
     col = scratch(product({w[1], std::to_string(R * S), dy[2], dy[3], "4"}));
   if (needed(dx)) {
     setDims(dx, op, x);

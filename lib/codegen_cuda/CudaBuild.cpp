@@ -105,7 +105,8 @@ std::string findCudnn() {
 bool hasConvolution(ModuleOp module) {
   bool found = false;
   module.walk([&](Operation *op) {
-    found |= op->getName().getStringRef() == "aten.convolution";
+    llvm::StringRef n = op->getName().getStringRef();
+    found |= n == "aten.convolution" || n == "aten.convolution_backward";
   });
   return found;
 }

@@ -9,8 +9,10 @@
 // conversions between f32 and bf16/f16 that dynoc-widen-reduced-precision
 // puts around them fuse too, so a bf16 graph's pointwise work reads and
 // writes bf16 in one loop, and a chain reads a bf16 input that it adds in f32
-// (a residual) through its conversion, in the loop. A GEMM's chain ends at a
-// value of the GEMM's own type, which the GEMM writes in place.
+// (a residual) through its conversion, in the loop; more generally a chain
+// takes in the elementwise ops that produce its operands and feed nothing
+// else (absorbProducers), so a tree of them is one loop. A GEMM's chain ends
+// at a value of the GEMM's own type, which the GEMM writes in place.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -117,28 +119,44 @@ void fuse(ArrayRef<Operation *> chain) {
     op->erase();
 }
 
-/// Widens a chain's inputs in its loop: a float conversion (bf16 to f32, a
-/// graph input's for a residual) whose only user is a chain op after the
-/// first, with that user's shape, joins the chain just before its user, so the
-/// loop reads the narrow value instead of a converted copy made by a pass of
-/// its own.
-void absorbInputConversions(std::vector<Operation *> &chain,
-                            llvm::SmallPtrSetImpl<Operation *> &taken) {
-  for (size_t i = 1; i < chain.size(); ++i) {
-    Operation *user = chain[i];
+/// Pulls into the chain the producers of its ops' operands that feed
+/// nothing else: an elementwise op (a float conversion included) whose
+/// result, of its user's shape, only a chain op reads (after the anchor, in a
+/// GEMM's chain), and in turn such producers of its own operands. The chain
+/// then computes a tree of elementwise ops in one loop: Adam's second moment
+/// (v * b2 + g * g * (1 - b2), where the walk in program order makes a chain
+/// of the first product and the sum) and a bf16 residual's widening (read
+/// narrow in the loop, not as a converted copy made by a pass of its own).
+/// Values with users outside the chain still end it.
+void absorbProducers(std::vector<Operation *> &chain,
+                     llvm::SmallPtrSetImpl<Operation *> &taken) {
+  const size_t first = isAnchor(chain.front()) ? 1 : 0;
+  std::vector<Operation *> work(chain.begin() + first, chain.end());
+  bool grew = false;
+  while (!work.empty()) {
+    Operation *user = work.back();
+    work.pop_back();
     for (Value v : user->getOperands()) {
       Operation *def = v.getDefiningOp();
-      if (!def || taken.contains(def) || !v.hasOneUse() ||
-          def->getBlock() != user->getBlock() ||
-          def->getName().getStringRef() != "aten._to_copy" ||
-          !isElementwise(def) ||
+      if (!def || taken.contains(def) || def->getNumResults() != 1 ||
+          def->getBlock() != user->getBlock() || !isElementwise(def) ||
+          def->getParentOfType<dynoc::FusionGroupOp>() ||
+          !llvm::all_of(v.getUsers(),
+                        [&](Operation *u) { return u == user; }) ||
           !sameShape(v.getType(), user->getResult(0).getType()))
         continue;
       taken.insert(def);
-      chain.insert(chain.begin() + i, def);
-      ++i; // `user` moved up by one
+      chain.push_back(def);
+      work.push_back(def);
+      grew = true;
     }
   }
+  if (!grew)
+    return;
+  // Program order is an order of the tree's dependencies; a GEMM or
+  // convolution anchor, which no absorbed op reads, stays first.
+  std::sort(chain.begin() + first, chain.end(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
 }
 
 struct FusionPass : dynoc::impl::FusionBase<FusionPass> {
@@ -165,7 +183,7 @@ struct FusionPass : dynoc::impl::FusionBase<FusionPass> {
       if (chain.size() < 2)
         return;
       taken.insert(chain.begin(), chain.end());
-      absorbInputConversions(chain, taken);
+      absorbProducers(chain, taken);
       chains.push_back(std::move(chain));
     });
     for (auto &chain : chains)

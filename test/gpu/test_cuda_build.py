@@ -129,3 +129,42 @@ def test_cnn_builds_with_cudnn_and_only_it_links_cudnn(tmp_path, encoder_graph):
     p = dynoc("build", "--target=cuda", encoder_graph, "-o", tmp_path / "enc.so")
     assert p.returncode == 0, p.stderr
     assert not any("cudnn" in n for n in needed(tmp_path / "enc.so"))
+
+
+def test_training_step_builds_for_cuda(tmp_path):
+    """A captured training step (a convolution, batch norm in train mode, max
+    pooling, cross-entropy, SGD with momentum) builds for the GPU: its
+    backward kernels (the convolution's gradients through cuDNN, max
+    pooling's through the indices its forward writes) and the optimizer
+    update, whose parameters and momenta the manifest lists as weights the
+    step changes in place. Running it is test_cuda_train.py's."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "from torch import nn\n"
+        "torch.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),\n"
+        "                      nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 4 * 4, 10))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)\n"
+        "x, y = torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,))\n"
+        "@torch.compile\n"
+        "def step(x, y):\n"
+        "    opt.zero_grad()\n"
+        "    loss = nn.functional.cross_entropy(model(x), y)\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "    return loss\n"
+        "for _ in range(3):\n"
+        "    step(x, y)\n")
+    p = dynoc("capture", script, "-o", tmp_path / "out")
+    assert p.returncode == 0, p.stderr
+    p = dynoc("build", "--target=cuda", tmp_path / "out" / "step_1.mlir", "-o",
+              tmp_path / "step.so")
+    assert p.returncode == 0, p.stderr
+    manifest = json.loads(dynoc("inspect", tmp_path / "step.so").stdout)
+    assert manifest["device"] == "cuda"
+    assert "libcudnn" in manifest["build"]["libraries"]
+    graph = manifest["graphs"][0]
+    mutated = {m["input"] for m in graph["mutations"]}
+    assert any("momentum_buffer" in n for n in mutated), mutated
+    assert any(n.endswith(".weight") for n in mutated), mutated

@@ -48,6 +48,19 @@ int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
               bool causal, void *scores, const TM *mask = nullptr,
               const int64_t *ms = nullptr, int64_t heads = 1);
 
+// Losses (library/nn.cu). nll_loss_forward over [N, C] log-probabilities
+// (C: a [C] input with one target), reduction 0 none ([N] out), 1 mean,
+// 2 sum; `totalWeight` (may be null) gets the summed weight of the targets
+// not ignored. A target outside [0, C) that is not ignored makes the loss
+// NaN (the device cannot fail the run without a host sync). mse_loss of two
+// tensors of n elements each, reduction as above. f32 accumulation.
+template <class T>
+int nll_loss(T *out, T *totalWeight, const T *in, const int64_t *target,
+             const T *weight, int64_t N, int64_t C, int reduction,
+             int64_t ignoreIndex);
+template <class T>
+void mse_loss(T *out, const T *a, const T *b, int64_t n, int reduction);
+
 // Data movement (library/data.cu), for f32, f64, bf16, f16, i64, i32 and
 // bool. `in` broadcast to `shape` at strides `s`, times `scale`.
 template <class T>
@@ -97,5 +110,23 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
                      int64_t OW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                      int64_t groups, int64_t dh, int64_t dw, float lo,
                      float hi);
+// The gradients of that convolution (aten.convolution_backward): of its
+// input, of its weight (both through cuDNN; `col`, the CPU library's column
+// scratch, is unused), of its bias (the sum of dy per output channel over N
+// images of P pixels).
+template <class T>
+int conv2d_backward_input(T *dx, const T *dy, const T *w, int64_t N, int64_t C,
+                          int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
+                          int64_t OH, int64_t OW, int64_t sh, int64_t sw,
+                          int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                          int64_t groups, void *col);
+template <class T>
+int conv2d_backward_weight(T *dW, const T *dy, const T *x, int64_t N, int64_t C,
+                           int64_t H, int64_t W, int64_t K, int64_t R,
+                           int64_t S, int64_t OH, int64_t OW, int64_t sh,
+                           int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                           int64_t dw, int64_t groups, void *col);
+template <class T>
+void conv_backward_bias(T *db, const T *dy, int64_t N, int64_t K, int64_t P);
 
 } // namespace dynoc_k

@@ -58,11 +58,12 @@ func.func @not_fused(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, 
 
 // CHECK-LABEL: func.func @two_chains_meet
 func.func @two_chains_meet(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
-  // Both relus' only user is the add: it joins the first chain; the second
-  // relu's group is alone and so not made.
-  // CHECK: %[[B:.*]] = aten.relu %arg1
-  // CHECK: dynoc.fusion_group "elementwise"(%arg0, %[[B]])
+  // Both relus' only user is the add: it joins the first chain, which then
+  // takes in the second relu as the producer of its other operand (a tree).
+  // CHECK-NOT: aten.relu
+  // CHECK: dynoc.fusion_group "elementwise"(%arg0, %arg1)
   // CHECK: aten.relu
+  // CHECK-NEXT: aten.relu
   // CHECK-NEXT: aten.add.Tensor
   // CHECK-NEXT: aten.neg
   %a = aten.relu %x : (tensor<4xf32>) -> tensor<4xf32>
@@ -95,4 +96,25 @@ func.func @residual_conversion(%x: tensor<4x8xbf16>, %y: tensor<4x8xbf16>, %z: t
   %m = aten.mul.Tensor %a, %zf : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %o = aten._to_copy %m {dtype = bf16} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
   return %o, %zf : tensor<4x8xbf16>, tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @tree_keeps_shared_values_out
+func.func @tree_keeps_shared_values_out(%v: tensor<8xf32>, %g: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  // Adam's second moment: v * 0.999 + (g * g) * 0.001 is one loop (the
+  // product chain is taken in by the sum's chain); a value read outside (%m,
+  // returned too) ends the tree.
+  // CHECK: %[[M:.*]] = dynoc.fusion_group "elementwise"(%arg1)
+  // CHECK: dynoc.fusion_group "elementwise"(%arg0, %[[M]])
+  // CHECK-NEXT: ^bb0
+  // CHECK-NEXT: aten.mul.Scalar
+  // CHECK-NEXT: aten.mul.Scalar
+  // CHECK-NEXT: aten.add.Tensor
+  // CHECK-NEXT: aten.sqrt
+  %a = aten.mul.Scalar %v {other = 0.999 : f64} : (tensor<8xf32>) -> tensor<8xf32>
+  %gg = aten.mul.Tensor %g, %g : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %m = aten.neg %gg : (tensor<8xf32>) -> tensor<8xf32>
+  %b = aten.mul.Scalar %m {other = 0.001 : f64} : (tensor<8xf32>) -> tensor<8xf32>
+  %s = aten.add.Tensor %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %r = aten.sqrt %s : (tensor<8xf32>) -> tensor<8xf32>
+  return %r, %m : tensor<8xf32>, tensor<8xf32>
 }

@@ -298,89 +298,159 @@ inline cudnnHandle_t cudnnForThread() {
   return handle.h;
 }
 
-// One convolution shape's descriptors and the algorithms cuDNN's heuristic
-// ranks, best first, among those whose workspace fits the run's GEMM
-// workspace (cuBLASLt and cuDNN calls are ordered on the stream, so they
-// share it). A run uses the first; one that cuDNN then refuses for these
-// tensors is dropped, on the thread's first (direct, not captured) call.
-struct ConvPlan {
+// One convolution shape's tensor, filter and convolution descriptors, for
+// the forward pass and both gradients.
+struct ConvDescriptors {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
+};
+// `key`: N, C, H, W, K, R, S, OH, OW, sh, sw, ph, pw, groups, dh, dw.
+template <class T>
+inline bool describeConvolution(const int64_t (&key)[16], ConvDescriptors &d) {
+  const int64_t N = key[0], C = key[1], H = key[2], W = key[3], K = key[4],
+                R = key[5], S = key[6], OH = key[7], OW = key[8], sh = key[9],
+                sw = key[10], ph = key[11], pw = key[12], groups = key[13],
+                dh = key[14], dw = key[15];
+  const cudnnDataType_t dt = CudnnType<T>::kData;
+  return dnnCheck(cudnnCreateTensorDescriptor(&d.x), "cuDNN descriptor") &&
+         dnnCheck(cudnnCreateTensorDescriptor(&d.y), "cuDNN descriptor") &&
+         dnnCheck(cudnnCreateFilterDescriptor(&d.w), "cuDNN descriptor") &&
+         dnnCheck(cudnnCreateConvolutionDescriptor(&d.conv),
+                  "cuDNN descriptor") &&
+         dnnCheck(cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, dt, int(N),
+                                             int(C), int(H), int(W)),
+                  "convolution input") &&
+         dnnCheck(cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, dt, int(N),
+                                             int(K), int(OH), int(OW)),
+                  "convolution output") &&
+         dnnCheck(cudnnSetFilter4dDescriptor(d.w, dt, CUDNN_TENSOR_NCHW, int(K),
+                                             int(C / groups), int(R), int(S)),
+                  "convolution weight") &&
+         dnnCheck(cudnnSetConvolution2dDescriptor(
+                      d.conv, int(ph), int(pw), int(sh), int(sw), int(dh),
+                      int(dw), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                  "convolution descriptor") &&
+         dnnCheck(cudnnSetConvolutionGroupCount(d.conv, int(groups)),
+                  "convolution groups") &&
+         dnnCheck(cudnnSetConvolutionMathType(d.conv, CudnnType<T>::kMath),
+                  "convolution math type");
+}
+
+// Whether an algorithm of math type `math` may run on data of type `dt`:
+// f32 stays off tensor cores (TF32) unless the build allowed them.
+inline bool mathAllowed(cudnnDataType_t dt, cudnnMathType_t math) {
+  return !(dt == CUDNN_DATA_FLOAT && !DYNOC_ALLOW_TF32 &&
+           (math == CUDNN_TENSOR_OP_MATH ||
+            math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+}
+
+// One convolution shape's descriptors and the algorithms cuDNN's heuristic
+// ranks, best first, for one pass (Algo: the forward pass's, the input
+// gradient's or the weight gradient's), among those whose workspace fits the
+// run's GEMM workspace (cuBLASLt and cuDNN calls are ordered on the stream,
+// so they share it). A run uses the first; one that cuDNN then refuses for
+// these tensors is dropped, on the thread's first (direct, not captured) call.
+template <class Algo> struct ConvPlan {
+  ConvDescriptors d;
   struct Candidate {
-    cudnnConvolutionFwdAlgo_t algo;
+    Algo algo;
     cudnnMathType_t math;
   };
   std::vector<Candidate> candidates;
   size_t next = 0;
   bool ok = false;
 };
+using ForwardPlan = ConvPlan<cudnnConvolutionFwdAlgo_t>;
+using InputGradPlan = ConvPlan<cudnnConvolutionBwdDataAlgo_t>;
+using WeightGradPlan = ConvPlan<cudnnConvolutionBwdFilterAlgo_t>;
 
-template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
-  static thread_local std::unordered_map<PlanKey<16>, ConvPlan, PlanKeyHash<16>>
+// The heuristic's ranking and the workspace query of each pass.
+inline cudnnStatus_t rankAlgorithms(cudnnHandle_t h, ForwardPlan &p,
+                                    cudnnConvolutionFwdAlgoPerf_t *perf,
+                                    int *found) {
+  return cudnnGetConvolutionForwardAlgorithm_v7(
+      h, p.d.x, p.d.w, p.d.conv, p.d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, found,
+      perf);
+}
+inline cudnnStatus_t rankAlgorithms(cudnnHandle_t h, InputGradPlan &p,
+                                    cudnnConvolutionBwdDataAlgoPerf_t *perf,
+                                    int *found) {
+  return cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      h, p.d.w, p.d.y, p.d.conv, p.d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+      found, perf);
+}
+inline cudnnStatus_t rankAlgorithms(cudnnHandle_t h, WeightGradPlan &p,
+                                    cudnnConvolutionBwdFilterAlgoPerf_t *perf,
+                                    int *found) {
+  return cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+      h, p.d.x, p.d.y, p.d.conv, p.d.w,
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, found, perf);
+}
+inline cudnnStatus_t workspaceOf(cudnnHandle_t h, const ForwardPlan &p,
+                                 cudnnConvolutionFwdAlgo_t a, size_t *bytes) {
+  return cudnnGetConvolutionForwardWorkspaceSize(h, p.d.x, p.d.w, p.d.conv,
+                                                 p.d.y, a, bytes);
+}
+inline cudnnStatus_t workspaceOf(cudnnHandle_t h, const InputGradPlan &p,
+                                 cudnnConvolutionBwdDataAlgo_t a,
+                                 size_t *bytes) {
+  return cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.d.w, p.d.y,
+                                                      p.d.conv, p.d.x, a, bytes);
+}
+inline cudnnStatus_t workspaceOf(cudnnHandle_t h, const WeightGradPlan &p,
+                                 cudnnConvolutionBwdFilterAlgo_t a,
+                                 size_t *bytes) {
+  return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+      h, p.d.x, p.d.y, p.d.conv, p.d.w, a, bytes);
+}
+template <class Plan> struct PerfOf;
+template <> struct PerfOf<ForwardPlan> {
+  using type = cudnnConvolutionFwdAlgoPerf_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+};
+template <> struct PerfOf<InputGradPlan> {
+  using type = cudnnConvolutionBwdDataAlgoPerf_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+};
+template <> struct PerfOf<WeightGradPlan> {
+  using type = cudnnConvolutionBwdFilterAlgoPerf_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+};
+
+// The thread's plan of one pass over the shape `key` (made on first use);
+// null after a failure, which it records.
+template <class T, class Plan> inline Plan *convPlan(const int64_t (&key)[16]) {
+  static thread_local std::unordered_map<PlanKey<16>, Plan, PlanKeyHash<16>>
       plans;
   PlanKey<16> k;
   std::memcpy(k.v, key, sizeof k.v);
   auto it = plans.find(k);
   if (it != plans.end())
     return it->second.ok ? &it->second : nullptr;
-  ConvPlan &p = plans[k];
-  const int64_t N = key[0], C = key[1], H = key[2], W = key[3], K = key[4],
-                R = key[5], S = key[6], OH = key[7], OW = key[8], sh = key[9],
-                sw = key[10], ph = key[11], pw = key[12], groups = key[13],
-                dh = key[14], dw = key[15];
+  Plan &p = plans[k];
   cudnnHandle_t h = cudnnForThread();
   if (!h) {
     fail(500, "cudnnCreate", "cannot create a cuDNN handle");
     return nullptr;
   }
-  const cudnnDataType_t dt = CudnnType<T>::kData;
-  if (!dnnCheck(cudnnCreateTensorDescriptor(&p.x), "cuDNN descriptor") ||
-      !dnnCheck(cudnnCreateTensorDescriptor(&p.y), "cuDNN descriptor") ||
-      !dnnCheck(cudnnCreateFilterDescriptor(&p.w), "cuDNN descriptor") ||
-      !dnnCheck(cudnnCreateConvolutionDescriptor(&p.conv), "cuDNN descriptor"))
+  if (!describeConvolution<T>(key, p.d))
     return nullptr;
-  if (!dnnCheck(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, dt, int(N),
-                                           int(C), int(H), int(W)),
-                "convolution input") ||
-      !dnnCheck(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, dt, int(N),
-                                           int(K), int(OH), int(OW)),
-                "convolution output") ||
-      !dnnCheck(cudnnSetFilter4dDescriptor(p.w, dt, CUDNN_TENSOR_NCHW, int(K),
-                                           int(C / groups), int(R), int(S)),
-                "convolution weight") ||
-      !dnnCheck(cudnnSetConvolution2dDescriptor(
-                    p.conv, int(ph), int(pw), int(sh), int(sw), int(dh),
-                    int(dw), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-                "convolution descriptor") ||
-      !dnnCheck(cudnnSetConvolutionGroupCount(p.conv, int(groups)),
-                "convolution groups") ||
-      !dnnCheck(cudnnSetConvolutionMathType(p.conv, CudnnType<T>::kMath),
-                "convolution math type"))
-    return nullptr;
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  typename PerfOf<Plan>::type perf[PerfOf<Plan>::kCount];
   int found = 0;
-  if (!dnnCheck(cudnnGetConvolutionForwardAlgorithm_v7(
-                    h, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                    &found, perf),
-                "cudnnGetConvolutionForwardAlgorithm_v7"))
+  if (!dnnCheck(rankAlgorithms(h, p, perf, &found),
+                "cuDNN's convolution algorithm heuristic"))
     return nullptr;
   for (int i = 0; i < found; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS)
-      continue;
-    // f32 stays off tensor cores (TF32) unless the build allowed them.
-    if (dt == CUDNN_DATA_FLOAT && !DYNOC_ALLOW_TF32 &&
-        (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
-         perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        !mathAllowed(CudnnType<T>::kData, perf[i].mathType))
       continue;
     // The heuristic's memory is an estimate; the algorithm's own query is
     // what the call checks.
     size_t bytes = 0;
-    if (cudnnSetConvolutionMathType(p.conv, perf[i].mathType) !=
+    if (cudnnSetConvolutionMathType(p.d.conv, perf[i].mathType) !=
             CUDNN_STATUS_SUCCESS ||
-        cudnnGetConvolutionForwardWorkspaceSize(h, p.x, p.w, p.conv, p.y,
-                                                perf[i].algo, &bytes) !=
-            CUDNN_STATUS_SUCCESS ||
+        workspaceOf(h, p, perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS ||
         bytes > size_t(kGemmWorkspaceBytes))
       continue;
     p.candidates.push_back({perf[i].algo, perf[i].mathType});
@@ -391,6 +461,29 @@ template <class T> inline ConvPlan *convPlan(const int64_t (&key)[16]) {
   }
   p.ok = true;
   return &p;
+}
+
+// Runs `call(algo)` with the plan's candidates in turn until cuDNN takes
+// one; false (recorded) where every one is refused or the call fails.
+template <class Plan, class Call>
+inline bool runPlan(Plan &p, const char *what, Call call) {
+  cudnnHandle_t h = cudnnForThread();
+  if (!dnnCheck(cudnnSetStream(h, stream()), "cudnnSetStream"))
+    return false;
+  cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
+  for (; p.next < p.candidates.size(); ++p.next) {
+    const auto &c = p.candidates[p.next];
+    cudnnSetConvolutionMathType(p.d.conv, c.math);
+    st = call(h, c.algo);
+    if (st != CUDNN_STATUS_BAD_PARAM && st != CUDNN_STATUS_NOT_SUPPORTED)
+      break; // run, or failed for a reason another algorithm does not fix
+  }
+  if (p.next == p.candidates.size()) {
+    p.next = 0; // none ran: the next call tries them again
+    fail(500, what, "every algorithm refused");
+    return false;
+  }
+  return dnnCheck(st, what);
 }
 
 // out[plane] = clamp(out[plane] + bias[plane % K], lo, hi) over each of
@@ -488,41 +581,130 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
     return finish();
   const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
                            OW, sh, sw, ph, pw, groups, dh, dw};
-  ConvPlan *p = convPlan<T>(key);
+  ForwardPlan *p = convPlan<T, ForwardPlan>(key);
   if (!p)
-    return finish();
-  cudnnHandle_t h = cudnnForThread();
-  if (!dnnCheck(cudnnSetStream(h, stream()), "cudnnSetStream"))
     return finish();
   RunState &s = state();
   const float one = 1.f, zero = 0.f;
-  cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
-  for (; p->next < p->candidates.size(); ++p->next) {
-    const ConvPlan::Candidate &c = p->candidates[p->next];
-    cudnnSetConvolutionMathType(p->conv, c.math);
-    st = cudnnConvolutionForward(h, &one, p->x, in, p->w, w, p->conv, c.algo,
-                                 s.gemmWorkspace, s.gemmWorkspaceBytes, &zero,
-                                 p->y, out);
-    if (st != CUDNN_STATUS_BAD_PARAM && st != CUDNN_STATUS_NOT_SUPPORTED)
-      break; // run, or failed for a reason another algorithm does not fix
-  }
-  if (p->next == p->candidates.size()) {
-    p->next = 0; // none ran: the next call tries them again
-    dnnCheck(st, "cudnnConvolutionForward (every algorithm refused)");
-    return finish();
-  }
-  if (!dnnCheck(st, "cudnnConvolutionForward"))
+  if (!runPlan(*p, "cudnnConvolutionForward",
+               [&](cudnnHandle_t h, cudnnConvolutionFwdAlgo_t algo) {
+                 return cudnnConvolutionForward(
+                     h, &one, p->d.x, in, p->d.w, w, p->d.conv, algo,
+                     s.gemmWorkspace, s.gemmWorkspaceBytes, &zero, p->d.y, out);
+               }))
     return finish();
   addChannelBias(out, static_cast<const T *>(bias), N * K, K, OH * OW, lo,
                  hi);
   return finish();
 }
 
+// The gradients of a 2-D NCHW convolution (aten.convolution_backward): of
+// its input and of its weight through cuDNN, of its bias as a sum per output
+// channel. `col` is the CPU library's column scratch, not used here (the
+// target asks for none: Target::convolutionBackwardColumns).
+template <class T>
+int conv2d_backward_input(T *dx, const T *dy, const T *w, int64_t N, int64_t C,
+                          int64_t H, int64_t W, int64_t K, int64_t R, int64_t S,
+                          int64_t OH, int64_t OW, int64_t sh, int64_t sw,
+                          int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                          int64_t groups, void *col) {
+  (void)col;
+  if (N * C * H * W == 0)
+    return 0;
+  const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
+                           OW, sh, sw, ph, pw, groups, dh, dw};
+  InputGradPlan *p = convPlan<T, InputGradPlan>(key);
+  if (!p)
+    return finish();
+  RunState &s = state();
+  const float one = 1.f, zero = 0.f;
+  runPlan(*p, "cudnnConvolutionBackwardData",
+          [&](cudnnHandle_t h, cudnnConvolutionBwdDataAlgo_t algo) {
+            return cudnnConvolutionBackwardData(
+                h, &one, p->d.w, w, p->d.y, dy, p->d.conv, algo,
+                s.gemmWorkspace, s.gemmWorkspaceBytes, &zero, p->d.x, dx);
+          });
+  return finish();
+}
+
+template <class T>
+int conv2d_backward_weight(T *dW, const T *dy, const T *x, int64_t N, int64_t C,
+                           int64_t H, int64_t W, int64_t K, int64_t R,
+                           int64_t S, int64_t OH, int64_t OW, int64_t sh,
+                           int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                           int64_t dw, int64_t groups, void *col) {
+  (void)col;
+  const int64_t weights = K * (groups > 0 ? C / groups : 0) * R * S;
+  if (weights == 0)
+    return 0;
+  if (N * OH * OW == 0) { // no output: a zero gradient
+    check(cudaMemsetAsync(dW, 0, size_t(weights) * sizeof(T), stream()),
+          "convolution weight gradient");
+    return finish();
+  }
+  const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
+                           OW, sh, sw, ph, pw, groups, dh, dw};
+  WeightGradPlan *p = convPlan<T, WeightGradPlan>(key);
+  if (!p)
+    return finish();
+  RunState &s = state();
+  const float one = 1.f, zero = 0.f;
+  runPlan(*p, "cudnnConvolutionBackwardFilter",
+          [&](cudnnHandle_t h, cudnnConvolutionBwdFilterAlgo_t algo) {
+            return cudnnConvolutionBackwardFilter(
+                h, &one, p->d.x, x, p->d.y, dy, p->d.conv, algo,
+                s.gemmWorkspace, s.gemmWorkspaceBytes, &zero, p->d.w, dW);
+          });
+  return finish();
+}
+
+// db[k] = the sum of dy[n, k, :] over n: a block per channel, f32
+// accumulation.
+template <class T>
+__global__ void channelSumKernel(T *db, const T *dy, int64_t N, int64_t K,
+                                 int64_t P) {
+  __shared__ float partial[kThreads / 32];
+  const int64_t k = blockIdx.x;
+  float acc = 0.f;
+  for (int64_t n = 0; n < N; ++n) {
+    const T *row = dy + (n * K + k) * P;
+    for (int64_t i = threadIdx.x; i < P; i += blockDim.x)
+      acc += float(row[i]);
+  }
+  for (int o = 16; o > 0; o >>= 1)
+    acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  if ((threadIdx.x & 31) == 0)
+    partial[threadIdx.x >> 5] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float sum = 0.f;
+    for (int i = 0; i < int(blockDim.x >> 5); ++i)
+      sum += partial[i];
+    db[k] = T(sum);
+  }
+}
+template <class T>
+void conv_backward_bias(T *db, const T *dy, int64_t N, int64_t K, int64_t P) {
+  if (K == 0)
+    return;
+  channelSumKernel<<<unsigned(K), kThreads, 0, stream()>>>(db, dy, N, K, P);
+  check(cudaGetLastError(), "convolution bias gradient kernel");
+}
+
 #define DYNOC_CONV(T)                                                          \
   template int conv2d_primitive<T>(                                            \
       ConvSite &, T *, const T *, const T *, const void *, int64_t, int64_t,   \
       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,  \
-      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float);
+      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, float);    \
+  template int conv2d_backward_input<T>(                                       \
+      T *, const T *, const T *, int64_t, int64_t, int64_t, int64_t, int64_t,  \
+      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,  \
+      int64_t, int64_t, int64_t, void *);                                      \
+  template int conv2d_backward_weight<T>(                                      \
+      T *, const T *, const T *, int64_t, int64_t, int64_t, int64_t, int64_t,  \
+      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,  \
+      int64_t, int64_t, int64_t, void *);                                      \
+  template void conv_backward_bias<T>(T *, const T *, int64_t, int64_t, int64_t);
 // Compiled once per element type (CudaBuild.cpp, kLibraryUnits).
 DYNOC_CONV(DYNOC_TYPE)
 

@@ -259,6 +259,84 @@ int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
   return 0;
 }
 
+// nll_loss_forward in one block: reduction 0 writes each row's loss;
+// 1 and 2 sum the picked log-probabilities (and their weights) in f32 and
+// one thread writes the loss and the total weight.
+template <class T>
+__global__ void nllLossKernel(T *out, T *totalWeight, const T *in,
+                              const int64_t *target, const T *weight,
+                              int64_t N, int64_t C, int reduction,
+                              int64_t ignoreIndex) {
+  __shared__ float shared[32];
+  float sum = 0.f, wsum = 0.f;
+  for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
+    const int64_t t = target[i];
+    float loss = 0.f, w = 0.f;
+    if (t != ignoreIndex) {
+      if (t < 0 || t >= C) {
+        loss = NAN; // out of range: no device-side abort, a NaN loss
+        w = 1.f;
+      } else {
+        w = weight ? float(weight[t]) : 1.f;
+        loss = -float(in[i * C + t]) * w;
+      }
+    }
+    if (reduction == 0)
+      out[i] = T(loss);
+    sum += loss;
+    wsum += w;
+  }
+  if (reduction == 0)
+    return;
+  sum = blockReduce<false>(sum, shared);
+  wsum = blockReduce<false>(wsum, shared);
+  if (threadIdx.x == 0) {
+    // A mean over no target is 0/0 = NaN, as ATen's.
+    out[0] = T(reduction == 1 ? sum / wsum : sum);
+    if (totalWeight)
+      totalWeight[0] = T(wsum);
+  }
+}
+template <class T>
+int nll_loss(T *out, T *totalWeight, const T *in, const int64_t *target,
+             const T *weight, int64_t N, int64_t C, int reduction,
+             int64_t ignoreIndex) {
+  if (reduction == 0 && N == 0)
+    return 0;
+  nllLossKernel<<<1, 1024, 0, stream()>>>(out, totalWeight, in, target, weight,
+                                          N, C, reduction, ignoreIndex);
+  check(cudaGetLastError(), "nll_loss kernel");
+  return 0;
+}
+
+// mse_loss: reduction 0 elementwise, else one block summing (a - b)^2 in
+// f32 (a loss over a model's outputs: a small tensor).
+template <class T>
+__global__ void mseLossKernel(T *out, const T *a, const T *b, int64_t n,
+                              int reduction) {
+  __shared__ float shared[32];
+  float sum = 0.f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float d = float(a[i]) - float(b[i]);
+    sum += d * d;
+  }
+  sum = blockReduce<false>(sum, shared);
+  if (threadIdx.x == 0)
+    out[0] = T(reduction == 1 ? sum / float(n) : sum);
+}
+template <class T>
+void mse_loss(T *out, const T *a, const T *b, int64_t n, int reduction) {
+  if (reduction == 0) {
+    pointwise(n, [=] __device__(int64_t i) {
+      const float d = float(a[i]) - float(b[i]);
+      out[i] = T(d * d);
+    });
+    return;
+  }
+  mseLossKernel<<<1, 1024, 0, stream()>>>(out, a, b, n, reduction);
+  check(cudaGetLastError(), "mse_loss kernel");
+}
+
 #define DYNOC_LAYER_NORM(T, TW)                                                \
   template void layer_norm<T, TW>(T *, const T *, const TW *, const TW *,      \
                                   int64_t, int64_t, double);
@@ -270,6 +348,9 @@ int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
 #define DYNOC_NN(T)                                                            \
   template void softmax<T>(T *, const T *, int64_t, int64_t, int64_t, bool);   \
   template void reduce<T>(T *, const T *, int64_t, int64_t, int64_t, int);     \
+  template int nll_loss<T>(T *, T *, const T *, const int64_t *, const T *,    \
+                           int64_t, int64_t, int, int64_t);                    \
+  template void mse_loss<T>(T *, const T *, const T *, int64_t, int);          \
   DYNOC_LAYER_NORM(T, float)                                                   \
   DYNOC_LAYER_NORM(T, bf16)                                                    \
   DYNOC_LAYER_NORM(T, f16)                                                     \

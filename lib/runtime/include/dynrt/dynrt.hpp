@@ -148,6 +148,21 @@ public:
     return names;
   }
 
+  /// Where its inputs and outputs live: {kDLCPU, 0} or {kDLCUDA, ordinal}.
+  DLDevice device() const { return dynrt_model_device(model_.get()); }
+  /// A new contiguous tensor on the model's device (contents undefined).
+  Tensor allocTensor(DLDataType dtype, const std::vector<int64_t> &shape) const {
+    DLManagedTensor *t = nullptr;
+    check(dynrt_model_alloc_tensor(model_.get(), dtype, int32_t(shape.size()),
+                                   shape.data(), &t));
+    return std::move(own({t}).front());
+  }
+  /// Copies `src` into `dst` (host or the model's device; one dtype and
+  /// shape) and waits for the copy.
+  void copyTensor(const DLTensor &src, const DLTensor &dst) const {
+    check(dynrt_model_copy_tensor(model_.get(), &src, &dst));
+  }
+
   dynrt_model_t *get() const { return model_.get(); }
 
 private:

@@ -74,6 +74,9 @@ public:
   /// Whether its max pooling also writes the indices a backward pass reads
   /// (max_pool2d_indices).
   virtual bool poolingIndices() const { return false; }
+  /// Whether its convolution gradients take column scratch from the memory
+  /// plan (the CPU's im2col GEMMs; cuDNN brings its own workspace).
+  virtual bool convolutionBackwardColumns() const { return true; }
   /// The statements that compute `loop`; a kernel they launch goes to
   /// `definitions`.
   virtual std::string printPointwise(const PointwiseLoop &loop,
