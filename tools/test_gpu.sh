@@ -2,15 +2,16 @@
 # The GPU tests, on the GPU machine (the device tool), over artifacts built on
 # a machine without a GPU:
 #
-#   here:  bazel build //... && tools/build_gpu_artifacts.py &&
-#          .venv/bin/python bench/train/gpu.py prepare
+#   here:  bazel build //... && tools/build_gpu_artifacts.py
+#          (which runs bench/train/gpu.py prepare: the training steps)
 #   there: tools/test_gpu.sh            (carry build/gpu)
 #
 # Runs the op cases and the model suite against torch eager on the GPU
 # (test/gpu/test_cuda_run.py), training steps against eager's
 # (test/gpu/test_cuda_train.py), the 8-thread test (one model, a stream and a
 # context per thread, CUDA graphs on), dynrt-bench and a profile of two models,
-# and compute-sanitizer's memcheck on a transformer block and a CNN. Prints a summary last (docs/status.md keeps the latest).
+# and compute-sanitizer's memcheck on a transformer block, CNNs and two
+# training steps. Prints a summary last (docs/status.md keeps the latest).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 art="$root/build/gpu"
@@ -72,6 +73,17 @@ for args in "encoder_block_b1/model.so 1 32 128" "cnn_b1/model.so 1 3 32 32" \
   line="$(grep -E "ERROR SUMMARY|threads_cuda:" "$log" | tr '\n' ' ')"
   [ $rc = 0 ] || status=1
   summary+=("compute-sanitizer memcheck (${1%%/*}, 8 threads x 2 runs): ${line}")
+done
+# Training steps (examples/train's C++ loop): 3 steps, direct, captured and
+# replayed, under memcheck.
+for m in cnn_batchnorm tiny_gpt_adamw; do
+  d="$art/train/$m"
+  log="$out/sanitizer_train_$m.log"
+  $san --tool memcheck --error-exitcode 9 "$art/bin/train" "$d/step.so" "$d/x.npy" "$d/y.npy" 3 > "$log" 2>&1
+  rc=$?
+  tail -5 "$log"
+  [ $rc = 0 ] || status=1
+  summary+=("compute-sanitizer memcheck (training step $m, 3 steps): $(grep -E "ERROR SUMMARY" "$log" | tr '\n' ' ')$([ $rc = 0 ] || echo "exit $rc")")
 done
 
 echo

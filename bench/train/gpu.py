@@ -168,6 +168,7 @@ def bench_model(name, steps, rounds):
     def setup_engine(key, make):
         gc.collect()
         torch.cuda.synchronize()
+        torch.cuda.empty_cache()  # what earlier engines freed is not counted
         if hasattr(torch._C, "_cuda_clearCublasWorkspaces"):
             torch._C._cuda_clearCublasWorkspaces()
         torch.cuda.reset_peak_memory_stats()
@@ -187,26 +188,47 @@ def bench_model(name, steps, rounds):
         engines[key] = {"fn": fn, "x": x, "y": y, "times": [], "first_s": first_s,
                         "loss": loss}
 
-    def eager_engine(compiled):
+    def eager_engine(mode):
         def make():
             # Made after the peak's reset: its parameters, optimizer state
             # and batch are in the peak.
             e = Eager(name)
-            fn = torch.compile(e.step) if compiled else e.step
-            return fn, e.x, e.y, 0
+            if mode is None:
+                return e.step, e.x, e.y, 0
+            # Every model's step is the same function: without a reset, its
+            # earlier compilations count against Dynamo's recompile limit
+            # (past 8 it runs eagerly).
+            torch._dynamo.reset()
+            compiled = torch.compile(e.step, mode=mode)
+            if mode != "reduce-overhead":
+                return compiled, e.x, e.y, 0
+
+            def step(x, y):
+                # A new iteration of the CUDA graph trees; the loss is read
+                # before the next replay overwrites it.
+                torch.compiler.cudagraph_mark_step_begin()
+                return compiled(x, y).detach().clone()
+            return step, e.x, e.y, 0
         return make
 
     def dynoc_engine():
-        e = Eager(name)  # for the batch on the GPU
-        x, y = e.x, e.y
-        del e
-        gc.collect()
-        torch.cuda.empty_cache()
+        import numpy as np
+        x = torch.from_numpy(np.load(d / "x.npy")).cuda()
+        y = torch.from_numpy(np.load(d / "y.npy")).cuda()
         m = dynoc.load(d / "step.so")
         return m, x, y, 0
 
-    setup_engine("eager", eager_engine(False))
-    setup_engine("inductor", eager_engine(True))
+    setup_engine("eager", eager_engine(None))
+    setup_engine("inductor", eager_engine("default"))
+    from torch._dynamo.utils import counters
+    counters.clear()
+    try:
+        setup_engine("reduce-overhead", eager_engine("reduce-overhead"))
+    except Exception as err:  # noqa: BLE001 - reported in the table
+        print(f"[bench/train/gpu] {name}: reduce-overhead failed: {err}", file=sys.stderr)
+    # Whether Inductor ran the step's graphs as CUDA graphs (it counts each
+    # graph it skips, and logs why under TORCH_LOGS=perf_hints).
+    cudagraph_skips = counters["inductor"]["cudagraph_skips"]
     setup_engine("dynoc (Python)", dynoc_engine)
     for _ in range(rounds):
         for key, e in engines.items():
@@ -216,11 +238,11 @@ def bench_model(name, steps, rounds):
     rows = {}
     for key, e in engines.items():
         rows[key] = {"step_ms": statistics.median(e["times"]) * 1e3,
-                     "loss": float(e["loss"]), "mib": mem[key],
+                     "loss": e["loss"].item(), "mib": mem[key],
                      "first_s": e["first_s"]}
     # Parameters after the steps: dynoc's against eager's.
     m = engines["dynoc (Python)"]["fn"]
-    ref = dict(engines["eager"]["fn"].__self__.model.named_parameters())
+    ref = dict(engines["eager"]["fn"].__self__.model.named_parameters())  # a bound step
     worst = 0.0
     for wname in m.weight_names():
         key = model_key(wname)
@@ -229,6 +251,9 @@ def bench_model(name, steps, rounds):
             want = ref[key].detach().double().cpu()
             worst = max(worst, ((got - want).norm() / want.norm().clamp_min(1e-30)).item())
     rows["dynoc (Python)"]["param_rel_err"] = worst
+    if "reduce-overhead" in rows:
+        rows["reduce-overhead"]["cudagraph_skips"] = cudagraph_skips
+        rows["reduce-overhead"]["graph_breaks"] = sum(counters["graph_break"].values())
     build = json.loads((d / "build.json").read_text())
     rows["dynoc (Python)"]["first_s"] = build["build_s"]
     # The C++ loop, in a process of its own: the same number of steps.
@@ -261,18 +286,21 @@ def run(models, steps, rounds, out):
              f"{WARM} untimed steps, then {steps} timed steps in {rounds} interleaved "
              "rounds of the engines (median step time, each step synchronized); the "
              "models and optimizers of [perf-train.md](perf-train.md), every engine "
-             "from the same state and batch, TF32 off. `first / build` is Inductor's "
-             "compile with its first 3 steps, and `dynoc build --target=cuda` on the "
+             "from the same state and batch, TF32 off. `reduce-overhead` is "
+             "`torch.compile(step, mode=\"reduce-overhead\")` (CUDA graphs; each step "
+             "marks a new iteration and copies its loss out). `first / build` is "
+             "Inductor's compile with its first 3 steps, and `dynoc build --target=cuda` on the "
              "build machine. Memory: torch's allocator peak from making the model "
              "and optimizer through the first 3 steps (eager, Inductor), and the device "
              "memory dynoc's load and first 3 steps took plus torch's peak (dynoc).", ""]
-    ratios_e, ratios_i = [], []
+    ratios_e, ratios_i, ratios_ro = [], [], []
     results = {}
     for name in models:
         print(f"[bench/train/gpu] {name}", file=sys.stderr)
         rows, build_machine = bench_model(name, steps, rounds)
         results[name] = rows
         eager, ind = rows["eager"]["step_ms"], rows["inductor"]["step_ms"]
+        ro = rows.get("reduce-overhead", {}).get("step_ms", float("nan"))
         lines += [f"## {name}", "",
                   "| engine | step (ms) | vs eager | vs Inductor | loss after the last step "
                   "| memory (MiB) | first / build (s) |",
@@ -283,13 +311,25 @@ def run(models, steps, rounds, out):
             lines.append(f"| {engine} | {r['step_ms']:.3f} | {eager / r['step_ms']:.2f}x "
                          f"| {ind / r['step_ms']:.2f}x | {r['loss']:.7g} | {mib} | {first} |")
         lines += ["", f"dynoc's parameters after the steps vs eager's: largest relative "
-                      f"difference {rows['dynoc (Python)']['param_rel_err']:.2g}.", ""]
+                      f"difference {rows['dynoc (Python)']['param_rel_err']:.2g}."]
+        if "reduce-overhead" in rows:
+            r = rows["reduce-overhead"]
+            lines.append("reduce-overhead: " + (
+                f"Inductor ran {r['cudagraph_skips']} of the step's graphs without CUDA "
+                "graphs (TORCH_LOGS=perf_hints says why)"
+                if r["cudagraph_skips"] else "the step's graphs ran as CUDA graphs")
+                + f"; {r['graph_breaks']} graph break(s).")
+        lines.append("")
         best = min(rows["dynoc (Python)"]["step_ms"], rows["dynoc (C++)"]["step_ms"])
         ratios_e.append(eager / best)
         ratios_i.append(ind / best)
+        if ro == ro:
+            ratios_ro.append(ro / best)
     geo = statistics.geometric_mean
     lines += [f"Geomean, dynoc (the faster of Python and C++): {geo(ratios_e):.2f}x eager, "
-              f"{geo(ratios_i):.2f}x Inductor.", ""]
+              f"{geo(ratios_i):.2f}x Inductor"
+              + (f", {geo(ratios_ro):.2f}x Inductor with CUDA graphs (reduce-overhead, "
+                 f"{len(ratios_ro)} models)" if ratios_ro else "") + ".", ""]
     text = "\n".join(lines)
     pathlib.Path(out).mkdir(parents=True, exist_ok=True)
     (pathlib.Path(out) / "perf-train-cuda.md").write_text(text)

@@ -59,7 +59,7 @@ class TinyGPT(nn.Module):
         self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
 
     def forward(self, ids):
-        h = self.tokens(ids) + self.positions(torch.arange(ids.shape[1]))
+        h = self.tokens(ids) + self.positions(torch.arange(ids.shape[1], device=ids.device))
         for block in self.blocks:
             h = block(h)
         return self.head(self.ln(h))

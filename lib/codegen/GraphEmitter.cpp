@@ -110,6 +110,10 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
           "aten.rand_like", "aten.randn_like"})
       m[n] = &GraphEmitter::emitRandom;
     m["dynoc.fusion_group"] = &GraphEmitter::emitFusionGroup;
+    for (const char *n : {"dynoc.all_reduce", "dynoc.all_gather_into_tensor",
+                          "dynoc.reduce_scatter_tensor", "dynoc.broadcast"})
+      m[n] = &GraphEmitter::emitCollective;
+    m["dynoc.wait_tensor"] = &GraphEmitter::emitWaitTensor;
     m["aten.embedding"] = &GraphEmitter::emitEmbedding;
     m["aten.arange"] = &GraphEmitter::emitArange;
     for (const char *n :
@@ -440,6 +444,8 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
         elemCType(op->getOperand(0)) == elemCType(op->getResult(0)))
       return op->getOperand(0);
     if (isIdentityExpand(op))
+      return op->getOperand(0);
+    if (isa<dynoc::WaitTensorOp>(op))
       return op->getOperand(0);
     return {};
   };

@@ -434,6 +434,9 @@ private:
   // EmitIndexing.cpp
   LogicalResult emitCumsum(Operation *op);
   LogicalResult emitConstantPad(Operation *op);
+  // EmitCollectives.cpp
+  LogicalResult emitCollective(Operation *op);
+  LogicalResult emitWaitTensor(Operation *op);
 
   /// Whether `v` must be computed: it is used or returned.
   bool needed(Value v) { return !v.use_empty() || inOutput.count(v); }
@@ -471,6 +474,8 @@ private:
   std::vector<std::pair<std::string, std::string>> scratchRequests;
   unsigned numPlan = 0;
   llvm::DenseMap<Value, std::string> names;
+  /// The work handle of each collective's result, for its wait.
+  llvm::DenseMap<Value, std::string> collectiveWork;
   llvm::DenseMap<Value, DimList> dims;
   llvm::DenseSet<Value> inOutput;   // values computed into an output buffer
   llvm::DenseSet<Value> scalarArgs; // 0-d non-f32 arguments read as f32

@@ -140,6 +140,7 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
   // A graph the target cannot emit does not stop the others: a bundle's
   // unsupported ops are all reported in one build.
   bool failedGraph = false;
+  bool collectives = false; // some graph runs a collective
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func->hasAttr(attrs::kPrepares))
       continue;
@@ -187,6 +188,21 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
                << "'" << attrs::kGrads << "' is not a JSON array";
       g["grads"] = grads;
     }
+    // The process groups its collectives use and their sizes, which libdynrt
+    // checks against the communicator's groups before running anything.
+    json groups = json::object();
+    func.walk([&](Operation *op) {
+      auto name = op->getAttrOfType<StringAttr>("group_name");
+      auto size = op->getAttrOfType<IntegerAttr>("group_size");
+      if (name && size && op->getDialect()->getNamespace() == "dynoc")
+        groups[name.str()] = size.getInt();
+    });
+    if (!groups.empty()) {
+      g["process_groups"] = json::array();
+      for (auto &[group, size] : groups.items())
+        g["process_groups"].push_back({{"name", group}, {"size", size}});
+      collectives = true;
+    }
     g["guards"] = json::array();
     if (auto guards = func->getAttrOfType<ArrayAttr>(attrs::kGuards))
       for (Attribute a : guards)
@@ -223,8 +239,20 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
       "                   static_cast<const dynoc_profiler_hooks_t *>(hooks),\n"
       "                   __ATOMIC_RELEASE);\n"
       "}\n\n";
-  out.source =
-      target.sourceHeader() + kProfilerHooks + definitions.text() + graphs;
+  // A model with collectives takes its communicator from libdynrt
+  // (dynrt_model_set_communicator; the prelude's dynoc_collectives).
+  static const char *kCollectivesHook =
+      "extern \"C\" DYNOC_EXPORT int dynoc_bind_collectives(const void *c) "
+      "{\n"
+      "  const auto *table = static_cast<const dynoc_collectives *>(c);\n"
+      "  if (table && table->abi != dynoc_k::kCollectivesAbi)\n"
+      "    return dynoc_k::kCollectivesAbi;\n"
+      "  dynoc_k::boundCollectives() = table;\n"
+      "  return 0;\n"
+      "}\n\n";
+  out.source = target.sourceHeader() + kProfilerHooks +
+               (collectives ? kCollectivesHook : "") + definitions.text() +
+               graphs;
   out.kernelDefinitions = definitions.size();
   out.manifest = std::move(manifest);
   return success();

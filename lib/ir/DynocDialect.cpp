@@ -45,6 +45,80 @@ LogicalResult dynoc::FusionGroupOp::verify() {
 }
 
 namespace {
+const char *const kReduceOps[] = {"sum", "avg", "product", "min", "max"};
+
+LogicalResult verifyReduceOp(Operation *op, StringRef reduceOp) {
+  if (!llvm::is_contained(kReduceOps, reduceOp))
+    return op->emitOpError() << "has unknown reduce_op '" << reduceOp
+                             << "' (expected sum, avg, product, min or max)";
+  return success();
+}
+
+/// `result` is `input` with dim 0 scaled by `num / den` (a gather's
+/// concatenation, a scatter's slice), other dims and the dtype unchanged.
+LogicalResult verifyDim0(Operation *op, Value input, Value result, int64_t num,
+                         int64_t den) {
+  auto in = input.getType().cast<RankedTensorType>();
+  auto out = result.getType().cast<RankedTensorType>();
+  if (in.getElementType() != out.getElementType() ||
+      in.getRank() != out.getRank() || in.getRank() == 0)
+    return op->emitOpError() << "takes " << in << " and gives " << out
+                             << ": one element type and rank (at least 1)";
+  for (int64_t d = 1; d < in.getRank(); ++d)
+    if (in.getDimSize(d) != out.getDimSize(d))
+      return op->emitOpError() << "changes dim " << d << " (" << in << " to "
+                               << out << "): only dim 0 may";
+  if (!in.isDynamicDim(0) && !out.isDynamicDim(0) &&
+      in.getDimSize(0) * num != out.getDimSize(0) * den)
+    return op->emitOpError() << "gives dim 0 of " << out.getDimSize(0)
+                             << " from " << in.getDimSize(0)
+                             << " over a group of "
+                             << (num > 1 ? num : den) << " ranks";
+  return success();
+}
+
+LogicalResult verifySameType(Operation *op, Value input, Value result) {
+  if (input.getType() != result.getType())
+    return op->emitOpError() << "gives " << result.getType() << " for "
+                             << input.getType() << " (the same type)";
+  return success();
+}
+} // namespace
+
+LogicalResult dynoc::AllReduceOp::verify() {
+  if (getGroupSize() < 1)
+    return emitOpError() << "has group_size " << getGroupSize();
+  if (failed(verifyReduceOp(*this, getReduceOp())))
+    return failure();
+  return verifySameType(*this, getInput(), getResult());
+}
+
+LogicalResult dynoc::AllGatherIntoTensorOp::verify() {
+  if (getGroupSize() < 1)
+    return emitOpError() << "has group_size " << getGroupSize();
+  return verifyDim0(*this, getInput(), getResult(), getGroupSize(), 1);
+}
+
+LogicalResult dynoc::ReduceScatterTensorOp::verify() {
+  if (getGroupSize() < 1)
+    return emitOpError() << "has group_size " << getGroupSize();
+  if (failed(verifyReduceOp(*this, getReduceOp())))
+    return failure();
+  return verifyDim0(*this, getInput(), getResult(), 1, getGroupSize());
+}
+
+LogicalResult dynoc::BroadcastOp::verify() {
+  if (getGroupSize() < 1 || getSrc() < 0 || getSrc() >= getGroupSize())
+    return emitOpError() << "has source rank " << getSrc()
+                         << " in a group of " << getGroupSize();
+  return verifySameType(*this, getInput(), getResult());
+}
+
+LogicalResult dynoc::WaitTensorOp::verify() {
+  return verifySameType(*this, getInput(), getResult());
+}
+
+namespace {
 LogicalResult verifyInputs(func::FuncOp func, Attribute attr) {
   auto list = attr.dyn_cast<ArrayAttr>();
   if (!list)

@@ -3,7 +3,9 @@
 // Data movement ops the backends build through others: index_select of the
 // rows of a matrix is an embedding lookup (XGLM's and M2M100's sinusoidal
 // position tables), and split_with_sizes is one slice per piece (GPTBigCode's
-// fused query/key/value projection).
+// fused query/key/value projection). A copy of a value over one of the same
+// type is that value (the functional form of `t.copy_(src)`, which capture
+// records where a collective's result is copied back into its tensor).
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -63,8 +65,20 @@ struct SplitWithSizes : OpRewritePattern<AtenSplitWithSizesOp> {
     return success();
   }
 };
+/// copy(self, src) of a src with self's type: src (values are immutable).
+struct CopyOfSameType : OpRewritePattern<AtenCopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenCopyOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getSrc().getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "a conversion or a broadcast");
+    rewriter.replaceOp(op, op.getSrc());
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateDataMovementDecompositions(RewritePatternSet &patterns) {
-  patterns.add<IndexSelectRows, SplitWithSizes>(patterns.getContext());
+  patterns.add<CopyOfSameType, IndexSelectRows, SplitWithSizes>(
+      patterns.getContext());
 }

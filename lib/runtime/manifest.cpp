@@ -173,6 +173,24 @@ static bool parseGraph(Reader &r, const json &g, GraphSpec &spec,
       spec.mutations.push_back(std::move(mu));
     }
   }
+  if (g.contains("process_groups")) {
+    if (!g["process_groups"].is_array())
+      return r.fail(where + ": 'process_groups' is not an array");
+    for (auto &pj : g["process_groups"]) {
+      ProcessGroup pg;
+      std::string pw = where + " process group " +
+                       std::to_string(spec.processGroups.size());
+      if (!pj.is_object())
+        return r.fail(pw + " is not an object");
+      if (!r.string(pj, "name", pg.name, pw))
+        return false;
+      if (!pj.contains("size") || !pj["size"].is_number_integer() ||
+          pj["size"].get<int64_t>() < 1)
+        return r.fail(pw + " needs a 'size' of at least 1");
+      pg.size = pj["size"].get<int64_t>();
+      spec.processGroups.push_back(std::move(pg));
+    }
+  }
   if (g.contains("kernels")) {
     if (!g["kernels"].is_array())
       return r.fail(where + ": 'kernels' is not an array");

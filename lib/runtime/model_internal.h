@@ -9,6 +9,7 @@
 #ifndef DYNRT_MODEL_INTERNAL_H
 #define DYNRT_MODEL_INTERNAL_H
 
+#include "collectives.h"
 #include "cuda_graphs.h"
 #include "device.h"
 #include "dynrt/dynrt.h"
@@ -83,6 +84,10 @@ struct dynrt_model_t {
   dynoc_model_weight_changed_fn weightChanged = nullptr;
   /// The .so's profiling switch (model_abi.h), or null.
   dynoc_model_set_profiler_fn setProfiler = nullptr;
+  /// The caller's communicator as the .so's collectives call it
+  /// (dynrt_model_set_communicator), or null.
+  std::unique_ptr<dynrt::CollectivesBinding, dynrt::CollectivesBindingDeleter>
+      collectives;
   ~dynrt_model_t() {
     if (handle)
       dynrt::profile::detach(*this);

@@ -388,6 +388,26 @@ PyObject *modelSetCudaGraphs(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/// set_communicator(address or None): binds the dynrt_communicator_t at
+/// `address` (which the caller keeps alive; dynoc's
+/// TorchDistributedCommunicator) to the model.
+PyObject *modelSetCommunicator(PyObject *self, PyObject *args) {
+  PyObject *address;
+  Model *m = implOf(self);
+  if (!m || !PyArg_ParseTuple(args, "O", &address))
+    return nullptr;
+  const dynrt_communicator_t *c = nullptr;
+  if (address != Py_None) {
+    c = static_cast<const dynrt_communicator_t *>(PyLong_AsVoidPtr(address));
+    if (!c && PyErr_Occurred())
+      return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(m->mu);
+  if (dynrt_status_t *s = dynrt_model_set_communicator(m->model, c))
+    return raise(s);
+  Py_RETURN_NONE;
+}
+
 /// weight_names() -> list of str.
 PyObject *modelWeightNames(PyObject *self, PyObject *) {
   Model *m = implOf(self);
@@ -480,6 +500,9 @@ PyMethodDef modelMethods[] = {
      "functions() -> [(name, [the caller's input names])]"},
     {"manifest", modelManifest, METH_NOARGS, "the embedded manifest (JSON)"},
     {"device", modelDevice, METH_NOARGS, "(DLPack device type, device id)"},
+    {"set_communicator", modelSetCommunicator, METH_VARARGS,
+     "set_communicator(address or None): the dynrt_communicator_t the "
+     "model's collectives run through"},
     {"set_cuda_graphs", modelSetCudaGraphs, METH_VARARGS,
      "set_cuda_graphs(enabled): capture and replay CUDA graphs"},
     {nullptr, nullptr, 0, nullptr}};

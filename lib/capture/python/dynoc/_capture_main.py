@@ -80,6 +80,11 @@ class _PatchDynamoOnImport(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _distributed_available():
+    import torch.distributed
+    return torch.distributed.is_available()
+
+
 def _route_torch_entry_points(dynoc):
     import torch
     import torch.compiler
@@ -87,6 +92,9 @@ def _route_torch_entry_points(dynoc):
     for name in ("allow_in_graph", "disable", "is_compiling", "is_dynamo_compiling", "reset",
                  "list_backends"):
         setattr(torch.compiler, name, getattr(dynoc, name))
+    if _distributed_available():  # torch.distributed's in-place collectives
+        from dynoc import _distributed
+        _distributed.route_inplace_collectives()
     if "torch._dynamo" in sys.modules:
         _patch_dynamo(dynoc, sys.modules["torch._dynamo"])
     else:

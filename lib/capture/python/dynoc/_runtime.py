@@ -66,7 +66,7 @@ _DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.
 class LoadedModel:
     """A callable model: `m(*tensors)` returns outputs as the manifest says."""
 
-    def __init__(self, path, cuda_graphs=True, weights=None):
+    def __init__(self, path, cuda_graphs=True, weights=None, communicator=None):
         if _dynrt is None:
             raise ImportError(f"dynoc.load needs the _dynrt extension; run "
                               f"`bazel build //...` ({_import_error})")
@@ -78,6 +78,9 @@ class LoadedModel:
         self.device = torch.device("cuda", device_id) if device_type == 2 else torch.device("cpu")
         if not cuda_graphs:
             self._model.set_cuda_graphs(False)
+        self._communicator = None
+        if communicator is not None:
+            self.set_communicator(communicator)
         graph = self.manifest["graphs"][0]
         self._out_dtypes = [_DTYPES[o["dtype"]] for o in graph["outputs"]]
         self._num_inputs = sum(1 for i in graph["inputs"] if i["kind"] == "user")
@@ -87,6 +90,14 @@ class LoadedModel:
         users = [i["name"] for i in graph["inputs"] if i["kind"] == "user"]
         self._writebacks = [(users.index(m["input"]), m["output"])
                             for m in graph.get("mutations", []) if m["input"] in users]
+
+    def set_communicator(self, communicator):
+        """Binds the communicator the model's collectives run through (a
+        TorchDistributedCommunicator, or None to unbind): every rank's call
+        checks the groups' sizes and that all ranks loaded the same graphs
+        (dynrt_model_set_communicator)."""
+        self._model.set_communicator(None if communicator is None else communicator.address)
+        self._communicator = communicator  # the C struct lives as long as it does
 
     def __call__(self, *tensors):
         outputs = self.run_outputs(*tensors)
@@ -174,13 +185,16 @@ class LoadedModel:
         return f"dynoc.LoadedModel({self.path!r})"
 
 
-def load(path, cuda_graphs=True, weights=None):
+def load(path, cuda_graphs=True, weights=None, communicator=None):
     """Loads a model .so (and its weights) for calling from Python. A CUDA model
     loads onto the current CUDA device; `cuda_graphs=False` runs every call
     directly instead of replaying captured CUDA graphs. `weights` names another
     safetensors file to use instead of the model's own (its tensors are checked
-    against the manifest; dynrt_model_load_with_weights)."""
-    return LoadedModel(path, cuda_graphs, weights)
+    against the manifest; dynrt_model_load_with_weights). A model captured from
+    a torch.distributed program runs its collectives through `communicator`
+    (dynoc.TorchDistributedCommunicator(): the process groups torch.distributed
+    has in this process; docs/distributed.md)."""
+    return LoadedModel(path, cuda_graphs, weights, communicator)
 
 
 def _require_runtime(what):

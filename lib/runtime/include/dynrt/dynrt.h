@@ -37,6 +37,8 @@ typedef enum dynrt_status_code_e {
   DYNRT_UNIMPLEMENTED = 4,    // the model needs something this runtime lacks
   DYNRT_INTERNAL = 5,         // a kernel failed
   DYNRT_RESOURCE_EXHAUSTED = 6,
+  DYNRT_FAILED_PRECONDITION = 7, // the call needs something set up first
+                                 // (a communicator), or the ranks disagree
 } dynrt_status_code_t;
 
 // An error. Immutable; owned by whoever received it.
@@ -290,6 +292,63 @@ DYNRT_EXPORT dynrt_status_t *dynrt_model_copy_tensor(dynrt_model_t *model,
 // models; a no-op on the CPU, where a run returns when it is done).
 DYNRT_EXPORT dynrt_status_t *
 dynrt_context_synchronize(dynrt_context_t *context);
+
+//===----------------------------------------------------------------------===//
+// Collectives: a model captured from a torch.distributed program runs its
+// all-reduces, all-gathers, reduce-scatters and broadcasts through a
+// communicator its caller provides (docs/distributed.md)
+//===----------------------------------------------------------------------===//
+
+typedef enum {
+  DYNRT_REDUCE_SUM = 0,
+  DYNRT_REDUCE_AVG = 1,
+  DYNRT_REDUCE_PRODUCT = 2,
+  DYNRT_REDUCE_MIN = 3,
+  DYNRT_REDUCE_MAX = 4,
+} dynrt_reduce_op_t;
+
+#define DYNRT_COMMUNICATOR_ABI_VERSION 1
+
+// The caller's communicator: function pointers over DLPack tensors on the
+// model's device (contiguous, 1-D), each returning 0 or non-zero (then
+// `last_error` says why). A collective may return before it completes,
+// setting *work to a handle that `wait` waits for (NULL: completed). `group`
+// is the process group's name as torch names it ("0" for the default group).
+// The communicator must outlive the model's runs.
+typedef struct dynrt_communicator {
+  int abi_version; // DYNRT_COMMUNICATOR_ABI_VERSION
+  void *self;
+  // The number of ranks in `group` and this process's rank in it.
+  int (*group_size)(void *self, const char *group, int *size, int *rank);
+  int (*all_reduce)(void *self, const char *group, DLTensor *tensor,
+                    dynrt_reduce_op_t op, void **work);
+  // `output` is the ranks' `input`s concatenated, in rank order.
+  int (*all_gather)(void *self, const char *group, const DLTensor *input,
+                    DLTensor *output, void **work);
+  // `output` is this rank's slice of the reduction of the ranks' `input`s.
+  int (*reduce_scatter)(void *self, const char *group, const DLTensor *input,
+                        DLTensor *output, dynrt_reduce_op_t op, void **work);
+  // `src` is a rank of `group`.
+  int (*broadcast)(void *self, const char *group, DLTensor *tensor, int src,
+                   void **work);
+  int (*wait)(void *self, void *work);
+  // The last failure's text (NULL: none).
+  const char *(*last_error)(void *self);
+} dynrt_communicator_t;
+
+// Binds `communicator` to the model (NULL unbinds). Before anything runs it
+// checks, for every process group the model's graphs use, that the group
+// has the number of ranks capture saw (DYNRT_FAILED_PRECONDITION naming the
+// group and both sizes), and that every rank of it loaded the same graphs:
+// the ranks exchange a digest of the model's graphs (one all-gather, which
+// every rank's call takes part in), and a rank whose graphs differ fails
+// with DYNRT_FAILED_PRECONDITION naming the ranks that differ, on every rank,
+// before any of the graphs' collectives is issued. A model without
+// collectives takes any communicator and ignores it. Running a model with
+// collectives before one is bound is DYNRT_FAILED_PRECONDITION.
+DYNRT_EXPORT dynrt_status_t *
+dynrt_model_set_communicator(dynrt_model_t *model,
+                             const dynrt_communicator_t *communicator);
 
 //===----------------------------------------------------------------------===//
 // Profiling: a Chrome trace / Perfetto file of what the models ran

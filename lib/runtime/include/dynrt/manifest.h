@@ -58,6 +58,13 @@ struct KernelSpec {
   std::string args;     // the span's arguments, JSON: ops, loc, graph
 };
 
+/// A process group the graph's collectives run over (its torch name) and
+/// the number of ranks capture saw in it.
+struct ProcessGroup {
+  std::string name;
+  int64_t size = 1;
+};
+
 struct GraphSpec {
   std::string name;
   std::string symbol;          // the run function (model_abi.h)
@@ -73,6 +80,8 @@ struct GraphSpec {
   std::vector<TensorSpec> outputs;
   std::vector<Guard> guards;
   std::vector<Mutation> mutations;
+  /// The groups of its collectives (the manifest's "process_groups").
+  std::vector<ProcessGroup> processGroups;
   /// Indexed as the profiling hooks number them (model_abi.h).
   std::vector<KernelSpec> kernels;
   size_t numUserInputs = 0;

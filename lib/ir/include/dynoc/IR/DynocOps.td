@@ -1,7 +1,8 @@
 //===- DynocOps.td - dynoc's own ops -----------------------*- tablegen -*-===//
 //
-// Ops the passes introduce on top of the aten dialect. A fusion group holds
-// the aten ops the CPU code generator emits as one kernel.
+// Ops the passes introduce on top of the aten dialect (a fusion group holds
+// the aten ops the code generator emits as one kernel), and torch's
+// collectives (CollectiveOps.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,5 +43,7 @@ def Dynoc_YieldOp : Dynoc_Op<"yield",
   let arguments = (ins AnyRankedTensor:$value);
   let assemblyFormat = "$value attr-dict `:` type($value)";
 }
+
+include "dynoc/IR/CollectiveOps.td"
 
 #endif // DYNOC_IR_DYNOCOPS_TD

@@ -1,0 +1,278 @@
+"""torch.distributed under dynoc: the in-place collectives a script calls
+(`dist.all_reduce(t)`, `dist.broadcast(t, src)`, `dist.all_gather_into_tensor`,
+`dist.reduce_scatter_tensor`), while a region records, become the functional
+collective, its wait and a copy back into the tensor (what Dynamo does), so the
+recorder sees ops it can write as the dynoc dialect's (CollectiveOps.td) and
+the tensor's new value as an in-place update. Outside a region, and for calls
+it cannot rewrite (async_op=True, a group dynoc cannot name), the original
+function runs: the recorder then sees the process-group op and the region
+breaks there, with the reason.
+
+Also the run-time half: TorchDistributedCommunicator, a libdynrt communicator
+(dynrt_communicator_t, docs/distributed.md) over a torch.distributed process
+group, for `dynoc.load(path, communicator=...)`.
+"""
+import ctypes
+import functools
+
+import torch
+
+_REDUCE_OPS = {"SUM": "sum", "AVG": "avg", "PRODUCT": "product", "MIN": "min", "MAX": "max"}
+_ROUTED = False
+
+
+def _reduce_name(op):
+    import torch.distributed as dist
+    for name, short in _REDUCE_OPS.items():
+        if op == getattr(dist.ReduceOp, name):
+            return short
+    return None
+
+
+def _group_name(group):
+    import torch.distributed as dist
+    g = group if group is not None else dist.group.WORLD
+    return getattr(g, "group_name", None)
+
+
+def _recording():
+    """Whether dynoc's evaluator runs a region (its recorder is listening)."""
+    from . import _region
+    return _region.capturing > 0
+
+
+def route_inplace_collectives():
+    """Wraps torch.distributed's in-place collectives (once per process)."""
+    global _ROUTED
+    if _ROUTED:
+        return
+    _ROUTED = True
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d as c10d
+    funcol = torch.ops._c10d_functional
+
+    def wrap(name, rewrite):
+        original = getattr(c10d, name)
+
+        @functools.wraps(original)
+        def call(*args, **kwargs):
+            if _recording():
+                done = rewrite(*args, **kwargs)
+                if done is not NotImplemented:
+                    return done
+            return original(*args, **kwargs)
+        for module in (dist, c10d):
+            if getattr(module, name, None) is original:
+                setattr(module, name, call)
+
+    def all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        reduce_op, group_name = _reduce_name(op), _group_name(group)
+        if async_op or reduce_op is None or group_name is None:
+            return NotImplemented
+        tensor.copy_(funcol.wait_tensor(funcol.all_reduce(tensor, reduce_op, group_name)))
+        return None
+
+    def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
+        group_name = _group_name(group)
+        if async_op or group_name is None or src is None or group_src is not None:
+            return NotImplemented
+        group_src = src if group is None else dist.get_group_rank(group, src)
+        tensor.copy_(funcol.wait_tensor(funcol.broadcast(tensor, group_src, group_name)))
+        return None
+
+    def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+        group_name = _group_name(group)
+        if async_op or group_name is None:
+            return NotImplemented
+        size = dist.get_world_size(group)
+        output_tensor.copy_(funcol.wait_tensor(
+            funcol.all_gather_into_tensor(input_tensor, size, group_name)).view_as(output_tensor))
+        return None
+
+    def reduce_scatter_tensor(output, input, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        reduce_op, group_name = _reduce_name(op), _group_name(group)
+        if async_op or reduce_op is None or group_name is None:
+            return NotImplemented
+        size = dist.get_world_size(group)
+        output.copy_(funcol.wait_tensor(
+            funcol.reduce_scatter_tensor(input, reduce_op, size, group_name)).view_as(output))
+        return None
+
+    wrap("all_reduce", all_reduce)
+    wrap("broadcast", broadcast)
+    wrap("all_gather_into_tensor", all_gather_into_tensor)
+    wrap("reduce_scatter_tensor", reduce_scatter_tensor)
+
+
+# --- the run-time half: a libdynrt communicator over torch.distributed -------
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_GROUP_SIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                               ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+_ALL_REDUCE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                               ctypes.POINTER(_DLTensor), ctypes.c_int,
+                               ctypes.POINTER(ctypes.c_void_p))
+_GATHER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                           ctypes.POINTER(_DLTensor), ctypes.POINTER(_DLTensor),
+                           ctypes.POINTER(ctypes.c_void_p))
+_SCATTER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                            ctypes.POINTER(_DLTensor), ctypes.POINTER(_DLTensor), ctypes.c_int,
+                            ctypes.POINTER(ctypes.c_void_p))
+_BROADCAST = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                              ctypes.POINTER(_DLTensor), ctypes.c_int,
+                              ctypes.POINTER(ctypes.c_void_p))
+_WAIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+_LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p)
+
+
+class _Communicator(ctypes.Structure):
+    """dynrt_communicator_t (lib/runtime/include/dynrt/dynrt.h)."""
+    _fields_ = [("abi_version", ctypes.c_int), ("self", ctypes.c_void_p),
+                ("group_size", _GROUP_SIZE), ("all_reduce", _ALL_REDUCE),
+                ("all_gather", _GATHER), ("reduce_scatter", _SCATTER),
+                ("broadcast", _BROADCAST), ("wait", _WAIT), ("last_error", _LAST_ERROR)]
+
+
+_ABI_VERSION = 1
+# dynrt_reduce_op_t, in order.
+_REDUCE_BY_CODE = ["SUM", "AVG", "PRODUCT", "MIN", "MAX"]
+_DTYPES = {(2, 32): torch.float32, (2, 64): torch.float64, (2, 16): torch.float16,
+           (4, 16): torch.bfloat16, (0, 64): torch.int64, (0, 32): torch.int32,
+           (0, 8): torch.int8, (1, 8): torch.uint8, (6, 8): torch.bool}
+
+
+def _as_torch(t):
+    """A torch tensor over the memory of DLTensor `t` (no copy)."""
+    dt = t.dtype
+    dtype = _DTYPES.get((dt.code, dt.bits))
+    if dtype is None:
+        raise TypeError(f"DLPack dtype code {dt.code} bits {dt.bits}")
+    shape = [t.shape[i] for i in range(t.ndim)]
+    numel = 1
+    for d in shape:
+        numel *= d
+    item = torch.empty((), dtype=dtype).element_size()
+    address = t.data + t.byte_offset
+    if t.device.device_type == 1:  # kDLCPU
+        raw = (ctypes.c_uint8 * (numel * item)).from_address(address) if numel else bytearray()
+        return torch.frombuffer(raw, dtype=dtype, count=numel).view(shape) if numel \
+            else torch.empty(shape, dtype=dtype)
+    if t.device.device_type == 2:  # kDLCUDA
+
+        class _Interface:
+            __cuda_array_interface__ = {
+                "shape": tuple(shape), "typestr": _typestr(dtype),
+                "data": (address, False), "version": 2, "strides": None}
+        return torch.as_tensor(_Interface(), device=f"cuda:{t.device.device_id}")
+    raise TypeError(f"DLPack device type {t.device.device_type}")
+
+
+def _typestr(dtype):
+    return {torch.float32: "<f4", torch.float64: "<f8", torch.float16: "<f2",
+            torch.int64: "<i8", torch.int32: "<i4", torch.int8: "|i1", torch.uint8: "|u1",
+            torch.bool: "|b1", torch.bfloat16: "<V2"}[dtype]
+
+
+class TorchDistributedCommunicator:
+    """A libdynrt communicator over torch.distributed: a built model's
+    collectives run as `torch.distributed` calls on the process groups torch
+    names as the graph does (the default group is "0" in every process), so
+    gloo, NCCL or any backend the caller initialized carries them. Pass it to
+    `dynoc.load(path, communicator=...)`. Each collective completes before the
+    call returns (no work handle is left to wait on)."""
+
+    def __init__(self):
+        import torch.distributed as dist
+        if not dist.is_initialized():
+            raise RuntimeError("TorchDistributedCommunicator needs torch.distributed "
+                               "initialized (dist.init_process_group)")
+        self._error = b""
+        self._struct = _Communicator(
+            _ABI_VERSION, None, _GROUP_SIZE(self._group_size), _ALL_REDUCE(self._all_reduce),
+            _GATHER(self._all_gather), _SCATTER(self._reduce_scatter),
+            _BROADCAST(self._broadcast), _WAIT(self._wait), _LAST_ERROR(self._last_error))
+
+    @property
+    def address(self):
+        """The address of the dynrt_communicator_t (valid while self lives)."""
+        return ctypes.addressof(self._struct)
+
+    def _guarded(self, fn, *args):
+        try:
+            fn(*args)
+            return 0
+        except Exception as e:  # noqa: BLE001 - handed to libdynrt as the status
+            self._error = f"{type(e).__name__}: {e}".encode()
+            return 1
+
+    @staticmethod
+    def _group(name):
+        from torch.distributed import distributed_c10d as c10d
+        return c10d._resolve_process_group(name.decode())
+
+    def _stream_of(self, tensor):
+        return torch.cuda.current_stream(tensor.device) if tensor.is_cuda else None
+
+    def _group_size(self, _, name, size, rank):
+        def run():
+            g = self._group(name)
+            size[0], rank[0] = g.size(), g.rank()
+        return self._guarded(run)
+
+    def _all_reduce(self, _, name, tensor, op, work):
+        import torch.distributed as dist
+
+        def run():
+            work[0] = None
+            dist.all_reduce(_as_torch(tensor.contents),
+                            op=getattr(dist.ReduceOp, _REDUCE_BY_CODE[op]),
+                            group=self._group(name))
+        return self._guarded(run)
+
+    def _all_gather(self, _, name, inp, out, work):
+        import torch.distributed as dist
+
+        def run():
+            work[0] = None
+            dist.all_gather_into_tensor(_as_torch(out.contents), _as_torch(inp.contents),
+                                        group=self._group(name))
+        return self._guarded(run)
+
+    def _reduce_scatter(self, _, name, inp, out, op, work):
+        import torch.distributed as dist
+
+        def run():
+            work[0] = None
+            dist.reduce_scatter_tensor(_as_torch(out.contents), _as_torch(inp.contents),
+                                       op=getattr(dist.ReduceOp, _REDUCE_BY_CODE[op]),
+                                       group=self._group(name))
+        return self._guarded(run)
+
+    def _broadcast(self, _, name, tensor, src, work):
+        import torch.distributed as dist
+
+        def run():
+            work[0] = None
+            g = self._group(name)
+            dist.broadcast(_as_torch(tensor.contents), src=dist.get_global_rank(g, src),
+                           group=g)
+        return self._guarded(run)
+
+    def _wait(self, _, work):
+        return 0  # every collective completed in its call
+
+    def _last_error(self, _):
+        return self._error

@@ -1,0 +1,255 @@
+//===- collectives.cpp - a model's collectives through a communicator -----===//
+//
+// A model built from a torch.distributed program calls its collectives
+// through the table it takes from dynoc_bind_collectives (the generated
+// prelude's dynoc_collectives: flat buffers and DLPack type codes); this file
+// makes that table from the communicator the caller gives
+// dynrt_model_set_communicator (DLPack tensors), after checking that the
+// process groups have the sizes capture saw and that every rank loaded the
+// same graphs.
+//
+//===----------------------------------------------------------------------===//
+#include "collectives.h"
+
+#include "dynrt/digest.h"
+#include "model_internal.h"
+#include "status.h"
+
+#include <dlfcn.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+using dynrt::makeStatus;
+
+namespace {
+// The prelude's dynoc_collectives (dynoc_kernels_collectives.h), the ABI
+// between a model and libdynrt.
+struct ModelCollectives {
+  int abi;
+  void *self;
+  int (*start)(void *self, int kind, const char *group, const void *in,
+               void *out, int64_t inCount, int64_t outCount, int dtypeCode,
+               int dtypeBits, int reduceOp, int64_t root, void **work);
+  int (*wait)(void *self, void *work);
+};
+constexpr int kModelCollectivesAbi = 1;
+enum Kind { kAllReduce = 0, kAllGather = 1, kReduceScatter = 2, kBroadcast = 3 };
+const char *const kKindNames[] = {"all_reduce", "all_gather_into_tensor",
+                                  "reduce_scatter_tensor", "broadcast"};
+
+// The text of the last collective that failed on this thread, for the status
+// of the run that called it.
+thread_local std::string lastFailure;
+
+std::string communicatorError(const dynrt_communicator_t *c) {
+  const char *e = c->last_error ? c->last_error(c->self) : nullptr;
+  return e && *e ? e : "no reason given";
+}
+} // namespace
+
+struct dynrt::CollectivesBinding {
+  ModelCollectives table;
+  const dynrt_communicator_t *communicator;
+  DLDevice device;
+};
+
+namespace {
+int startCollective(void *self, int kind, const char *group, const void *in,
+                    void *out, int64_t inCount, int64_t outCount,
+                    int dtypeCode, int dtypeBits, int reduceOp, int64_t root,
+                    void **work) {
+  auto *b = static_cast<dynrt::CollectivesBinding *>(self);
+  const dynrt_communicator_t *c = b->communicator;
+  DLDataType dtype{uint8_t(dtypeCode), uint8_t(dtypeBits), 1};
+  DLTensor input{const_cast<void *>(in), b->device, 1, dtype, &inCount,
+                 nullptr, 0};
+  DLTensor output{out, b->device, 1, dtype, &outCount, nullptr, 0};
+  auto op = static_cast<dynrt_reduce_op_t>(reduceOp);
+  int rc = 1;
+  *work = nullptr;
+  if (kind == kAllReduce)
+    rc = c->all_reduce(c->self, group, &output, op, work);
+  else if (kind == kAllGather)
+    rc = c->all_gather(c->self, group, &input, &output, work);
+  else if (kind == kReduceScatter)
+    rc = c->reduce_scatter(c->self, group, &input, &output, op, work);
+  else if (kind == kBroadcast)
+    rc = c->broadcast(c->self, group, &output, int(root), work);
+  if (rc == 0)
+    return 0;
+  lastFailure = std::string(kind >= 0 && kind < 4 ? kKindNames[kind] : "?") +
+                " over process group '" + group +
+                "' failed: " + communicatorError(c);
+  return dynrt::kCollectiveFailed;
+}
+
+int waitCollective(void *self, void *work) {
+  auto *b = static_cast<dynrt::CollectivesBinding *>(self);
+  const dynrt_communicator_t *c = b->communicator;
+  if (c->wait(c->self, work) == 0)
+    return 0;
+  lastFailure = "waiting for a collective failed: " + communicatorError(c);
+  return dynrt::kCollectiveFailed;
+}
+
+/// The process groups of the model's graphs: name -> the size capture saw
+/// (parseManifest checked each; graphs that disagree are refused here).
+dynrt_status_t *groupsOf(const dynrt_model_t &m,
+                         std::map<std::string, int64_t> &groups) {
+  for (const dynrt::GraphSpec &g : m.manifest.graphs)
+    for (const dynrt::ProcessGroup &pg : g.processGroups) {
+      auto [it, fresh] = groups.emplace(pg.name, pg.size);
+      if (!fresh && it->second != pg.size)
+        return makeStatus(DYNRT_DATA_LOSS,
+                          "model '" + m.path + "': its graphs disagree on the "
+                          "size of process group '" + pg.name + "' (" +
+                              std::to_string(it->second) + " and " +
+                              std::to_string(pg.size) + ")");
+    }
+  return nullptr;
+}
+
+/// Every rank of `group` (`size` ranks, this one `rank`) loaded graphs of
+/// the digest `mine`: one all-gather of the digests. A rank that differs is
+/// named on every rank, before any graph's collective runs.
+dynrt_status_t *sameGraphsOnEveryRank(dynrt_model_t &m,
+                                      const dynrt_communicator_t *c,
+                                      dynrt::CollectivesBinding &b,
+                                      const std::string &group, int size,
+                                      int rank, uint64_t mine) {
+  std::vector<uint64_t> all(size_t(size), 0);
+  const size_t bytes = all.size() * sizeof(uint64_t);
+  dynrt::DeviceBuffer in(&m.device), out(&m.device);
+  void *inData, *outData;
+  if (dynrt_status_t *s = in.reserve(sizeof mine, &inData))
+    return s;
+  if (dynrt_status_t *s = out.reserve(bytes, &outData))
+    return s;
+  if (dynrt_status_t *s = m.device.upload(inData, &mine, sizeof mine, nullptr))
+    return s;
+  if (dynrt_status_t *s = m.device.sync(nullptr))
+    return s;
+  void *work = nullptr;
+  int rc = startCollective(&b, kAllGather, group.c_str(), inData, outData,
+                           int64_t(sizeof mine), int64_t(bytes), kDLUInt, 8, 0,
+                           0, &work);
+  if (rc == 0 && work)
+    rc = waitCollective(&b, work);
+  if (rc)
+    return makeStatus(DYNRT_INTERNAL,
+                      "dynrt_model_set_communicator: comparing the ranks' "
+                      "graphs: " +
+                          lastFailure);
+  if (dynrt_status_t *s = m.device.download(all.data(), outData, bytes))
+    return s;
+  std::string differ;
+  for (int r = 0; r < size; ++r)
+    if (all[size_t(r)] != mine)
+      differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  if (differ.empty())
+    return nullptr;
+  return makeStatus(DYNRT_FAILED_PRECONDITION,
+                    "model '" + m.path + "': rank(s) " + differ +
+                        " of process group '" + group +
+                        "' loaded other graphs than rank " +
+                        std::to_string(rank) +
+                        " (every rank must run the same graphs; no collective "
+                        "was issued)");
+}
+} // namespace
+
+namespace dynrt {
+
+void CollectivesBindingDeleter::operator()(CollectivesBinding *b) const {
+  delete b;
+}
+
+std::string takeCollectiveFailure() {
+  std::string s = std::move(lastFailure);
+  lastFailure.clear();
+  return s;
+}
+
+bool usesCollectives(const GraphSpec &g) { return !g.processGroups.empty(); }
+
+} // namespace dynrt
+
+extern "C" dynrt_status_t *
+dynrt_model_set_communicator(dynrt_model_t *model,
+                             const dynrt_communicator_t *c) {
+  if (!model)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_model_set_communicator: model is null");
+  dynrt_model_t &m = *model;
+  std::map<std::string, int64_t> groups;
+  if (dynrt_status_t *s = groupsOf(m, groups))
+    return s;
+  if (groups.empty())
+    return nullptr; // no collectives: nothing to bind
+  using BindFn = int (*)(const void *);
+  auto bind = reinterpret_cast<BindFn>(dlsym(m.handle, "dynoc_bind_collectives"));
+  if (!bind)
+    return makeStatus(DYNRT_DATA_LOSS,
+                      "model '" + m.path +
+                          "' lists process groups but lacks the symbol "
+                          "'dynoc_bind_collectives'");
+  if (!c) {
+    bind(nullptr);
+    m.collectives.reset();
+    return nullptr;
+  }
+  if (c->abi_version != DYNRT_COMMUNICATOR_ABI_VERSION)
+    return makeStatus(DYNRT_INVALID_ARGUMENT,
+                      "dynrt_model_set_communicator: the communicator has ABI "
+                      "version " +
+                          std::to_string(c->abi_version) + ", this runtime " +
+                          std::to_string(DYNRT_COMMUNICATOR_ABI_VERSION));
+  const std::pair<const char *, bool> functions[] = {
+      {"group_size", c->group_size != nullptr},
+      {"all_reduce", c->all_reduce != nullptr},
+      {"all_gather", c->all_gather != nullptr},
+      {"reduce_scatter", c->reduce_scatter != nullptr},
+      {"broadcast", c->broadcast != nullptr},
+      {"wait", c->wait != nullptr}};
+  for (auto [name, present] : functions)
+    if (!present)
+      return makeStatus(DYNRT_INVALID_ARGUMENT,
+                        std::string("dynrt_model_set_communicator: the "
+                                    "communicator's '") +
+                            name + "' is null");
+  auto binding = std::unique_ptr<dynrt::CollectivesBinding,
+                                 dynrt::CollectivesBindingDeleter>(
+      new dynrt::CollectivesBinding{
+          {kModelCollectivesAbi, nullptr, startCollective, waitCollective},
+          c,
+          m.device.dl()});
+  binding->table.self = binding.get();
+  const uint64_t digest = dynrt::xxh64(m.manifestText.data(),
+                                       m.manifestText.size());
+  for (auto &[group, want] : groups) {
+    int size = 0, rank = -1;
+    if (c->group_size(c->self, group.c_str(), &size, &rank) != 0)
+      return makeStatus(DYNRT_FAILED_PRECONDITION,
+                        "model '" + m.path + "': the communicator has no "
+                        "process group '" + group +
+                            "': " + communicatorError(c));
+    if (size != want)
+      return makeStatus(DYNRT_FAILED_PRECONDITION,
+                        "model '" + m.path + "' was captured with process "
+                        "group '" + group + "' of " + std::to_string(want) +
+                            " ranks; the communicator's has " +
+                            std::to_string(size));
+    if (dynrt_status_t *s = sameGraphsOnEveryRank(m, c, *binding, group, size,
+                                                  rank, digest))
+      return s;
+  }
+  if (int rc = bind(&binding->table))
+    return makeStatus(DYNRT_UNIMPLEMENTED,
+                      "model '" + m.path + "' takes collectives ABI version " +
+                          std::to_string(rc) + ", this runtime gives " +
+                          std::to_string(kModelCollectivesAbi));
+  m.collectives = std::move(binding);
+  return nullptr;
+}
