@@ -114,8 +114,8 @@ echo "[test] lit: IR, passes and build diagnostics" >&2
 .venv/bin/lit -sv test/ir
 echo "[test] every fuzz target, ${DYNOC_FUZZ_SECONDS:-30} s each under libFuzzer + ASan + UBSan (tools/fuzz.sh)" >&2
 tools/fuzz.sh all "${DYNOC_FUZZ_SECONDS:-30}"
-echo "[test] end to end, the CUDA build (no GPU here: the GPU runs skip), and the capture corpus (each program against PyTorch's Dynamo)" >&2
-.venv/bin/python -m pytest -q -rs -n 2 test/e2e test/gpu test/capture
+echo "[test] end to end, the CUDA build (no GPU here: the GPU runs skip), two gloo ranks (test/distributed), and the capture corpus (each program against PyTorch's Dynamo)" >&2
+.venv/bin/python -m pytest -q -rs -n 2 test/e2e test/gpu test/distributed test/capture
 echo "[test] CPython's test suite under the evaluator: the fast subset (tools/test.sh --cpython runs all)" >&2
 .venv/bin/python test/cpython/cpython_suite.py --ci
 echo "[test] real programs: the fast subset (tools/test.sh --realworld runs all)" >&2

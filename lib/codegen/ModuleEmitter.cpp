@@ -240,7 +240,7 @@ LogicalResult emitModule(ModuleOp module, const Target &target,
       "                   __ATOMIC_RELEASE);\n"
       "}\n\n";
   // A model with collectives takes its communicator from libdynrt
-  // (dynrt_model_set_communicator; the prelude's dynoc_collectives).
+  // (dynrt_model_set_communicator; model_abi.h's dynoc_bind_collectives).
   static const char *kCollectivesHook =
       "extern \"C\" DYNOC_EXPORT int dynoc_bind_collectives(const void *c) "
       "{\n"

@@ -61,7 +61,10 @@ const char *const kSupportedOps[] = {
     "aten.native_batch_norm", "aten._native_batch_norm_legit_no_training",
     // training (a step graph's loss and backward kernels)
     "aten.nll_loss_forward", "aten.mse_loss", "aten.convolution_backward",
-    "aten.max_pool2d_with_indices_backward"};
+    "aten.max_pool2d_with_indices_backward",
+    // collectives (lib/codegen/prelude/dynoc_collectives.h)
+    "dynoc.all_reduce", "dynoc.all_gather_into_tensor",
+    "dynoc.reduce_scatter_tensor", "dynoc.broadcast", "dynoc.wait_tensor"};
 
 const llvm::StringRef kGemmOps[] = {"aten.mm", "aten.addmm", "aten.linear",
                                     "aten.bmm"};

@@ -1,8 +1,8 @@
 //===- collectives.cpp - a model's collectives through a communicator -----===//
 //
 // A model built from a torch.distributed program calls its collectives
-// through the table it takes from dynoc_bind_collectives (the generated
-// prelude's dynoc_collectives: flat buffers and DLPack type codes); this file
+// through the table it takes from dynoc_bind_collectives (model_abi.h's
+// dynoc_collectives: flat buffers and DLPack type codes); this file
 // makes that table from the communicator the caller gives
 // dynrt_model_set_communicator (DLPack tensors), after checking that the
 // process groups have the sizes capture saw and that every rank loaded the
@@ -24,18 +24,12 @@
 using dynrt::makeStatus;
 
 namespace {
-// The prelude's dynoc_collectives (dynoc_kernels_collectives.h), the ABI
-// between a model and libdynrt.
-struct ModelCollectives {
-  int abi;
-  void *self;
-  int (*start)(void *self, int kind, const char *group, const void *in,
-               void *out, int64_t inCount, int64_t outCount, int dtypeCode,
-               int dtypeBits, int reduceOp, int64_t root, void **work);
-  int (*wait)(void *self, void *work);
+enum Kind {
+  kAllReduce = DYNOC_ALL_REDUCE,
+  kAllGather = DYNOC_ALL_GATHER,
+  kReduceScatter = DYNOC_REDUCE_SCATTER,
+  kBroadcast = DYNOC_BROADCAST
 };
-constexpr int kModelCollectivesAbi = 1;
-enum Kind { kAllReduce = 0, kAllGather = 1, kReduceScatter = 2, kBroadcast = 3 };
 const char *const kKindNames[] = {"all_reduce", "all_gather_into_tensor",
                                   "reduce_scatter_tensor", "broadcast"};
 
@@ -50,7 +44,7 @@ std::string communicatorError(const dynrt_communicator_t *c) {
 } // namespace
 
 struct dynrt::CollectivesBinding {
-  ModelCollectives table;
+  dynoc_collectives table;
   const dynrt_communicator_t *communicator;
   DLDevice device;
 };
@@ -188,8 +182,8 @@ dynrt_model_set_communicator(dynrt_model_t *model,
     return s;
   if (groups.empty())
     return nullptr; // no collectives: nothing to bind
-  using BindFn = int (*)(const void *);
-  auto bind = reinterpret_cast<BindFn>(dlsym(m.handle, "dynoc_bind_collectives"));
+  auto bind = reinterpret_cast<dynoc_bind_collectives_fn>(
+      dlsym(m.handle, DYNOC_BIND_COLLECTIVES_SYMBOL));
   if (!bind)
     return makeStatus(DYNRT_DATA_LOSS,
                       "model '" + m.path +
@@ -222,7 +216,8 @@ dynrt_model_set_communicator(dynrt_model_t *model,
   auto binding = std::unique_ptr<dynrt::CollectivesBinding,
                                  dynrt::CollectivesBindingDeleter>(
       new dynrt::CollectivesBinding{
-          {kModelCollectivesAbi, nullptr, startCollective, waitCollective},
+          {DYNOC_COLLECTIVES_ABI_VERSION, nullptr, startCollective,
+           waitCollective},
           c,
           m.device.dl()});
   binding->table.self = binding.get();
@@ -249,7 +244,7 @@ dynrt_model_set_communicator(dynrt_model_t *model,
     return makeStatus(DYNRT_UNIMPLEMENTED,
                       "model '" + m.path + "' takes collectives ABI version " +
                           std::to_string(rc) + ", this runtime gives " +
-                          std::to_string(kModelCollectivesAbi));
+                          std::to_string(DYNOC_COLLECTIVES_ABI_VERSION));
   m.collectives = std::move(binding);
   return nullptr;
 }

@@ -1,14 +1,21 @@
 //===- cuda_graphs.cpp - a context's CUDA graphs --------------------------===//
 #include "cuda_graphs.h"
 
+#include "collectives.h"
+#include "status.h"
+
 #include <cstdio>
 
 namespace dynrt {
 
 dynrt_status_t *runDirect(const GraphRun &r) {
   if (int rc = r.run(r.inShapes.data(), r.args.data(), r.outPtrs, r.workspace,
-                     r.stream))
+                     r.stream)) {
+    if (rc == kCollectiveFailed) // the communicator's reason, not the device's
+      return makeStatus(DYNRT_INTERNAL,
+                        "graph '" + r.name + "': " + takeCollectiveFailure());
     return r.device->failed("graph '" + r.name + "'", rc);
+  }
   return nullptr;
 }
 

@@ -706,8 +706,11 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
                         args,      outPtrs, outBytes, ws,        stream};
     if (grown && context)
       context->graphs.clear(); // their captured workspace is gone
-    // While profiling, every kernel is seen: no CUDA graph replays.
-    dynrt_status_t *s = context && !dynrt::profile::active()
+    // While profiling, every kernel is seen: no CUDA graph replays. A graph
+    // with collectives waits on the host before each (the communicator
+    // queues its work elsewhere): it runs directly too.
+    dynrt_status_t *s = context && !dynrt::profile::active() &&
+                                !dynrt::usesCollectives(spec)
                             ? context->graphs.run(run, inputs)
                             : dynrt::runDirect(run);
     if (s)

@@ -37,8 +37,12 @@ inline int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // Copies `bytes` bytes between buffers of the target's memory.
 inline void copy(void *dst, const void *src, int64_t bytes) {
-  std::memcpy(dst, src, bytes);
+  if (dst != src)
+    std::memcpy(dst, src, bytes);
 }
+// Before a collective reads a buffer (dynoc_collectives.h): on the CPU the
+// kernels before it are done when they return.
+inline int collective_fence() { return 0; }
 
 // Reduced-precision storage types. Arithmetic on them happens in float (the
 // dynoc-widen-reduced-precision pass converts around every op that computes);

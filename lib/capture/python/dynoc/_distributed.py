@@ -213,6 +213,10 @@ class TorchDistributedCommunicator:
     def _guarded(self, fn, *args):
         try:
             fn(*args)
+            # Done before the model goes on: torch queues a GPU collective on
+            # its own stream, the model's next kernels go to the model's.
+            if torch.cuda.is_available() and torch.cuda.is_initialized():
+                torch.cuda.current_stream().synchronize()
             return 0
         except Exception as e:  # noqa: BLE001 - handed to libdynrt as the status
             self._error = f"{type(e).__name__}: {e}".encode()
@@ -222,9 +226,6 @@ class TorchDistributedCommunicator:
     def _group(name):
         from torch.distributed import distributed_c10d as c10d
         return c10d._resolve_process_group(name.decode())
-
-    def _stream_of(self, tensor):
-        return torch.cuda.current_stream(tensor.device) if tensor.is_cuda else None
 
     def _group_size(self, _, name, size, rank):
         def run():

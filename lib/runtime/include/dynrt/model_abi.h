@@ -62,6 +62,17 @@
 // while a trace is recorded and clears them before it frees them. Optional
 // (models built before it have none); no version change.
 //
+// Collectives (a graph captured from a torch.distributed program; the
+// manifest's "process_groups"): the model exports
+//
+//   int dynoc_bind_collectives(const dynoc_collectives *table);
+//
+// through which libdynrt gives it the caller's communicator
+// (dynrt_model_set_communicator) as functions over flat buffers on the
+// model's device. Returns 0, or the collectives ABI version the model takes
+// where `table` has another. Only models with collectives export it; no
+// version change.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DYNRT_MODEL_ABI_H
 #define DYNRT_MODEL_ABI_H
@@ -118,6 +129,31 @@ typedef struct dynoc_profiler_hooks {
   void (*end)(void *user, int kernel, void *stream);
 } dynoc_profiler_hooks;
 typedef void (*dynoc_model_set_profiler_fn)(const dynoc_profiler_hooks *hooks);
+
+#define DYNOC_BIND_COLLECTIVES_SYMBOL "dynoc_bind_collectives"
+#define DYNOC_COLLECTIVES_ABI_VERSION 1
+enum dynoc_collective_kind {
+  DYNOC_ALL_REDUCE = 0,
+  DYNOC_ALL_GATHER = 1,
+  DYNOC_REDUCE_SCATTER = 2,
+  DYNOC_BROADCAST = 3,
+};
+typedef struct dynoc_collectives {
+  int abi; // DYNOC_COLLECTIVES_ABI_VERSION
+  void *self;
+  // Starts collective `kind` (dynoc_collective_kind) over process group
+  // `group` on elements of DLPack type (code, bits): in place on `out`
+  // (outCount elements; all-reduce and broadcast, whose input the model
+  // copied there), or from `in` (inCount) into `out` (all-gather,
+  // reduce-scatter). reduceOp: dynrt_reduce_op_t; root: broadcast's source
+  // rank in the group. Returns 0 with *work set (NULL: completed), or a
+  // nonzero code (the runtime keeps the message).
+  int (*start)(void *self, int kind, const char *group, const void *in,
+               void *out, int64_t inCount, int64_t outCount, int dtypeCode,
+               int dtypeBits, int reduceOp, int64_t root, void **work);
+  int (*wait)(void *self, void *work);
+} dynoc_collectives;
+typedef int (*dynoc_bind_collectives_fn)(const dynoc_collectives *table);
 
 typedef const char *(*dynoc_model_manifest_fn)(void);
 typedef int (*dynoc_model_abi_version_fn)(void);

@@ -1,30 +1,21 @@
-// dynoc_kernels_collectives.h - the collectives of torch.distributed
-// (lib/codegen/EmitCollectives.cpp): calls into the communicator libdynrt
-// binds to the model through its exported dynoc_bind_collectives, on flat
-// buffers (libdynrt makes the DLPack tensors its caller's communicator
-// takes). The struct is the model/runtime ABI (lib/runtime/collectives.h
-// has the runtime's copy; kCollectivesAbi versions it). Appended to
-// dynoc_kernels.h in the embedded prelude (lib/codegen_cpu/BUILD.bazel).
-
-extern "C" {
-struct dynoc_collectives {
-  int abi;
-  void *self;
-  // Starts collective `kind` (dynoc_k::CollectiveKind) over group `group` on
-  // `count` elements of DLPack type (code, bits) at `data` (in and out:
-  // all-reduce, broadcast) or from `in` (inCount) into `out` (outCount):
-  // 0 and *work (null: done), or an error code, the text kept by the runtime.
-  int (*start)(void *self, int kind, const char *group, const void *in,
-               void *out, int64_t inCount, int64_t outCount, int dtypeCode,
-               int dtypeBits, int reduceOp, int64_t root, void **work);
-  int (*wait)(void *self, void *work);
-};
-}
+// dynoc_collectives.h - the collectives of torch.distributed in a generated
+// model (lib/codegen/EmitCollectives.cpp), for every target: calls into the
+// communicator libdynrt binds through the model's exported
+// dynoc_bind_collectives (model_abi.h's dynoc_collectives), on flat buffers
+// of the model's device. Each target's core defines copy() and
+// collective_fence() (the device's queued work done before a collective
+// reads it); both preludes embed this file after their core
+// (lib/codegen_cpu/BUILD.bazel, lib/codegen_cuda/BUILD.bazel).
 
 namespace dynoc_k {
 
-constexpr int kCollectivesAbi = 1;
-enum CollectiveKind { kAllReduce = 0, kAllGather = 1, kReduceScatter = 2, kBroadcast = 3 };
+enum CollectiveKind {
+  kAllReduce = DYNOC_ALL_REDUCE,
+  kAllGather = DYNOC_ALL_GATHER,
+  kReduceScatter = DYNOC_REDUCE_SCATTER,
+  kBroadcast = DYNOC_BROADCAST
+};
+constexpr int kCollectivesAbi = DYNOC_COLLECTIVES_ABI_VERSION;
 // A graph's collective with no communicator bound (libdynrt refuses to run
 // such a model first: this is a second line).
 constexpr int kNoCommunicator = 600;
@@ -40,6 +31,10 @@ template <> struct DLPackTypeOf<double> { static constexpr int code = 2, bits = 
 template <> struct DLPackTypeOf<int64_t> { static constexpr int code = 0, bits = 64; };
 template <> struct DLPackTypeOf<int32_t> { static constexpr int code = 0, bits = 32; };
 template <> struct DLPackTypeOf<bool> { static constexpr int code = 6, bits = 8; };
+#if !defined(DYNOC_HALF_TYPES) || DYNOC_HALF_TYPES
+template <> struct DLPackTypeOf<bf16> { static constexpr int code = 4, bits = 16; };
+template <> struct DLPackTypeOf<f16> { static constexpr int code = 2, bits = 16; };
+#endif
 
 // The collective's result starts as its input (all-reduce and broadcast work
 // in place on it).
@@ -50,8 +45,10 @@ inline int collective(int kind, const char *group, const T *in, T *out,
   const dynoc_collectives *c = boundCollectives();
   if (!c)
     return kNoCommunicator;
-  if ((kind == kAllReduce || kind == kBroadcast) && out != in)
-    std::memcpy(out, in, size_t(inCount) * sizeof(T));
+  if (kind == kAllReduce || kind == kBroadcast)
+    copy(out, in, inCount * int64_t(sizeof(T)));
+  if (int rc = collective_fence())
+    return rc;
   return c->start(c->self, kind, group, in, out, inCount, outCount,
                   DLPackTypeOf<T>::code, DLPackTypeOf<T>::bits, reduceOp, root,
                   work);

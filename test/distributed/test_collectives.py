@@ -1,0 +1,223 @@
+"""torch.distributed programs under dynoc, two processes with gloo on this
+machine's CPUs (OMP_NUM_THREADS=1): each rank captures the program (the
+in-place collectives rewritten into functional ones, functional ones as
+written), both ranks' graphs are the same text with the expected collective
+and wait ops and no break, one build serves both ranks, and each rank's run
+through libdynrt with dynoc.TorchDistributedCommunicator equals its eager run;
+tensor-parallel linear layers (column- then row-parallel; each rank loads
+the one .so with its own capture's weights file: its shards) equal the
+one-process MLP. A rank that loads other graphs, a group of another size, a
+model run before a communicator is bound, and a collective dynoc cannot
+capture (async_op=True) each say so."""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+DYNOC = os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc")
+PYTHONPATH = os.path.join(ROOT, "lib", "capture", "python")
+TIMEOUT_S = 120
+
+pytest.importorskip("torch.distributed")
+
+# The program: a tensor-parallel MLP (W1's output features and W2's input
+# features split over the ranks; the partial products all-reduced), then an
+# in-place all-reduce, a broadcast, an all-gather and a reduce-scatter.
+PROGRAM = """
+import os, sys
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as funcol
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.manual_seed(0)
+w1 = torch.randn(16, 8)   # [out, in]: rows split over the ranks
+w2 = torch.randn(8, 16)   # [out, in]: columns split over the ranks
+shard = 16 // world
+w1_local = w1[rank * shard:(rank + 1) * shard].clone()
+w2_local = w2[:, rank * shard:(rank + 1) * shard].clone()
+
+
+def mlp(x):
+    h = torch.relu(x @ w1_local.t())               # column parallel
+    partial = h @ w2_local.t()                     # row parallel
+    return funcol.all_reduce(partial, "sum", dist.group.WORLD)
+
+
+def step(x):
+    y = mlp(x)
+    z = y * 2
+    dist.all_reduce(z, op=dist.ReduceOp.MAX)       # in place
+    dist.broadcast(z, src=world - 1)
+    gathered = torch.empty(world * z.shape[0], z.shape[1])
+    dist.all_gather_into_tensor(gathered, z)
+    scattered = torch.empty(z.shape[0] // world, z.shape[1])
+    dist.reduce_scatter_tensor(scattered, z.contiguous())
+    return y, gathered, scattered.sum()
+"""
+
+CAPTURE = PROGRAM + """
+torch.manual_seed(100)  # tensor parallel: every rank has the whole input
+torch.compile(step)(torch.randn(4, 8))
+"""
+
+RUN = PROGRAM + """
+import dynoc
+torch.manual_seed(100)  # tensor parallel: every rank has the whole input
+x = torch.randn(4, 8)
+want = step(x)  # eager, with torch.distributed's collectives
+mode = sys.argv[2] if len(sys.argv) > 2 else "run"
+weights = sys.argv[3] if len(sys.argv) > 3 else None  # this rank's shards
+m = dynoc.load(sys.argv[1], weights=weights, communicator=None if mode == "unbound" else
+               dynoc.TorchDistributedCommunicator())
+try:
+    got = m(x)
+except Exception as e:
+    print("ERROR", type(e).__name__, e, flush=True)
+    sys.exit(3)
+worst = max(((g - w).abs().max() / w.abs().max().clamp_min(1e-12)).item()
+            for g, w in zip(got, want))
+# The tensor-parallel MLP against one process's whole one.
+full = torch.relu(x @ w1.t()) @ w2.t()
+tp = ((got[0] - full).abs().max() / full.abs().max()).item()
+print(f"RESULT rank={rank} worst={worst:.3g} tp={tp:.3g}", flush=True)
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ranks(argv_of_rank, world=2, extra_env=None, timeout=TIMEOUT_S):
+    """Runs `world` processes (argv_of_rank(r)), one per rank, with gloo's
+    environment; returns their CompletedProcess-like (rc, stdout, stderr)."""
+    port = str(free_port())
+    procs = []
+    for r in range(world):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=port, OMP_NUM_THREADS="1",
+                   PYTHONPATH=os.pathsep.join([PYTHONPATH, os.environ.get("PYTHONPATH", "")]),
+                   **(extra_env or {}))
+        procs.append(subprocess.Popen([str(a) for a in argv_of_rank(r)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
+    results = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise AssertionError(f"a rank did not finish in {timeout} s (a hang)")
+        results.append((p.returncode, out, err))
+    return results
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    """Both ranks' captures of PROGRAM and one build of rank 0's graph."""
+    if not os.path.exists(DYNOC):
+        pytest.fail(f"{DYNOC} is not built; run `bazel build //...` first")
+    d = tmp_path_factory.mktemp("dist")
+    (d / "prog.py").write_text(CAPTURE)
+    (d / "run.py").write_text(RUN)
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", d / "prog.py", "-o", d / f"cap{r}"]):
+        assert rc == 0, err[-3000:]
+    p = subprocess.run([DYNOC, "build", d / "cap0" / "graph_0.mlir", "-o", d / "model.so"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return d
+
+
+def test_every_rank_records_the_same_graph_with_its_collectives(captured):
+    g0 = (captured / "cap0" / "graph_0.mlir").read_text()
+    g1 = (captured / "cap1" / "graph_0.mlir").read_text()
+    assert g0 == g1, "the ranks' graphs differ"
+    manifest = json.loads((captured / "cap0" / "manifest.json").read_text())
+    assert len(manifest["graphs"]) == 1, manifest.get("breaks")
+    count = {op: g0.count(f'"dynoc.{op}"') for op in
+             ("all_reduce", "broadcast", "all_gather_into_tensor", "reduce_scatter_tensor",
+              "wait_tensor")}
+    assert count == {"all_reduce": 2, "broadcast": 1, "all_gather_into_tensor": 1,
+                     "reduce_scatter_tensor": 1, "wait_tensor": 5}, count
+    assert 'reduce_op = "max"' in g0 and 'group_name = "0"' in g0
+    assert "group_size = 2 : i64" in g0
+
+
+def test_each_rank_runs_the_built_model_as_eager_runs(captured):
+    # One .so for every rank; each rank's weight shards are its capture's
+    # weights file (the same names, dtypes and shapes on every rank).
+    results = ranks(lambda r: [sys.executable, captured / "run.py", captured / "model.so",
+                               "run", captured / f"cap{r}" / "weights.safetensors"])
+    for r, (rc, out, err) in enumerate(results):
+        assert rc == 0, f"rank {r}: {out}{err[-3000:]}"
+        line = next(l for l in out.splitlines() if l.startswith("RESULT"))
+        fields = dict(kv.split("=") for kv in line.split()[1:])
+        assert float(fields["worst"]) <= 1e-5, line
+        assert float(fields["tp"]) <= 1e-5, line
+
+
+def test_a_rank_with_other_graphs_fails_on_every_rank_naming_it(captured, tmp_path):
+    # Rank 1 loads a model whose graph differs (another op after the MLP).
+    other = tmp_path / "prog.py"
+    other.write_text(CAPTURE.replace("z = y * 2", "z = y * 3"))
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", other, "-o", tmp_path / f"cap{r}"]):
+        assert rc == 0, err[-3000:]
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap0" / "graph_0.mlir", "-o",
+                        tmp_path / "other.so"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    results = ranks(lambda r: [sys.executable, captured / "run.py",
+                               captured / "model.so" if r == 0 else tmp_path / "other.so"])
+    for r, (rc, out, err) in enumerate(results):
+        assert rc != 0, f"rank {r} ran: {out}"
+        assert "loaded other graphs than rank" in err and f"rank(s) {1 - r}" in err, err[-2000:]
+        assert "no collective was issued" in err
+
+
+def test_a_group_of_another_size_is_refused(captured, tmp_path):
+    # Captured by one process: its group had 1 rank; run by two.
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", captured / "prog.py", "-o",
+                                         tmp_path / "cap"], world=1):
+        assert rc == 0, err[-3000:]
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "graph_0.mlir", "-o",
+                        tmp_path / "one.so"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    results = ranks(lambda r: [sys.executable, captured / "run.py", tmp_path / "one.so"])
+    for rc, out, err in results:
+        assert rc != 0
+        assert ("was captured with process group '0' of 1 ranks; the communicator's "
+                "has 2") in err, err[-2000:]
+
+
+def test_a_model_with_collectives_needs_a_communicator(captured):
+    results = ranks(lambda r: [sys.executable, captured / "run.py", captured / "model.so",
+                               "unbound"])
+    for rc, out, err in results:
+        assert rc == 3, out + err[-2000:]
+        assert "runs collectives over process group '0': bind a communicator first" in out
+
+
+def test_a_collective_dynoc_cannot_capture_is_a_break_with_its_reason(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "import torch, torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "@torch.compile\n"
+        "def f(x):\n"
+        "    y = x * 2\n"
+        "    dist.all_reduce(y, async_op=True).wait()\n"
+        "    return y + 1\n"
+        "f(torch.ones(4))\n")
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", prog, "-o", tmp_path / "cap"],
+                              world=1):
+        assert rc == 0, err[-3000:]
+    report = (tmp_path / "cap" / "report.txt").read_text()
+    assert "c10d.allreduce_" in report and "async_op=True" in report, report
