@@ -25,69 +25,7 @@ TIMEOUT_S = 120
 
 pytest.importorskip("torch.distributed")
 
-# The program: a tensor-parallel MLP (W1's output features and W2's input
-# features split over the ranks; the partial products all-reduced), then an
-# in-place all-reduce, a broadcast, an all-gather and a reduce-scatter.
-PROGRAM = """
-import os, sys
-import torch
-import torch.distributed as dist
-import torch.distributed._functional_collectives as funcol
-
-dist.init_process_group("gloo")
-rank, world = dist.get_rank(), dist.get_world_size()
-torch.manual_seed(0)
-w1 = torch.randn(16, 8)   # [out, in]: rows split over the ranks
-w2 = torch.randn(8, 16)   # [out, in]: columns split over the ranks
-shard = 16 // world
-w1_local = w1[rank * shard:(rank + 1) * shard].clone()
-w2_local = w2[:, rank * shard:(rank + 1) * shard].clone()
-
-
-def mlp(x):
-    h = torch.relu(x @ w1_local.t())               # column parallel
-    partial = h @ w2_local.t()                     # row parallel
-    return funcol.all_reduce(partial, "sum", dist.group.WORLD)
-
-
-def step(x):
-    y = mlp(x)
-    z = y * 2
-    dist.all_reduce(z, op=dist.ReduceOp.MAX)       # in place
-    dist.broadcast(z, src=world - 1)
-    gathered = torch.empty(world * z.shape[0], z.shape[1])
-    dist.all_gather_into_tensor(gathered, z)
-    scattered = torch.empty(z.shape[0] // world, z.shape[1])
-    dist.reduce_scatter_tensor(scattered, z.contiguous())
-    return y, gathered, scattered.sum()
-"""
-
-CAPTURE = PROGRAM + """
-torch.manual_seed(100)  # tensor parallel: every rank has the whole input
-torch.compile(step)(torch.randn(4, 8))
-"""
-
-RUN = PROGRAM + """
-import dynoc
-torch.manual_seed(100)  # tensor parallel: every rank has the whole input
-x = torch.randn(4, 8)
-want = step(x)  # eager, with torch.distributed's collectives
-mode = sys.argv[2] if len(sys.argv) > 2 else "run"
-weights = sys.argv[3] if len(sys.argv) > 3 else None  # this rank's shards
-m = dynoc.load(sys.argv[1], weights=weights, communicator=None if mode == "unbound" else
-               dynoc.TorchDistributedCommunicator())
-try:
-    got = m(x)
-except Exception as e:
-    print("ERROR", type(e).__name__, e, flush=True)
-    sys.exit(3)
-worst = max(((g - w).abs().max() / w.abs().max().clamp_min(1e-12)).item()
-            for g, w in zip(got, want))
-# The tensor-parallel MLP against one process's whole one.
-full = torch.relu(x @ w1.t()) @ w2.t()
-tp = ((got[0] - full).abs().max() / full.abs().max()).item()
-print(f"RESULT rank={rank} worst={worst:.3g} tp={tp:.3g}", flush=True)
-"""
+PROGRAM = os.path.join(HERE, "collectives_program.py")
 
 
 def free_port():
@@ -127,9 +65,8 @@ def captured(tmp_path_factory):
     if not os.path.exists(DYNOC):
         pytest.fail(f"{DYNOC} is not built; run `bazel build //...` first")
     d = tmp_path_factory.mktemp("dist")
-    (d / "prog.py").write_text(CAPTURE)
-    (d / "run.py").write_text(RUN)
-    for rc, out, err in ranks(lambda r: [DYNOC, "capture", d / "prog.py", "-o", d / f"cap{r}"]):
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", PROGRAM, "-o", d / f"cap{r}",
+                                         "--", "capture"]):
         assert rc == 0, err[-3000:]
     p = subprocess.run([DYNOC, "build", d / "cap0" / "graph_0.mlir", "-o", d / "model.so"],
                        capture_output=True, text=True)
@@ -155,8 +92,8 @@ def test_every_rank_records_the_same_graph_with_its_collectives(captured):
 def test_each_rank_runs_the_built_model_as_eager_runs(captured):
     # One .so for every rank; each rank's weight shards are its capture's
     # weights file (the same names, dtypes and shapes on every rank).
-    results = ranks(lambda r: [sys.executable, captured / "run.py", captured / "model.so",
-                               "run", captured / f"cap{r}" / "weights.safetensors"])
+    results = ranks(lambda r: [sys.executable, PROGRAM, "run", captured / "model.so",
+                               "bound", captured / f"cap{r}" / "weights.safetensors"])
     for r, (rc, out, err) in enumerate(results):
         assert rc == 0, f"rank {r}: {out}{err[-3000:]}"
         line = next(l for l in out.splitlines() if l.startswith("RESULT"))
@@ -168,13 +105,14 @@ def test_each_rank_runs_the_built_model_as_eager_runs(captured):
 def test_a_rank_with_other_graphs_fails_on_every_rank_naming_it(captured, tmp_path):
     # Rank 1 loads a model whose graph differs (another op after the MLP).
     other = tmp_path / "prog.py"
-    other.write_text(CAPTURE.replace("z = y * 2", "z = y * 3"))
-    for rc, out, err in ranks(lambda r: [DYNOC, "capture", other, "-o", tmp_path / f"cap{r}"]):
+    other.write_text(open(PROGRAM).read().replace("z = y * 2", "z = y * 3"))
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", other, "-o", tmp_path / f"cap{r}",
+                                         "--", "capture"]):
         assert rc == 0, err[-3000:]
     p = subprocess.run([DYNOC, "build", tmp_path / "cap0" / "graph_0.mlir", "-o",
                         tmp_path / "other.so"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    results = ranks(lambda r: [sys.executable, captured / "run.py",
+    results = ranks(lambda r: [sys.executable, PROGRAM, "run",
                                captured / "model.so" if r == 0 else tmp_path / "other.so"])
     for r, (rc, out, err) in enumerate(results):
         assert rc != 0, f"rank {r} ran: {out}"
@@ -184,13 +122,13 @@ def test_a_rank_with_other_graphs_fails_on_every_rank_naming_it(captured, tmp_pa
 
 def test_a_group_of_another_size_is_refused(captured, tmp_path):
     # Captured by one process: its group had 1 rank; run by two.
-    for rc, out, err in ranks(lambda r: [DYNOC, "capture", captured / "prog.py", "-o",
-                                         tmp_path / "cap"], world=1):
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", PROGRAM, "-o", tmp_path / "cap",
+                                         "--", "capture"], world=1):
         assert rc == 0, err[-3000:]
     p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "graph_0.mlir", "-o",
                         tmp_path / "one.so"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    results = ranks(lambda r: [sys.executable, captured / "run.py", tmp_path / "one.so"])
+    results = ranks(lambda r: [sys.executable, PROGRAM, "run", tmp_path / "one.so"])
     for rc, out, err in results:
         assert rc != 0
         assert ("was captured with process group '0' of 1 ranks; the communicator's "
@@ -198,7 +136,7 @@ def test_a_group_of_another_size_is_refused(captured, tmp_path):
 
 
 def test_a_model_with_collectives_needs_a_communicator(captured):
-    results = ranks(lambda r: [sys.executable, captured / "run.py", captured / "model.so",
+    results = ranks(lambda r: [sys.executable, PROGRAM, "run", captured / "model.so",
                                "unbound"])
     for rc, out, err in results:
         assert rc == 3, out + err[-2000:]
@@ -221,3 +159,27 @@ def test_a_collective_dynoc_cannot_capture_is_a_break_with_its_reason(tmp_path):
         assert rc == 0, err[-3000:]
     report = (tmp_path / "cap" / "report.txt").read_text()
     assert "c10d.allreduce_" in report and "async_op=True" in report, report
+
+
+def test_data_parallel_training_from_the_so_equals_eager(tmp_path):
+    """examples/distributed: each rank captures the data-parallel step (the
+    gradients all-reduced to their mean), one build serves both ranks, and
+    10 steps from the .so leave every rank with eager's parameters, the same
+    on both ranks."""
+    train = os.path.join(ROOT, "examples", "distributed", "train.py")
+    run_py = os.path.join(ROOT, "examples", "distributed", "run.py")
+    data = tmp_path / "data"
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", train, "-o", tmp_path / f"cap{r}",
+                                         "--", data]):
+        assert rc == 0, err[-3000:]
+    step = (tmp_path / "cap0" / "step_1.mlir").read_text()
+    assert step == (tmp_path / "cap1" / "step_1.mlir").read_text()
+    assert step.count('"dynoc.all_reduce"') == 4 and 'reduce_op = "avg"' in step
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap0" / "step_1.mlir", "-o",
+                        tmp_path / "step.so"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    results = ranks(lambda r: [sys.executable, run_py, tmp_path / "step.so", data,
+                               "--steps", "10"])
+    for r, (rc, out, err) in enumerate(results):
+        assert rc == 0, f"rank {r}: {out}{err[-3000:]}"
+        assert "the same on every rank: True -> MATCH" in out, out

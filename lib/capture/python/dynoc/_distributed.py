@@ -52,7 +52,9 @@ def route_inplace_collectives():
     funcol = torch.ops._c10d_functional
 
     def wrap(name, rewrite):
-        original = getattr(c10d, name)
+        original = getattr(c10d, name, None)
+        if original is None:
+            return  # not in this torch
 
         @functools.wraps(original)
         def call(*args, **kwargs):
@@ -102,6 +104,9 @@ def route_inplace_collectives():
     wrap("broadcast", broadcast)
     wrap("all_gather_into_tensor", all_gather_into_tensor)
     wrap("reduce_scatter_tensor", reduce_scatter_tensor)
+    # Their newer names (torch 2.13 deprecates the ones above).
+    wrap("all_gather_single", all_gather_into_tensor)
+    wrap("reduce_scatter_single", reduce_scatter_tensor)
 
 
 # --- the run-time half: a libdynrt communicator over torch.distributed -------
@@ -186,6 +191,16 @@ def _typestr(dtype):
             torch.bool: "|b1", torch.bfloat16: "<V2"}[dtype]
 
 
+def _gather_single():
+    import torch.distributed as dist
+    return getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+
+
+def _scatter_single():
+    import torch.distributed as dist
+    return getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+
+
 class TorchDistributedCommunicator:
     """A libdynrt communicator over torch.distributed: a built model's
     collectives run as `torch.distributed` calls on the process groups torch
@@ -248,8 +263,8 @@ class TorchDistributedCommunicator:
 
         def run():
             work[0] = None
-            dist.all_gather_into_tensor(_as_torch(out.contents), _as_torch(inp.contents),
-                                        group=self._group(name))
+            _gather_single()(_as_torch(out.contents), _as_torch(inp.contents),
+                             group=self._group(name))
         return self._guarded(run)
 
     def _reduce_scatter(self, _, name, inp, out, op, work):
@@ -257,9 +272,9 @@ class TorchDistributedCommunicator:
 
         def run():
             work[0] = None
-            dist.reduce_scatter_tensor(_as_torch(out.contents), _as_torch(inp.contents),
-                                       op=getattr(dist.ReduceOp, _REDUCE_BY_CODE[op]),
-                                       group=self._group(name))
+            _scatter_single()(_as_torch(out.contents), _as_torch(inp.contents),
+                              op=getattr(dist.ReduceOp, _REDUCE_BY_CODE[op]),
+                              group=self._group(name))
         return self._guarded(run)
 
     def _broadcast(self, _, name, tensor, src, work):

@@ -1,0 +1,77 @@
+"""The torch.distributed program of test/distributed/test_collectives.py and
+tools/test_multigpu.sh: a tensor-parallel MLP (W1's output features and W2's
+input features split over the ranks, the partial products all-reduced), then
+an in-place all-reduce, a broadcast, an all-gather and a reduce-scatter.
+
+    python3 collectives_program.py capture             (under dynoc capture)
+    python3 collectives_program.py run MODEL.so [unbound] [WEIGHTS]
+
+`run` runs the step eagerly (torch.distributed's collectives), then from
+MODEL.so through dynoc.TorchDistributedCommunicator ("unbound": with none),
+this rank's weight shards from WEIGHTS (its capture's weights file), and
+prints `RESULT rank=R worst=E tp=T`: the largest relative difference from
+eager, and of the tensor-parallel MLP from one process's whole one. DEVICE=cuda
+runs on GPU LOCAL_RANK with NCCL (the capture: gloo on the CPU).
+"""
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as funcol
+
+DEVICE = os.environ.get("DEVICE", "cpu")
+if DEVICE == "cuda":
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
+dist.init_process_group("nccl" if DEVICE == "cuda" else "gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+dev = torch.device(DEVICE, torch.cuda.current_device()) if DEVICE == "cuda" else "cpu"
+torch.manual_seed(0)
+w1 = torch.randn(16, 8).to(dev)   # [out, in]: rows split over the ranks
+w2 = torch.randn(8, 16).to(dev)   # [out, in]: columns split over the ranks
+shard = 16 // world
+w1_local = w1[rank * shard:(rank + 1) * shard].clone()
+w2_local = w2[:, rank * shard:(rank + 1) * shard].clone()
+
+
+def mlp(x):
+    h = torch.relu(x @ w1_local.t())               # column parallel
+    partial = h @ w2_local.t()                     # row parallel
+    return funcol.all_reduce(partial, "sum", dist.group.WORLD)
+
+
+def step(x):
+    y = mlp(x)
+    z = y * 2
+    dist.all_reduce(z, op=dist.ReduceOp.MAX)       # in place
+    dist.broadcast(z, src=world - 1)
+    gathered = torch.empty(world * z.shape[0], z.shape[1], device=z.device)
+    dist.all_gather_into_tensor(gathered, z)
+    scattered = torch.empty(z.shape[0] // world, z.shape[1], device=z.device)
+    dist.reduce_scatter_tensor(scattered, z.contiguous())
+    return y, gathered, scattered.sum()
+
+
+torch.manual_seed(100)  # tensor parallel: every rank has the whole input
+x = torch.randn(4, 8).to(dev)
+if sys.argv[1] == "capture":
+    torch.compile(step)(x)
+    sys.exit(0)
+
+import dynoc  # noqa: E402
+
+want = step(x)  # eager, with torch.distributed's collectives
+unbound = len(sys.argv) > 3 and sys.argv[3] == "unbound"
+weights = sys.argv[4] if len(sys.argv) > 4 else None  # this rank's shards
+m = dynoc.load(sys.argv[2], weights=weights,
+               communicator=None if unbound else dynoc.TorchDistributedCommunicator())
+try:
+    got = m(x)
+except Exception as e:  # noqa: BLE001 - the test reads it
+    print("ERROR", type(e).__name__, e, flush=True)
+    sys.exit(3)
+worst = max(((g - w).abs().max() / w.abs().max().clamp_min(1e-12)).item()
+            for g, w in zip(got, want))
+full = torch.relu(x @ w1.t()) @ w2.t()
+tp = ((got[0] - full).abs().max() / full.abs().max()).item()
+print(f"RESULT rank={rank} worst={worst:.3g} tp={tp:.3g}", flush=True)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The multi-GPU runs, on a machine of 2+ GPUs (the device tool's
+# nvidia-h100-x2 and larger kinds), over artifacts built without a GPU:
+#
+#   here:  bazel build //... && tools/build_multigpu_artifacts.py
+#   there: tools/test_multigpu.sh      (carry build/gpu/bin and build/gpu/distributed)
+#
+# Runs examples/distributed/run.py on 2 ranks, one GPU each, NCCL: the
+# data-parallel step .so trains 10 steps on every rank, each rank's
+# parameters checked against eager PyTorch's on its GPU (same steps, NCCL
+# all-reduces) and against the other rank's. Then
+# test/distributed/collectives_program.py: tensor-parallel layers and the
+# four collectives from one .so, each rank with its weight shards, against
+# eager and the one-process MLP. Prints a summary last.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+art="$root/build/gpu"
+py="${PYTHON:-python3}"
+gpus="$("$py" -c 'import torch; print(torch.cuda.device_count())')"
+if [ "${gpus:-0}" -lt 2 ]; then
+  echo "test_multigpu.sh: $gpus GPU(s) here; it needs 2 or more" >&2
+  exit 1
+fi
+[ -f "$art/distributed/step.so" ] || { echo "test_multigpu.sh: $art/distributed is missing: run tools/build_multigpu_artifacts.py on the build machine and carry it" >&2; exit 1; }
+nvlib="$("$py" -c 'import os, nvidia; d = list(nvidia.__path__)[0]; print(os.path.join(d, "cu13", "lib") + ":" + os.path.join(d, "cudnn", "lib"))')"
+export LD_LIBRARY_PATH="$nvlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export PYTHONPATH="$art/bin:$root/lib/capture/python:${PYTHONPATH:-}"
+"$py" -c 'import torch; print("GPUs:", torch.cuda.device_count(), "x", torch.cuda.get_device_name(), "| torch", torch.__version__, "| NCCL", ".".join(map(str, torch.cuda.nccl.version())))'
+out="${OUT:-/tmp}"
+port=$(( 29500 + RANDOM % 1000 ))
+pids=()
+for r in 0 1; do
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    timeout 300 "$py" "$root/examples/distributed/run.py" "$art/distributed/step.so" \
+    "$art/distributed/data" --steps 10 --device cuda --tolerance 1e-4 > "$out/rank$r.log" 2>&1 &
+  pids+=($!)
+done
+status=0
+for r in 0 1; do
+  wait "${pids[$r]}" || status=1
+  grep -v Warning "$out/rank$r.log" | tail -12
+done
+# Tensor-parallel layers and the four collectives, each rank with its shards.
+port=$(( port + 1 ))
+pids=()
+for r in 0 1; do
+  DEVICE=cuda RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    timeout 300 "$py" "$root/test/distributed/collectives_program.py" run \
+    "$art/distributed/collectives/model.so" bound \
+    "$art/distributed/collectives/weights$r.safetensors" > "$out/tp$r.log" 2>&1 &
+  pids+=($!)
+done
+for r in 0 1; do
+  wait "${pids[$r]}" || status=1
+  line="$(grep RESULT "$out/tp$r.log")"
+  echo "${line:-$(tail -5 "$out/tp$r.log")}"
+  # eager's results and the one-process MLP's, within 1e-5 (relative)
+  echo "$line" | "$py" -c 'import sys; f = dict(kv.split("=") for kv in sys.stdin.read().split()[1:]); sys.exit(0 if float(f["worst"]) <= 1e-5 and float(f["tp"]) <= 1e-5 else 1)' || status=1
+done
+echo
+echo "== test_multigpu.sh summary =="
+for r in 0 1; do echo "  data parallel, rank $r: $(grep -E "^rank $r:" "$out/rank$r.log" || echo "no result (see rank$r.log)")"; done
+for r in 0 1; do echo "  tensor parallel + collectives, rank $r: $(grep RESULT "$out/tp$r.log" || echo "no result (see tp$r.log)")"; done
+echo "  result: $([ $status = 0 ] && echo PASS || echo FAIL)"
+exit $status
