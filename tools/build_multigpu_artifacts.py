@@ -28,10 +28,9 @@ OUT = ROOT / "build" / "gpu" / "distributed"
 WORLD = 2
 
 
-def capture_on_ranks(script, out_dirs, args):
-    """`dynoc capture script -o out_dirs[r] -- args` on every rank at once
-    (gloo); returns the graph file `name` of rank 0, after checking that every
-    rank's is the same."""
+def capture_on_ranks(script, out, args):
+    """`dynoc capture script -o out -- args` on every rank at once (gloo):
+    rank r writes out/rank<r>; returns those folders."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
@@ -39,13 +38,14 @@ def capture_on_ranks(script, out_dirs, args):
     for r in range(WORLD):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(WORLD), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=port, OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([DYNOC, "capture", script, "-o", out_dirs[r], "--", *args],
+        procs.append(subprocess.Popen([DYNOC, "capture", script, "-o", out, "--", *args],
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True))
     for r, p in enumerate(procs):
         _, err = p.communicate(timeout=300)
         if p.returncode != 0:
             sys.exit(f"capture of {script} by rank {r} failed:\n{err[-3000:]}")
+    return [f"{out}/rank{r}" for r in range(WORLD)]
 
 
 def build(graph, out):
@@ -65,13 +65,11 @@ def same_on_ranks(caps, name):
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        caps = [f"{tmp}/dp{r}" for r in range(WORLD)]
-        capture_on_ranks(ROOT / "examples" / "distributed" / "train.py", caps,
-                         [str(OUT / "data")])
+        caps = capture_on_ranks(ROOT / "examples" / "distributed" / "train.py", f"{tmp}/dp",
+                                [str(OUT / "data")])
         build(same_on_ranks(caps, "step_1.mlir"), OUT / "step.so")
-        caps = [f"{tmp}/tp{r}" for r in range(WORLD)]
-        capture_on_ranks(ROOT / "test" / "distributed" / "collectives_program.py", caps,
-                         ["capture"])
+        caps = capture_on_ranks(ROOT / "test" / "distributed" / "collectives_program.py",
+                                f"{tmp}/tp", ["capture"])
         (OUT / "collectives").mkdir(exist_ok=True)
         build(same_on_ranks(caps, "graph_0.mlir"), OUT / "collectives" / "model.so")
         for r in range(WORLD):  # each rank's shards

@@ -5,12 +5,11 @@ rank keeps the same parameters. `torch.compile(train_step)` is the region:
 under `dynoc capture` it becomes one training-step graph with the four
 gradient all-reduces in it, the same on every rank.
 
-    # two ranks, capture (gloo on the CPU; the graphs are the same for a GPU)
-    RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \\
-        dynoc capture examples/distributed/train.py -o out/dp0 -- out/dp0 &
-    RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \\
-        dynoc capture examples/distributed/train.py -o out/dp1 -- out/dp1
-    dynoc build out/dp0/step_1.mlir -o out/dp/step.so   # one build for every rank
+    # two ranks capture (gloo on the CPU; the graphs are the same for a GPU),
+    # each into out/dp/rank<R>
+    torchrun --no-python --nproc_per_node=2 \\
+        dynoc capture examples/distributed/train.py -o out/dp -- out/data
+    dynoc build out/dp/rank0/step_1.mlir -o out/step.so   # one build for every rank
 
 then examples/distributed/run.py trains from the .so (docs/distributed.md).
 Without dynoc (`python3 train.py DIR`) it trains eagerly. Writes each rank's

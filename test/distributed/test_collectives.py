@@ -65,20 +65,22 @@ def captured(tmp_path_factory):
     if not os.path.exists(DYNOC):
         pytest.fail(f"{DYNOC} is not built; run `bazel build //...` first")
     d = tmp_path_factory.mktemp("dist")
-    for rc, out, err in ranks(lambda r: [DYNOC, "capture", PROGRAM, "-o", d / f"cap{r}",
+    # Each rank of the launch writes d/cap/rank<R> (dynoc capture reads RANK).
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", PROGRAM, "-o", d / "cap",
                                          "--", "capture"]):
         assert rc == 0, err[-3000:]
-    p = subprocess.run([DYNOC, "build", d / "cap0" / "graph_0.mlir", "-o", d / "model.so"],
+    p = subprocess.run([DYNOC, "build", d / "cap" / "rank0" / "graph_0.mlir", "-o",
+                        d / "model.so"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-3000:]
     return d
 
 
 def test_every_rank_records_the_same_graph_with_its_collectives(captured):
-    g0 = (captured / "cap0" / "graph_0.mlir").read_text()
-    g1 = (captured / "cap1" / "graph_0.mlir").read_text()
+    g0 = (captured / "cap" / "rank0" / "graph_0.mlir").read_text()
+    g1 = (captured / "cap" / "rank1" / "graph_0.mlir").read_text()
     assert g0 == g1, "the ranks' graphs differ"
-    manifest = json.loads((captured / "cap0" / "manifest.json").read_text())
+    manifest = json.loads((captured / "cap" / "rank0" / "manifest.json").read_text())
     assert len(manifest["graphs"]) == 1, manifest.get("breaks")
     count = {op: g0.count(f'"dynoc.{op}"') for op in
              ("all_reduce", "broadcast", "all_gather_into_tensor", "reduce_scatter_tensor",
@@ -93,7 +95,7 @@ def test_each_rank_runs_the_built_model_as_eager_runs(captured):
     # One .so for every rank; each rank's weight shards are its capture's
     # weights file (the same names, dtypes and shapes on every rank).
     results = ranks(lambda r: [sys.executable, PROGRAM, "run", captured / "model.so",
-                               "bound", captured / f"cap{r}" / "weights.safetensors"])
+                               "bound", captured / "cap" / f"rank{r}" / "weights.safetensors"])
     for r, (rc, out, err) in enumerate(results):
         assert rc == 0, f"rank {r}: {out}{err[-3000:]}"
         line = next(l for l in out.splitlines() if l.startswith("RESULT"))
@@ -106,10 +108,10 @@ def test_a_rank_with_other_graphs_fails_on_every_rank_naming_it(captured, tmp_pa
     # Rank 1 loads a model whose graph differs (another op after the MLP).
     other = tmp_path / "prog.py"
     other.write_text(open(PROGRAM).read().replace("z = y * 2", "z = y * 3"))
-    for rc, out, err in ranks(lambda r: [DYNOC, "capture", other, "-o", tmp_path / f"cap{r}",
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", other, "-o", tmp_path / "cap",
                                          "--", "capture"]):
         assert rc == 0, err[-3000:]
-    p = subprocess.run([DYNOC, "build", tmp_path / "cap0" / "graph_0.mlir", "-o",
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "graph_0.mlir", "-o",
                         tmp_path / "other.so"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     results = ranks(lambda r: [sys.executable, PROGRAM, "run",
@@ -169,13 +171,14 @@ def test_data_parallel_training_from_the_so_equals_eager(tmp_path):
     train = os.path.join(ROOT, "examples", "distributed", "train.py")
     run_py = os.path.join(ROOT, "examples", "distributed", "run.py")
     data = tmp_path / "data"
-    for rc, out, err in ranks(lambda r: [DYNOC, "capture", train, "-o", tmp_path / f"cap{r}",
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", train, "-o", tmp_path / "cap",
                                          "--", data]):
         assert rc == 0, err[-3000:]
-    step = (tmp_path / "cap0" / "step_1.mlir").read_text()
-    assert step == (tmp_path / "cap1" / "step_1.mlir").read_text()
+        assert "[dynoc capture] rank" in err  # each rank says where it writes
+    step = (tmp_path / "cap" / "rank0" / "step_1.mlir").read_text()
+    assert step == (tmp_path / "cap" / "rank1" / "step_1.mlir").read_text()
     assert step.count('"dynoc.all_reduce"') == 4 and 'reduce_op = "avg"' in step
-    p = subprocess.run([DYNOC, "build", tmp_path / "cap0" / "step_1.mlir", "-o",
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "step_1.mlir", "-o",
                         tmp_path / "step.so"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     results = ranks(lambda r: [sys.executable, run_py, tmp_path / "step.so", data,

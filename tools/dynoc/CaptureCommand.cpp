@@ -147,6 +147,21 @@ private:
   int fd_ = -1;
 };
 
+/// Where one rank of a distributed launch (torchrun and the like set RANK
+/// and WORLD_SIZE) writes: a folder of its own under `out` (rank<R>), so
+/// that the ranks launched with one command line do not write over each
+/// other (docs/distributed.md).
+std::string rankOutDir(const std::string &out) {
+  const char *rank = getenv("RANK"), *world = getenv("WORLD_SIZE");
+  if (!rank || !world || std::atoi(world) < 2 || !*rank ||
+      std::string(rank).find_first_not_of("0123456789") != std::string::npos)
+    return out;
+  std::string dir = out + "/rank" + rank;
+  std::fprintf(stderr, "[dynoc capture] rank %s of %s: writing %s\n", rank,
+               world, dir.c_str());
+  return dir;
+}
+
 int capture(const std::string &script, const std::string &outDir,
             const std::string &backendName,
             const std::vector<std::string> &args, CaptureMode mode = {}) {
@@ -322,7 +337,8 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
   cmd->callback([o, &exitCode] {
     CaptureMode mode;
     mode.entry = o->entry;
-    exitCode = capture(o->script, o->out, o->backend, o->args, mode);
+    exitCode = capture(o->script, rankOutDir(o->out), o->backend, o->args,
+                       mode);
   });
 }
 
