@@ -5,7 +5,9 @@ machine's CPUs (the graphs are the same for GPUs; this checks that both ranks
 recorded the same graph) and built once with `dynoc build --target=cuda`:
 
 - examples/distributed/train.py, data-parallel training: build/gpu/distributed/
-  step.so, its weights and each rank's batch (data/);
+  step.so (the gradients averaged by the step), ddp_step.so (by a
+  DistributedDataParallel module), their weights and each rank's batch
+  (data/);
 - test/distributed/collectives_program.py, tensor-parallel layers and the
   four collectives: build/gpu/distributed/collectives/model.so and each
   rank's weight shards (weights<rank>.safetensors).
@@ -68,6 +70,9 @@ def main():
         caps = capture_on_ranks(ROOT / "examples" / "distributed" / "train.py", f"{tmp}/dp",
                                 [str(OUT / "data")])
         build(same_on_ranks(caps, "step_1.mlir"), OUT / "step.so")
+        caps = capture_on_ranks(ROOT / "examples" / "distributed" / "train.py", f"{tmp}/ddp",
+                                [str(OUT / "data"), "--ddp"])
+        build(same_on_ranks(caps, "step_1.mlir"), OUT / "ddp_step.so")
         caps = capture_on_ranks(ROOT / "test" / "distributed" / "collectives_program.py",
                                 f"{tmp}/tp", ["capture"])
         (OUT / "collectives").mkdir(exist_ok=True)

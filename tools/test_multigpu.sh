@@ -6,7 +6,8 @@
 #   there: tools/test_multigpu.sh      (carry build/gpu/bin and build/gpu/distributed)
 #
 # Runs examples/distributed/run.py on 2 ranks, one GPU each, NCCL: the
-# data-parallel step .so trains 10 steps on every rank, each rank's
+# data-parallel step .so (the gradients averaged by the step, then by a DDP
+# module) trains 10 steps on every rank, each rank's
 # parameters checked against eager PyTorch's on its GPU (same steps, NCCL
 # all-reduces) and against the other rank's. Then
 # test/distributed/collectives_program.py: tensor-parallel layers and the
@@ -28,17 +29,22 @@ export PYTHONPATH="$art/bin:$root/lib/capture/python:${PYTHONPATH:-}"
 "$py" -c 'import torch; print("GPUs:", torch.cuda.device_count(), "x", torch.cuda.get_device_name(), "| torch", torch.__version__, "| NCCL", ".".join(map(str, torch.cuda.nccl.version())))'
 out="${OUT:-/tmp}"
 port=$(( 29500 + RANDOM % 1000 ))
-pids=()
-for r in 0 1; do
-  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    timeout 300 "$py" "$root/examples/distributed/run.py" "$art/distributed/step.so" \
-    "$art/distributed/data" --steps 10 --device cuda --tolerance 1e-4 > "$out/rank$r.log" 2>&1 &
-  pids+=($!)
-done
 status=0
-for r in 0 1; do
-  wait "${pids[$r]}" || status=1
-  grep -v Warning "$out/rank$r.log" | tail -12
+# Data parallel: the step averaging the gradients itself, then a DDP module's.
+for variant in step ddp_step; do
+  flag=""; [ $variant = ddp_step ] && flag="--ddp"
+  port=$(( port + 1 ))
+  pids=()
+  for r in 0 1; do
+    RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      timeout 300 "$py" "$root/examples/distributed/run.py" "$art/distributed/$variant.so" \
+      "$art/distributed/data" --steps 10 --device cuda --tolerance 1e-4 $flag > "$out/${variant}_rank$r.log" 2>&1 &
+    pids+=($!)
+  done
+  for r in 0 1; do
+    wait "${pids[$r]}" || status=1
+    grep -v Warning "$out/${variant}_rank$r.log" | tail -4
+  done
 done
 # Tensor-parallel layers and the four collectives, each rank with its shards.
 port=$(( port + 1 ))
@@ -59,7 +65,8 @@ for r in 0 1; do
 done
 echo
 echo "== test_multigpu.sh summary =="
-for r in 0 1; do echo "  data parallel, rank $r: $(grep -E "^rank $r:" "$out/rank$r.log" || echo "no result (see rank$r.log)")"; done
+for r in 0 1; do echo "  data parallel (by hand), rank $r: $(grep -E "^rank $r:" "$out/step_rank$r.log" || echo "no result (see step_rank$r.log)")"; done
+for r in 0 1; do echo "  data parallel (DDP module), rank $r: $(grep -E "^rank $r:" "$out/ddp_step_rank$r.log" || echo "no result (see ddp_step_rank$r.log)")"; done
 for r in 0 1; do echo "  tensor parallel + collectives, rank $r: $(grep RESULT "$out/tp$r.log" || echo "no result (see tp$r.log)")"; done
 echo "  result: $([ $status = 0 ] && echo PASS || echo FAIL)"
 exit $status

@@ -4,7 +4,7 @@ built, on every rank, with the rank's collectives through torch.distributed
 checks the result against eager PyTorch running the same steps.
 
     RANK=r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29501 \\
-        python3 examples/distributed/run.py STEP.so DATA_DIR [--steps N] [--device cuda]
+        python3 examples/distributed/run.py STEP.so DATA_DIR [--steps N] [--device cuda] [--ddp]
 
 Each rank prints its loss per step, then the largest relative difference of
 its parameters from eager's after the same steps (eager first runs the 3
@@ -33,6 +33,9 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--tolerance", type=float, default=1e-5)
+    ap.add_argument("--ddp", action="store_true",
+                    help="eager's model is a DistributedDataParallel module (the "
+                         "capture's was: train.py --ddp)")
     a = ap.parse_args()
     if a.device == "cuda":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
@@ -43,20 +46,20 @@ def main():
     x = torch.from_numpy(np.load(os.path.join(a.data, f"x{rank}.npy"))).to(device)
     y = torch.from_numpy(np.load(os.path.join(a.data, f"y{rank}.npy"))).to(device)
     # Eager: the capture's steps, then the same steps as the .so.
-    model, opt, _, _ = train.make(rank, device)
-    eager = train.step_function(model, opt)
+    model, opt, _, _ = train.make(rank, device, a.ddp)
+    eager = train.step_function(model, opt, a.ddp)
     for _ in range(train.STEPS + a.steps):
         want = eager(x, y)
     m = dynoc.load(a.so, communicator=dynoc.TorchDistributedCommunicator())
     for i in range(a.steps):
         loss = m(x, y)
         print(f"rank {rank} step {i + 1} loss {loss.item():.7g}", flush=True)
-    params = dict(model.named_parameters())
+    params = dict((model.module if a.ddp else model).named_parameters())
     worst, mine = 0.0, []
     for name in m.weight_names():
         # The model's parameters, as capture named them (the step's `model`
         # is a local of step_function: L['model'][0].weight).
-        prefix = re.match(r"[LG]\['model'\]", name)
+        prefix = re.match(r"[LG]\['model'\](\.module)?", name)
         if not prefix:
             continue
         key = re.sub(r"\[(\d+)\]", r".\1", name[prefix.end():]).lstrip(".")

@@ -107,6 +107,66 @@ def route_inplace_collectives():
     # Their newer names (torch 2.13 deprecates the ones above).
     wrap("all_gather_single", all_gather_into_tensor)
     wrap("reduce_scatter_single", reduce_scatter_tensor)
+    route_ddp()
+
+
+# --- DistributedDataParallel ------------------------------------------------
+#
+# While a region records, a DDP module's forward runs its wrapped module
+# directly (DDP's reducer is not prepared, so its autograd hooks do nothing),
+# after broadcasting its buffers from rank 0 as DDP does; and each parameter
+# gets a gradient hook that replaces the gradient the backward computes by its
+# average over the DDP group (a functional all-reduce and its wait), before
+# it is accumulated into .grad. The recorder writes those all-reduces into
+# the backward graph, so a step over a DDP module is one graph with the
+# gradient averaging in it (docs/distributed.md says how this differs from
+# Dynamo's DDPOptimizer and compiled autograd).
+
+def _ddp_forward(original):
+    import torch.distributed as dist
+
+    @functools.wraps(original)
+    def forward(self, *inputs, **kwargs):
+        if not _recording() or not torch.is_grad_enabled() or \
+                getattr(self, "_delay_all_reduce_all_params", False):
+            self._dynoc_average = False  # DDP's own reducer averages
+            return original(self, *inputs, **kwargs)
+        group = self.process_group if self.process_group is not None else dist.group.WORLD
+        if getattr(self, "require_forward_param_sync", True) and \
+                getattr(self, "broadcast_buffers", False) and len(self.modules_buffers):
+            for b in self.modules_buffers:  # DDP's buffer sync: rank 0's
+                dist.broadcast(b, src=dist.get_global_rank(group, 0), group=group)
+        if self.require_backward_grad_sync and not getattr(self, "_dynoc_hooks", None):
+            name = _group_name(group)
+            self._dynoc_hooks = [
+                p.register_hook(_averaging_hook(self, p, name))
+                for p in self.module.parameters() if p.requires_grad]
+        self._dynoc_average = self.require_backward_grad_sync
+        return self.module(*inputs, **kwargs)
+    return forward
+
+
+def _averaging_hook(ddp, param, group_name):
+    funcol = torch.ops._c10d_functional
+
+    def hook(grad):
+        if not getattr(ddp, "_dynoc_average", False):
+            return grad
+        if param.grad is None:
+            return funcol.wait_tensor(funcol.all_reduce(grad, "avg", group_name))
+        # Gradients accumulated under no_sync(): DDP averages the whole sum,
+        # so what is accumulated is that average less what .grad holds.
+        total = grad + param.grad
+        return funcol.wait_tensor(funcol.all_reduce(total, "avg", group_name)) - param.grad
+    return hook
+
+
+def route_ddp():
+    """Wraps DistributedDataParallel.forward (once per process)."""
+    from torch.nn.parallel import DistributedDataParallel
+    if not getattr(DistributedDataParallel.forward, "_dynoc", False):
+        DistributedDataParallel.forward = _ddp_forward(DistributedDataParallel.forward)
+        DistributedDataParallel.forward._dynoc = True
 
 
 # --- the run-time half: a libdynrt communicator over torch.distributed -------
