@@ -21,11 +21,8 @@ if ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
   exit 1
 fi
 [ -d "$art/models" ] || { echo "test_gpu.sh: $art is missing: run tools/build_gpu_artifacts.py on the build machine and carry build/gpu" >&2; exit 1; }
-# The CUDA libraries the models link (cuBLASLt, the CUDA runtime, cuDNN):
-# torch's.
-nvlib="$("$py" -c 'import os, nvidia; d = list(nvidia.__path__)[0]; print(os.path.join(d, "cu13", "lib") + ":" + os.path.join(d, "cudnn", "lib"))')"
-export LD_LIBRARY_PATH="$nvlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export PYTHONPATH="$art/bin:$root/lib/capture/python:$root/test/gpu:$root/test/e2e:$root/bench/cpu:${PYTHONPATH:-}"
+. "$root/tools/gpu_env.sh"
+export PYTHONPATH="$PYTHONPATH:$root/test/gpu:$root/test/e2e:$root/bench/cpu"
 "$py" -c 'import torch; print("GPU:", torch.cuda.get_device_name(), "| torch", torch.__version__)'
 
 status=0

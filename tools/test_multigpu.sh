@@ -23,9 +23,7 @@ if [ "${gpus:-0}" -lt 2 ]; then
   exit 1
 fi
 [ -f "$art/distributed/step.so" ] || { echo "test_multigpu.sh: $art/distributed is missing: run tools/build_multigpu_artifacts.py on the build machine and carry it" >&2; exit 1; }
-nvlib="$("$py" -c 'import os, nvidia; d = list(nvidia.__path__)[0]; print(os.path.join(d, "cu13", "lib") + ":" + os.path.join(d, "cudnn", "lib"))')"
-export LD_LIBRARY_PATH="$nvlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export PYTHONPATH="$art/bin:$root/lib/capture/python:${PYTHONPATH:-}"
+. "$root/tools/gpu_env.sh"
 "$py" -c 'import torch; print("GPUs:", torch.cuda.device_count(), "x", torch.cuda.get_device_name(), "| torch", torch.__version__, "| NCCL", ".".join(map(str, torch.cuda.nccl.version())))'
 out="${OUT:-/tmp}"
 port=$(( 29500 + RANDOM % 1000 ))

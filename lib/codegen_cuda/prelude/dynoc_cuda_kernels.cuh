@@ -291,6 +291,36 @@ inline void where(TO *out, const bool *c, const int64_t *cs, const TA *a,
 // convolutions are the library's, through cuDNN).
 //===----------------------------------------------------------------------===//
 
+// The largest element of output (oh, ow)'s window in a plane, and its flat
+// index (h * W + w): the first largest, or the last NaN (ATen's rule); a
+// window wholly in the padding gives -inf and index 0.
+template <class T>
+__device__ inline float poolWindowMax(const T *plane, int64_t H, int64_t W,
+                                      int64_t oh, int64_t ow, int64_t kh,
+                                      int64_t kw, int64_t sh, int64_t sw,
+                                      int64_t ph, int64_t pw, int64_t dh,
+                                      int64_t dw, int64_t *index) {
+  float m = -INFINITY;
+  int64_t at = -1;
+  for (int64_t r = 0; r < kh; ++r) {
+    int64_t h = oh * sh - ph + r * dh;
+    if (h < 0 || h >= H)
+      continue;
+    for (int64_t s = 0; s < kw; ++s) {
+      int64_t w = ow * sw - pw + s * dw;
+      if (w < 0 || w >= W)
+        continue;
+      float v = float(plane[h * W + w]);
+      if (at < 0 || v > m || v != v) {
+        m = v;
+        at = h * W + w;
+      }
+    }
+  }
+  *index = at < 0 ? 0 : at;
+  return m;
+}
+
 // Max pooling, a thread per output; NaN propagates (as torch's kernel does).
 template <class T>
 inline void max_pool2d(T *out, const T *in, int64_t planes, int64_t H,
@@ -298,30 +328,14 @@ inline void max_pool2d(T *out, const T *in, int64_t planes, int64_t H,
                        int64_t kw, int64_t sh, int64_t sw, int64_t ph,
                        int64_t pw, int64_t dh, int64_t dw) {
   pointwise(planes * OH * OW, [=] __device__(int64_t i) {
-    int64_t ow = i % OW, oh = (i / OW) % OH, p = i / (OW * OH);
-    const T *plane = in + p * H * W;
-    float m = -INFINITY;
-    for (int64_t r = 0; r < kh; ++r) {
-      int64_t h = oh * sh - ph + r * dh;
-      if (h < 0 || h >= H)
-        continue;
-      for (int64_t s = 0; s < kw; ++s) {
-        int64_t w = ow * sw - pw + s * dw;
-        if (w < 0 || w >= W)
-          continue;
-        float v = float(plane[h * W + w]);
-        if (v > m || v != v)
-          m = v;
-      }
-    }
-    out[i] = T(m);
+    int64_t ow = i % OW, oh = (i / OW) % OH, p = i / (OW * OH), at;
+    out[i] = T(poolWindowMax(in + p * H * W, H, W, oh, ow, kh, kw, sh, sw, ph,
+                             pw, dh, dw, &at));
   });
 }
 
-// Max pooling that also writes, per output, the flat index (h * W + w) in
-// its plane of the element its window took, for the backward pass: the
-// first largest, or the last NaN (ATen's rule); a window wholly in the
-// padding has index 0.
+// Max pooling that also writes, per output, the index of the element its
+// window took (poolWindowMax), for the backward pass.
 template <class T>
 inline void max_pool2d_indices(T *out, int64_t *idx, const T *in,
                                int64_t planes, int64_t H, int64_t W,
@@ -330,49 +344,28 @@ inline void max_pool2d_indices(T *out, int64_t *idx, const T *in,
                                int64_t dh, int64_t dw) {
   pointwise(planes * OH * OW, [=] __device__(int64_t i) {
     int64_t ow = i % OW, oh = (i / OW) % OH, p = i / (OW * OH);
-    const T *plane = in + p * H * W;
-    float m = -INFINITY;
-    int64_t at = -1;
-    for (int64_t r = 0; r < kh; ++r) {
-      int64_t h = oh * sh - ph + r * dh;
-      if (h < 0 || h >= H)
-        continue;
-      for (int64_t s = 0; s < kw; ++s) {
-        int64_t w = ow * sw - pw + s * dw;
-        if (w < 0 || w >= W)
-          continue;
-        float v = float(plane[h * W + w]);
-        if (at < 0 || v > m || v != v) {
-          m = v;
-          at = h * W + w;
-        }
-      }
-    }
-    out[i] = T(m);
-    idx[i] = at < 0 ? 0 : at;
+    out[i] = T(poolWindowMax(in + p * H * W, H, W, oh, ow, kh, kw, sh, sw, ph,
+                             pw, dh, dw, idx + i));
   });
 }
 
 // The gradient of max pooling: dx is zero but where a window took an
 // element, which gets the sum of those windows' dy (windows may overlap:
-// atomic adds, in f32 for the 2-byte types' sake too).
+// atomic adds; f32 only).
 template <class T>
 inline void max_pool2d_backward(T *dx, const T *dy, const int64_t *idx,
                                 int64_t planes, int64_t H, int64_t W,
                                 int64_t OH, int64_t OW) {
+  static_assert(std::is_same<T, float>::value,
+                "max_pool2d backward is f32 only on this target");
   if (planes * H * W == 0)
     return;
   check(cudaMemsetAsync(dx, 0, size_t(planes * H * W) * sizeof(T), stream()),
         "max_pool2d backward");
-  if constexpr (std::is_same<T, float>::value) {
-    pointwise(planes * OH * OW, [=] __device__(int64_t i) {
-      const int64_t p = i / (OH * OW);
-      atomicAdd(dx + p * H * W + idx[i], dy[i]);
-    });
-  } else {
-    static_assert(std::is_same<T, float>::value,
-                  "max_pool2d backward is f32 only on this target");
-  }
+  pointwise(planes * OH * OW, [=] __device__(int64_t i) {
+    const int64_t p = i / (OH * OW);
+    atomicAdd(dx + p * H * W + idx[i], dy[i]);
+  });
 }
 
 // An eval-mode batch norm's per-channel scale and shift (for a fused loop).

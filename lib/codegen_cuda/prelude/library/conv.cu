@@ -486,6 +486,22 @@ inline bool runPlan(Plan &p, const char *what, Call call) {
   return dnnCheck(st, what);
 }
 
+// One cuDNN pass (Plan: forward, input gradient or weight gradient) over
+// the shape `key`: `call(handle, algorithm, descriptors, run state, &1, &0)`
+// with the plan's algorithms in turn (runPlan). Returns finish().
+template <class T, class Plan, class Call>
+int convPass(const int64_t (&key)[16], const char *what, Call call) {
+  Plan *p = convPlan<T, Plan>(key);
+  if (!p)
+    return finish();
+  RunState &s = state();
+  const float one = 1.f, zero = 0.f;
+  runPlan(*p, what, [&](cudnnHandle_t h, decltype(p->candidates[0].algo) algo) {
+    return call(h, algo, p->d, s, &one, &zero);
+  });
+  return finish();
+}
+
 // out[plane] = clamp(out[plane] + bias[plane % K], lo, hi) over each of
 // the NCHW planes of P elements in n = planes * P (bias null: the clamp
 // alone). A grid-stride loop over the elements with an unsigned 32-bit index:
@@ -581,18 +597,17 @@ int conv2d_primitive(ConvSite &, T *out, const T *in, const T *w,
     return finish();
   const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
                            OW, sh, sw, ph, pw, groups, dh, dw};
-  ForwardPlan *p = convPlan<T, ForwardPlan>(key);
-  if (!p)
-    return finish();
-  RunState &s = state();
-  const float one = 1.f, zero = 0.f;
-  if (!runPlan(*p, "cudnnConvolutionForward",
-               [&](cudnnHandle_t h, cudnnConvolutionFwdAlgo_t algo) {
-                 return cudnnConvolutionForward(
-                     h, &one, p->d.x, in, p->d.w, w, p->d.conv, algo,
-                     s.gemmWorkspace, s.gemmWorkspaceBytes, &zero, p->d.y, out);
-               }))
-    return finish();
+  if (int rc = convPass<T, ForwardPlan>(
+          key, "cudnnConvolutionForward",
+          [&](cudnnHandle_t h, cudnnConvolutionFwdAlgo_t algo,
+              const ConvDescriptors &d, RunState &s, const float *one,
+              const float *zero) {
+            return cudnnConvolutionForward(h, one, d.x, in, d.w, w, d.conv,
+                                           algo, s.gemmWorkspace,
+                                           s.gemmWorkspaceBytes, zero, d.y,
+                                           out);
+          }))
+    return rc;
   addChannelBias(out, static_cast<const T *>(bias), N * K, K, OH * OW, lo,
                  hi);
   return finish();
@@ -613,18 +628,15 @@ int conv2d_backward_input(T *dx, const T *dy, const T *w, int64_t N, int64_t C,
     return 0;
   const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
                            OW, sh, sw, ph, pw, groups, dh, dw};
-  InputGradPlan *p = convPlan<T, InputGradPlan>(key);
-  if (!p)
-    return finish();
-  RunState &s = state();
-  const float one = 1.f, zero = 0.f;
-  runPlan(*p, "cudnnConvolutionBackwardData",
-          [&](cudnnHandle_t h, cudnnConvolutionBwdDataAlgo_t algo) {
-            return cudnnConvolutionBackwardData(
-                h, &one, p->d.w, w, p->d.y, dy, p->d.conv, algo,
-                s.gemmWorkspace, s.gemmWorkspaceBytes, &zero, p->d.x, dx);
-          });
-  return finish();
+  return convPass<T, InputGradPlan>(
+      key, "cudnnConvolutionBackwardData",
+      [&](cudnnHandle_t h, cudnnConvolutionBwdDataAlgo_t algo,
+          const ConvDescriptors &d, RunState &s, const float *one,
+          const float *zero) {
+        return cudnnConvolutionBackwardData(
+            h, one, d.w, w, d.y, dy, d.conv, algo, s.gemmWorkspace,
+            s.gemmWorkspaceBytes, zero, d.x, dx);
+      });
 }
 
 template <class T>
@@ -644,18 +656,15 @@ int conv2d_backward_weight(T *dW, const T *dy, const T *x, int64_t N, int64_t C,
   }
   const int64_t key[16] = {N,  C,  H,  W,  K,  R,      S,  OH,
                            OW, sh, sw, ph, pw, groups, dh, dw};
-  WeightGradPlan *p = convPlan<T, WeightGradPlan>(key);
-  if (!p)
-    return finish();
-  RunState &s = state();
-  const float one = 1.f, zero = 0.f;
-  runPlan(*p, "cudnnConvolutionBackwardFilter",
-          [&](cudnnHandle_t h, cudnnConvolutionBwdFilterAlgo_t algo) {
-            return cudnnConvolutionBackwardFilter(
-                h, &one, p->d.x, x, p->d.y, dy, p->d.conv, algo,
-                s.gemmWorkspace, s.gemmWorkspaceBytes, &zero, p->d.w, dW);
-          });
-  return finish();
+  return convPass<T, WeightGradPlan>(
+      key, "cudnnConvolutionBackwardFilter",
+      [&](cudnnHandle_t h, cudnnConvolutionBwdFilterAlgo_t algo,
+          const ConvDescriptors &d, RunState &s, const float *one,
+          const float *zero) {
+        return cudnnConvolutionBackwardFilter(
+            h, one, d.x, x, d.y, dy, d.conv, algo, s.gemmWorkspace,
+            s.gemmWorkspaceBytes, zero, d.w, dW);
+      });
 }
 
 // db[k] = the sum of dy[n, k, :] over n: a block per channel, f32
