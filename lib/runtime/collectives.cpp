@@ -160,13 +160,26 @@ void CollectivesBindingDeleter::operator()(CollectivesBinding *b) const {
   delete b;
 }
 
-std::string takeCollectiveFailure() {
-  std::string s = std::move(lastFailure);
+dynrt_status_t *collectiveFailed(const std::string &graph) {
+  std::string why = std::move(lastFailure);
   lastFailure.clear();
-  return s;
+  return makeStatus(DYNRT_INTERNAL, "graph '" + graph + "': " + why);
 }
 
 bool usesCollectives(const GraphSpec &g) { return !g.processGroups.empty(); }
+
+dynrt_status_t *requireCommunicator(const dynrt_model_t &m,
+                                    const GraphSpec &g) {
+  if (!usesCollectives(g) || m.collectives)
+    return nullptr;
+  return makeStatus(DYNRT_FAILED_PRECONDITION,
+                    "graph '" + g.name + "' of model '" + m.path +
+                        "' runs collectives over process group '" +
+                        g.processGroups.front().name +
+                        "': bind a communicator first "
+                        "(dynrt_model_set_communicator; from Python, "
+                        "dynoc.load(path, communicator=...))");
+}
 
 } // namespace dynrt
 

@@ -2,6 +2,7 @@
 #ifndef DYNRT_COLLECTIVES_H
 #define DYNRT_COLLECTIVES_H
 
+#include "dynrt/dynrt.h"
 #include "dynrt/manifest.h"
 
 #include <string>
@@ -20,11 +21,16 @@ struct CollectivesBindingDeleter {
 constexpr int kNoCommunicator = 600;
 constexpr int kCollectiveFailed = 601;
 
-/// The text of this thread's last failed collective (then cleared).
-std::string takeCollectiveFailure();
+/// The status of graph `graph`'s run that failed in a collective on this
+/// thread: the communicator's reason.
+dynrt_status_t *collectiveFailed(const std::string &graph);
 
 /// Whether graph `g` runs collectives (its manifest lists process groups).
 bool usesCollectives(const GraphSpec &g);
+
+/// Null, or DYNRT_FAILED_PRECONDITION where `g` runs collectives and `m` has
+/// no communicator bound.
+dynrt_status_t *requireCommunicator(const dynrt_model_t &m, const GraphSpec &g);
 
 } // namespace dynrt
 

@@ -2,7 +2,6 @@
 #include "cuda_graphs.h"
 
 #include "collectives.h"
-#include "status.h"
 
 #include <cstdio>
 
@@ -12,8 +11,7 @@ dynrt_status_t *runDirect(const GraphRun &r) {
   if (int rc = r.run(r.inShapes.data(), r.args.data(), r.outPtrs, r.workspace,
                      r.stream)) {
     if (rc == kCollectiveFailed) // the communicator's reason, not the device's
-      return makeStatus(DYNRT_INTERNAL,
-                        "graph '" + r.name + "': " + takeCollectiveFailure());
+      return collectiveFailed(r.name);
     return r.device->failed("graph '" + r.name + "'", rc);
   }
   return nullptr;

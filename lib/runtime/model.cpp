@@ -655,14 +655,8 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
                         dynrt_context_t *context) {
   const Variant &v = *call.variant;
   const auto &spec = *v.spec;
-  if (dynrt::usesCollectives(spec) && !m.collectives)
-    return makeStatus(DYNRT_FAILED_PRECONDITION,
-                      "graph '" + spec.name + "' of model '" + m.path +
-                          "' runs collectives over process group '" +
-                          spec.processGroups.front().name +
-                          "': bind a communicator first "
-                          "(dynrt_model_set_communicator; from Python, "
-                          "dynoc.load(path, communicator=...))");
+  if (dynrt_status_t *s = dynrt::requireCommunicator(m, spec))
+    return s;
   size_t numInputs = spec.numUserInputs;
   std::vector<void *> args(spec.inputs.size());
   for (size_t i = 0; i < numInputs; ++i)
@@ -686,14 +680,12 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
     span.emplace("runtime", "run " + spec.name, runArgs(m, call, inputs));
   dynrt::profile::GraphScope scope(m, spec, stream);
   if (v.run) {
-    if (int rc = v.run(call.inShapes.data(), args.data(), outPtrs, ws)) {
-      if (rc == dynrt::kCollectiveFailed)
-        return makeStatus(DYNRT_INTERNAL, "graph '" + spec.name + "': " +
-                                              dynrt::takeCollectiveFailure());
-      return makeStatus(DYNRT_INTERNAL, "graph '" + spec.name +
-                                            "' failed with code " +
-                                            std::to_string(rc));
-    }
+    if (int rc = v.run(call.inShapes.data(), args.data(), outPtrs, ws))
+      return rc == dynrt::kCollectiveFailed
+                 ? dynrt::collectiveFailed(spec.name)
+                 : makeStatus(DYNRT_INTERNAL, "graph '" + spec.name +
+                                                  "' failed with code " +
+                                                  std::to_string(rc));
   } else {
     std::vector<size_t> outBytes;
     for (size_t i = 0; i < spec.outputs.size(); ++i) {
