@@ -53,7 +53,7 @@ namespace {
 int startCollective(void *self, int kind, const char *group, const void *in,
                     void *out, int64_t inCount, int64_t outCount,
                     int dtypeCode, int dtypeBits, int reduceOp, int64_t root,
-                    void **work) {
+                    void *stream, void **work) {
   auto *b = static_cast<dynrt::CollectivesBinding *>(self);
   const dynrt_communicator_t *c = b->communicator;
   DLDataType dtype{uint8_t(dtypeCode), uint8_t(dtypeBits), 1};
@@ -64,13 +64,14 @@ int startCollective(void *self, int kind, const char *group, const void *in,
   int rc = 1;
   *work = nullptr;
   if (kind == kAllReduce)
-    rc = c->all_reduce(c->self, group, &output, op, work);
+    rc = c->all_reduce(c->self, group, &output, op, stream, work);
   else if (kind == kAllGather)
-    rc = c->all_gather(c->self, group, &input, &output, work);
+    rc = c->all_gather(c->self, group, &input, &output, stream, work);
   else if (kind == kReduceScatter)
-    rc = c->reduce_scatter(c->self, group, &input, &output, op, work);
+    rc = c->reduce_scatter(c->self, group, &input, &output, op, stream,
+                           work);
   else if (kind == kBroadcast)
-    rc = c->broadcast(c->self, group, &output, int(root), work);
+    rc = c->broadcast(c->self, group, &output, int(root), stream, work);
   if (rc == 0)
     return 0;
   lastFailure = std::string(kind >= 0 && kind < 4 ? kKindNames[kind] : "?") +
@@ -79,10 +80,10 @@ int startCollective(void *self, int kind, const char *group, const void *in,
   return dynrt::kCollectiveFailed;
 }
 
-int waitCollective(void *self, void *work) {
+int waitCollective(void *self, void *work, void *stream) {
   auto *b = static_cast<dynrt::CollectivesBinding *>(self);
   const dynrt_communicator_t *c = b->communicator;
-  if (c->wait(c->self, work) == 0)
+  if (c->wait(c->self, work, stream) == 0)
     return 0;
   lastFailure = "waiting for a collective failed: " + communicatorError(c);
   return dynrt::kCollectiveFailed;
@@ -128,9 +129,9 @@ dynrt_status_t *sameGraphsOnEveryRank(dynrt_model_t &m,
   void *work = nullptr;
   int rc = startCollective(&b, kAllGather, group.c_str(), inData, outData,
                            int64_t(sizeof mine), int64_t(bytes), kDLUInt, 8, 0,
-                           0, &work);
+                           0, nullptr, &work);
   if (rc == 0 && work)
-    rc = waitCollective(&b, work);
+    rc = waitCollective(&b, work, nullptr);
   if (rc)
     return makeStatus(DYNRT_INTERNAL,
                       "dynrt_model_set_communicator: comparing the ranks' "

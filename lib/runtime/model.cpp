@@ -309,7 +309,7 @@ dynrt_status_t *bindDevice(dynrt_model_t &m, int abi) {
     return makeStatus(DYNRT_UNIMPLEMENTED, "model '" + m.path + "' needs a " +
                                                m.manifest.device +
                                                " device: " + api->last_error());
-  if (int rc = api->init(ordinal))
+  if (api->init(ordinal))
     return makeStatus(DYNRT_UNIMPLEMENTED,
                       "model '" + m.path + "' cannot use " + m.manifest.device +
                           " device " + std::to_string(ordinal) + ": " +

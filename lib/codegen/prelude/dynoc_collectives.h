@@ -3,8 +3,8 @@
 // communicator libdynrt binds through the model's exported
 // dynoc_bind_collectives (model_abi.h's dynoc_collectives), on flat buffers
 // of the model's device. Each target's core defines copy() and
-// collective_fence() (the device's queued work done before a collective
-// reads it); both preludes embed this file after their core
+// collective_stream() (the stream the collective is ordered on: the run's
+// CUDA stream, NULL on the CPU); both preludes embed this file after their core
 // (lib/codegen_cpu/BUILD.bazel, lib/codegen_cuda/BUILD.bazel).
 
 namespace dynoc_k {
@@ -47,18 +47,16 @@ inline int collective(int kind, const char *group, const T *in, T *out,
     return kNoCommunicator;
   if (kind == kAllReduce || kind == kBroadcast)
     copy(out, in, inCount * int64_t(sizeof(T)));
-  if (int rc = collective_fence())
-    return rc;
   return c->start(c->self, kind, group, in, out, inCount, outCount,
                   DLPackTypeOf<T>::code, DLPackTypeOf<T>::bits, reduceOp, root,
-                  work);
+                  collective_stream(), work);
 }
 
 inline int collective_wait(void *work) {
   const dynoc_collectives *c = boundCollectives();
   if (!c)
     return kNoCommunicator;
-  return work ? c->wait(c->self, work) : 0;
+  return work ? c->wait(c->self, work, collective_stream()) : 0;
 }
 
 } // namespace dynoc_k

@@ -40,9 +40,9 @@ inline void copy(void *dst, const void *src, int64_t bytes) {
   if (dst != src)
     std::memcpy(dst, src, bytes);
 }
-// Before a collective reads a buffer (dynoc_collectives.h): on the CPU the
-// kernels before it are done when they return.
-inline int collective_fence() { return 0; }
+// The stream a collective is ordered on (dynoc_collectives.h): none on the
+// CPU, whose kernels are done when they return.
+inline void *collective_stream() { return nullptr; }
 
 // Reduced-precision storage types. Arithmetic on them happens in float (the
 // dynoc-widen-reduced-precision pass converts around every op that computes);

@@ -214,19 +214,11 @@ inline void copy(void *dst, const void *src, int64_t bytes) {
           "device copy");
 }
 
-// Before a collective reads a buffer (dynoc_collectives.h): the kernels
-// queued on the run's stream are done. The communicator (torch.distributed's
-// NCCL, say) queues its work elsewhere, so this waits on the host: a graph
-// with collectives runs directly, never as a captured CUDA graph
-// (docs/distributed.md).
-inline int collective_fence() {
-  cudaError_t e = cudaStreamSynchronize(stream());
-  if (e != cudaSuccess) {
-    check(e, "waiting for the stream before a collective");
-    return finish();
-  }
-  return 0;
-}
+// The stream a collective is ordered on (dynoc_collectives.h): the run's.
+// The communicator makes its own stream wait for the kernels queued before
+// the collective, and the run's later kernels wait for the collective at its
+// dynoc.wait_tensor (events, or host waits: the communicator's choice).
+inline void *collective_stream() { return stream(); }
 
 // A conversion between element types; the 2-byte floats go through float.
 template <class TO, class TI> __host__ __device__ inline TO cvt(TI x) {

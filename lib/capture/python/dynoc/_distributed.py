@@ -188,18 +188,18 @@ class _DLTensor(ctypes.Structure):
 _GROUP_SIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
                                ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
 _ALL_REDUCE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
-                               ctypes.POINTER(_DLTensor), ctypes.c_int,
+                               ctypes.POINTER(_DLTensor), ctypes.c_int, ctypes.c_void_p,
                                ctypes.POINTER(ctypes.c_void_p))
 _GATHER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
-                           ctypes.POINTER(_DLTensor), ctypes.POINTER(_DLTensor),
+                           ctypes.POINTER(_DLTensor), ctypes.POINTER(_DLTensor), ctypes.c_void_p,
                            ctypes.POINTER(ctypes.c_void_p))
 _SCATTER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
                             ctypes.POINTER(_DLTensor), ctypes.POINTER(_DLTensor), ctypes.c_int,
-                            ctypes.POINTER(ctypes.c_void_p))
+                            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
 _BROADCAST = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
-                              ctypes.POINTER(_DLTensor), ctypes.c_int,
+                              ctypes.POINTER(_DLTensor), ctypes.c_int, ctypes.c_void_p,
                               ctypes.POINTER(ctypes.c_void_p))
-_WAIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+_WAIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p)
 
 
@@ -211,7 +211,7 @@ class _Communicator(ctypes.Structure):
                 ("broadcast", _BROADCAST), ("wait", _WAIT), ("last_error", _LAST_ERROR)]
 
 
-_ABI_VERSION = 1
+_ABI_VERSION = 2
 # dynrt_reduce_op_t, in order.
 _REDUCE_BY_CODE = ["SUM", "AVG", "PRODUCT", "MIN", "MAX"]
 _DTYPES = {(2, 32): torch.float32, (2, 64): torch.float64, (2, 16): torch.float16,
@@ -266,8 +266,14 @@ class TorchDistributedCommunicator:
     collectives run as `torch.distributed` calls on the process groups torch
     names as the graph does (the default group is "0" in every process), so
     gloo, NCCL or any backend the caller initialized carries them. Pass it to
-    `dynoc.load(path, communicator=...)`. Each collective completes before the
-    call returns (no work handle is left to wait on)."""
+    `dynoc.load(path, communicator=...)`.
+
+    Each collective is issued with async_op=True and its torch Work is the
+    handle the model waits for at the graph's wait_tensor, so the model
+    computes while it is in flight (gloo's threads on the CPU). On a GPU the
+    collective is issued with the model's stream as torch's current stream,
+    so NCCL's stream waits for the model's queued kernels, and the wait makes
+    the model's stream wait for NCCL's: events, no host synchronization."""
 
     def __init__(self):
         import torch.distributed as dist
@@ -275,6 +281,9 @@ class TorchDistributedCommunicator:
             raise RuntimeError("TorchDistributedCommunicator needs torch.distributed "
                                "initialized (dist.init_process_group)")
         self._error = b""
+        self._works = {}  # handle -> (torch Work, the stream it was issued on)
+        self._next = 1
+        self._streams = {}  # (stream address, device) -> torch.cuda.ExternalStream
         self._struct = _Communicator(
             _ABI_VERSION, None, _GROUP_SIZE(self._group_size), _ALL_REDUCE(self._all_reduce),
             _GATHER(self._all_gather), _SCATTER(self._reduce_scatter),
@@ -285,17 +294,58 @@ class TorchDistributedCommunicator:
         """The address of the dynrt_communicator_t (valid while self lives)."""
         return ctypes.addressof(self._struct)
 
-    def _guarded(self, fn, *args):
+    def _fail(self, e):
+        self._error = f"{type(e).__name__}: {e}".encode()
+        return 1
+
+    def _stream(self, stream, tensor):
+        """The model's CUDA stream as a torch stream (None: the CPU's, or a
+        caller with no stream)."""
+        if not stream or tensor.device.device_type != 2:
+            return None
+        key = (stream, tensor.device.device_id)
+        s = self._streams.get(key)
+        if s is None:
+            s = torch.cuda.ExternalStream(stream, device=f"cuda:{tensor.device.device_id}")
+            self._streams[key] = s
+        return s
+
+    def _issue(self, stream, tensor, work, fn):
+        """Runs fn() (a torch.distributed call with async_op=True) on the
+        model's stream; its Work becomes the handle in *work."""
         try:
-            fn(*args)
-            # Done before the model goes on: torch queues a GPU collective on
-            # its own stream, the model's next kernels go to the model's.
-            if torch.cuda.is_available() and torch.cuda.is_initialized():
-                torch.cuda.current_stream().synchronize()
+            s = self._stream(stream, tensor)
+            if s is None:
+                w = fn()
+            else:
+                with torch.cuda.stream(s):
+                    w = fn()
+            handle = self._next
+            self._next += 1
+            self._works[handle] = (w, s)
+            work[0] = handle
             return 0
         except Exception as e:  # noqa: BLE001 - handed to libdynrt as the status
-            self._error = f"{type(e).__name__}: {e}".encode()
+            work[0] = None
+            return self._fail(e)
+
+    def _wait(self, _, handle, stream):
+        w, s = self._works.pop(handle, (None, None))
+        if w is None:
+            self._error = f"no collective in flight with handle {handle}".encode()
             return 1
+        try:
+            if s is None:
+                w.wait()
+                # No model stream was given: done before the model goes on.
+                if torch.cuda.is_available() and torch.cuda.is_initialized():
+                    torch.cuda.current_stream().synchronize()
+            else:
+                with torch.cuda.stream(s):
+                    w.wait()  # NCCL: the model's stream waits for NCCL's
+            return 0
+        except Exception as e:  # noqa: BLE001
+            return self._fail(e)
 
     @staticmethod
     def _group(name):
@@ -303,52 +353,41 @@ class TorchDistributedCommunicator:
         return c10d._resolve_process_group(name.decode())
 
     def _group_size(self, _, name, size, rank):
-        def run():
+        try:
             g = self._group(name)
             size[0], rank[0] = g.size(), g.rank()
-        return self._guarded(run)
+            return 0
+        except Exception as e:  # noqa: BLE001
+            return self._fail(e)
 
-    def _all_reduce(self, _, name, tensor, op, work):
+    def _all_reduce(self, _, name, tensor, op, stream, work):
         import torch.distributed as dist
+        t = tensor.contents
+        return self._issue(stream, t, work, lambda: dist.all_reduce(
+            _as_torch(t), op=getattr(dist.ReduceOp, _REDUCE_BY_CODE[op]),
+            group=self._group(name), async_op=True))
 
-        def run():
-            work[0] = None
-            dist.all_reduce(_as_torch(tensor.contents),
-                            op=getattr(dist.ReduceOp, _REDUCE_BY_CODE[op]),
-                            group=self._group(name))
-        return self._guarded(run)
+    def _all_gather(self, _, name, inp, out, stream, work):
+        i, o = inp.contents, out.contents
+        return self._issue(stream, i, work, lambda: _gather_single()(
+            _as_torch(o), _as_torch(i), group=self._group(name), async_op=True))
 
-    def _all_gather(self, _, name, inp, out, work):
+    def _reduce_scatter(self, _, name, inp, out, op, stream, work):
         import torch.distributed as dist
+        i, o = inp.contents, out.contents
+        return self._issue(stream, i, work, lambda: _scatter_single()(
+            _as_torch(o), _as_torch(i), op=getattr(dist.ReduceOp, _REDUCE_BY_CODE[op]),
+            group=self._group(name), async_op=True))
 
-        def run():
-            work[0] = None
-            _gather_single()(_as_torch(out.contents), _as_torch(inp.contents),
-                             group=self._group(name))
-        return self._guarded(run)
-
-    def _reduce_scatter(self, _, name, inp, out, op, work):
+    def _broadcast(self, _, name, tensor, src, stream, work):
         import torch.distributed as dist
+        t = tensor.contents
 
-        def run():
-            work[0] = None
-            _scatter_single()(_as_torch(out.contents), _as_torch(inp.contents),
-                              op=getattr(dist.ReduceOp, _REDUCE_BY_CODE[op]),
-                              group=self._group(name))
-        return self._guarded(run)
-
-    def _broadcast(self, _, name, tensor, src, work):
-        import torch.distributed as dist
-
-        def run():
-            work[0] = None
+        def call():
             g = self._group(name)
-            dist.broadcast(_as_torch(tensor.contents), src=dist.get_global_rank(g, src),
-                           group=g)
-        return self._guarded(run)
-
-    def _wait(self, _, work):
-        return 0  # every collective completed in its call
+            return dist.broadcast(_as_torch(t), src=dist.get_global_rank(g, src), group=g,
+                                  async_op=True)
+        return self._issue(stream, t, work, call)
 
     def _last_error(self, _):
         return self._error

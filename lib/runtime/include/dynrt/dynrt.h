@@ -307,13 +307,19 @@ typedef enum {
   DYNRT_REDUCE_MAX = 4,
 } dynrt_reduce_op_t;
 
-#define DYNRT_COMMUNICATOR_ABI_VERSION 1
+#define DYNRT_COMMUNICATOR_ABI_VERSION 2
 
 // The caller's communicator: function pointers over DLPack tensors on the
 // model's device (contiguous, 1-D), each returning 0 or non-zero (then
 // `last_error` says why). A collective may return before it completes,
 // setting *work to a handle that `wait` waits for (NULL: completed). `group`
 // is the process group's name as torch names it ("0" for the default group).
+// `stream` is the CUDA stream (cudaStream_t) the model queues its kernels on,
+// NULL on the CPU: the collective must read its input only after the work
+// queued on `stream` before the call, and after `wait` returns, work queued
+// on `stream` must see its result. A communicator that runs on a stream of
+// its own orders them with events (no host wait: NCCL through
+// torch.distributed does); one may also synchronize `stream` on the host.
 // The communicator must outlive the model's runs.
 typedef struct dynrt_communicator {
   int abi_version; // DYNRT_COMMUNICATOR_ABI_VERSION
@@ -321,17 +327,18 @@ typedef struct dynrt_communicator {
   // The number of ranks in `group` and this process's rank in it.
   int (*group_size)(void *self, const char *group, int *size, int *rank);
   int (*all_reduce)(void *self, const char *group, DLTensor *tensor,
-                    dynrt_reduce_op_t op, void **work);
+                    dynrt_reduce_op_t op, void *stream, void **work);
   // `output` is the ranks' `input`s concatenated, in rank order.
   int (*all_gather)(void *self, const char *group, const DLTensor *input,
-                    DLTensor *output, void **work);
+                    DLTensor *output, void *stream, void **work);
   // `output` is this rank's slice of the reduction of the ranks' `input`s.
   int (*reduce_scatter)(void *self, const char *group, const DLTensor *input,
-                        DLTensor *output, dynrt_reduce_op_t op, void **work);
+                        DLTensor *output, dynrt_reduce_op_t op, void *stream,
+                        void **work);
   // `src` is a rank of `group`.
   int (*broadcast)(void *self, const char *group, DLTensor *tensor, int src,
-                   void **work);
-  int (*wait)(void *self, void *work);
+                   void *stream, void **work);
+  int (*wait)(void *self, void *work, void *stream);
   // The last failure's text (NULL: none).
   const char *(*last_error)(void *self);
 } dynrt_communicator_t;

@@ -131,7 +131,7 @@ typedef struct dynoc_profiler_hooks {
 typedef void (*dynoc_model_set_profiler_fn)(const dynoc_profiler_hooks *hooks);
 
 #define DYNOC_BIND_COLLECTIVES_SYMBOL "dynoc_bind_collectives"
-#define DYNOC_COLLECTIVES_ABI_VERSION 1
+#define DYNOC_COLLECTIVES_ABI_VERSION 2
 enum dynoc_collective_kind {
   DYNOC_ALL_REDUCE = 0,
   DYNOC_ALL_GATHER = 1,
@@ -146,12 +146,16 @@ typedef struct dynoc_collectives {
   // (outCount elements; all-reduce and broadcast, whose input the model
   // copied there), or from `in` (inCount) into `out` (all-gather,
   // reduce-scatter). reduceOp: dynrt_reduce_op_t; root: broadcast's source
-  // rank in the group. Returns 0 with *work set (NULL: completed), or a
-  // nonzero code (the runtime keeps the message).
+  // rank in the group. `stream`: the CUDA stream the model's work is queued
+  // on (NULL on the CPU); the collective follows that work. Returns 0 with
+  // *work set (NULL: completed), or a nonzero code (the runtime keeps the
+  // message).
   int (*start)(void *self, int kind, const char *group, const void *in,
                void *out, int64_t inCount, int64_t outCount, int dtypeCode,
-               int dtypeBits, int reduceOp, int64_t root, void **work);
-  int (*wait)(void *self, void *work);
+               int dtypeBits, int reduceOp, int64_t root, void *stream,
+               void **work);
+  // The model's later work on `stream` sees the collective's result.
+  int (*wait)(void *self, void *work, void *stream);
 } dynoc_collectives;
 typedef int (*dynoc_bind_collectives_fn)(const dynoc_collectives *table);
 
