@@ -75,6 +75,8 @@ def main():
     print(f"rank {rank}: loss {loss.item():.7g} (eager {want.item():.7g}); parameters vs "
           f"eager's: {worst:.3g} relative; the same on every rank: {same} -> "
           f"{'MATCH' if ok else 'MISMATCH'}", flush=True)
+    del m  # the model and its communicator go before the process group
+    dist.barrier()  # no rank tears its group down while another still uses it
     dist.destroy_process_group()
     sys.exit(0 if ok else 1)
 

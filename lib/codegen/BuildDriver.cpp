@@ -146,7 +146,8 @@ LogicalResult runCompiler(ModuleOp module, const std::vector<std::string> &argv,
 LogicalResult buildModel(ModuleOp module, const Toolchain &toolchain,
                          const BuildOptions &opts) {
   auto start = std::chrono::steady_clock::now();
-  if (failed(runBuildPasses(module, opts.optLevel, toolchain.target())))
+  if (failed(runBuildPasses(module, opts.optLevel, toolchain.target(),
+                            opts.bucketCapMb)))
     return failure();
   for (auto f : module.getOps<func::FuncOp>())
     if (auto graph = f->getAttrOfType<StringAttr>(attrs::kPrepares)) {

@@ -282,7 +282,7 @@ void finishModuleSource(const Target &target, ModuleSource &out) {
 }
 
 LogicalResult runBuildPasses(ModuleOp module, int optLevel,
-                             const Target &target) {
+                             const Target &target, double bucketCapMb) {
   PassManager pm(module.getContext());
   {
     auto &graph = pm.nest<func::FuncOp>();
@@ -303,6 +303,12 @@ LogicalResult runBuildPasses(ModuleOp module, int optLevel,
       // A bf16 fold leaves bf16 -> f32 -> bf16 round trips behind.
       graph.addPass(createCanonicalizePass());
       graph.addPass(createCSEPass());
+      // DDP's gradient all-reduces: a few buckets, each in flight while the
+      // backward pass goes on (docs/distributed.md).
+      if (bucketCapMb > 0)
+        graph.addPass(createBucketAllReducesPass(
+            bucketCapMb, std::min(bucketCapMb, 1.0)));
+      graph.addPass(createDeferWaitsPass());
     }
   }
   if (optLevel >= 1) {

@@ -12,7 +12,9 @@ namespace {
 
 void dynoc::registerPasses() {
   mlir::registerTransformsPasses();
+  registerBucketAllReduces();
   registerCanonicalize();
+  registerDeferWaits();
   registerDecompose();
   registerFoldBatchNorm();
   registerFusion();

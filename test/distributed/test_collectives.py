@@ -198,6 +198,16 @@ def test_data_parallel_training_from_the_so_equals_eager(tmp_path, ddp):
     p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "step_1.mlir", "-o",
                         tmp_path / "step.so"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+    # The build merges the four gradients' all-reduces into one bucket (they
+    # are under DDP's 1 MiB first bucket), issued where the last gradient is
+    # computed, its wait where the optimizer first reads a gradient.
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "step_1.mlir",
+                        "--emit=mlir", "-o", tmp_path / "built.mlir"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    built = (tmp_path / "built.mlir").read_text()
+    assert built.count('"dynoc.all_reduce"') == 1, built
+    assert built.count("aten.slice.Tensor") == 4, built
     results = ranks(lambda r: [sys.executable, run_py, tmp_path / "step.so", data,
                                "--steps", "10", *flag])
     for r, (rc, out, err) in enumerate(results):

@@ -3,7 +3,8 @@
 // input goes into the result's buffer, the call starts it, its wait waits for
 // its work handle, and the wait's result is the collective's own storage.
 // The manifest lists the process groups and their sizes. The CUDA target
-// calls the same functions (its core waits for the stream before each).
+// calls the same functions (with its run's stream, which the communicator
+// orders the collective after).
 // RUN: dynoc build %s -o %t.cpp --emit=cpp
 // RUN: FileCheck %s < %t.cpp
 // RUN: dynoc build --target=cuda %s -o %t.cu --emit=cu

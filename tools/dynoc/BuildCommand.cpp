@@ -38,6 +38,7 @@ static int lowerModule(mlir::ModuleOp module, const BuildRequest &request,
   options.arch = request.arch;
   options.allowTf32 = request.allowTf32;
   options.cpu = request.cpu;
+  options.bucketCapMb = request.bucketCapMb;
   if (request.target == "cuda" && request.emit == "cpp")
     return fail("build", "--emit=cpp is the CPU target's source; the CUDA "
                          "target's is --emit=cu");
@@ -311,6 +312,14 @@ void addBuildCommand(CLI::App &app, int &exitCode) {
                   "weights and fusion (docs/passes.md); also the C++ "
                   "compiler's level")
       ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  cmd->add_option("--bucket-cap-mb", opts->bucketCapMb,
+                  "a graph's all-reduces (DDP's gradient averaging) merge "
+                  "into buckets of this many MiB, the first one 1 MiB, each "
+                  "issued as its last gradient is computed (DDP's "
+                  "bucket_cap_mb); 0: one all-reduce per tensor, as captured "
+                  "(docs/distributed.md)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--emit", opts->emit,
                   "so: the model; cpp (cpu) or cu (cuda): only the generated "

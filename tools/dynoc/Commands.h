@@ -37,6 +37,7 @@ struct BuildRequest {
   std::string cpu = "native"; // CPU instruction-set level (--cpu)
   int optLevel = 2;
   bool embedWeights = false, allowTf32 = false;
+  double bucketCapMb = 25.0; // --bucket-cap-mb
 };
 
 /// Builds a graph file into a model .so (shared by `build` and `capture

@@ -35,6 +35,9 @@ struct BuildOptions {
   /// CPU: the instruction-set level the code is built for: "native" (the
   /// build machine's), "x86-64-v4", "x86-64-v3" or "generic" (docs/passes.md).
   std::string cpu = "native";
+  /// The size in MiB of the buckets a graph's all-reduces merge into (DDP's
+  /// bucket_cap_mb; 0: one all-reduce per tensor, as captured).
+  double bucketCapMb = 25.0;
 };
 
 class Toolchain {

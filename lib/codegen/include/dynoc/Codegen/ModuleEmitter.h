@@ -58,8 +58,11 @@ void finishModuleSource(const Target &target, ModuleSource &out);
 /// Runs the graph passes `dynoc build` applies at `optLevel` (shape inference
 /// and reduced-precision widening always; decomposition and fusion from -O1)
 /// on `module`. The ops `target` computes in bf16/f16 itself are not widened.
+/// From -O1 a graph's all-reduces merge into buckets of `bucketCapMb` MiB
+/// (0: none) and collectives' waits move to their results' first use.
 mlir::LogicalResult runBuildPasses(mlir::ModuleOp module, int optLevel,
-                                   const Target &target);
+                                   const Target &target,
+                                   double bucketCapMb = 25.0);
 
 } // namespace codegen
 } // namespace dynoc

@@ -8,7 +8,12 @@
 #include <memory>
 
 namespace dynoc {
+std::unique_ptr<mlir::Pass> createBucketAllReducesPass();
+/// Buckets of `capMb` MiB (the first one `firstCapMb`).
+std::unique_ptr<mlir::Pass> createBucketAllReducesPass(double capMb,
+                                                       double firstCapMb);
 std::unique_ptr<mlir::Pass> createCanonicalizePass();
+std::unique_ptr<mlir::Pass> createDeferWaitsPass();
 std::unique_ptr<mlir::Pass> createDecomposePass();
 /// The backward-pass kernels' decompositions (BackwardDecompositions.cpp),
 /// part of dynoc-decompose.

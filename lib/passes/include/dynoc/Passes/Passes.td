@@ -117,4 +117,42 @@ def Fusion : Pass<"dynoc-fuse", "mlir::func::FuncOp"> {
   let dependentDialects = ["dynoc::DynocDialect"];
 }
 
+def BucketAllReduces : Pass<"dynoc-bucket-all-reduces", "mlir::func::FuncOp"> {
+  let summary = "Merges a graph's all-reduces into buckets, as DDP does";
+  let description = [{
+    DDP's gradient averaging in a backward graph is one `dynoc.all_reduce`
+    per parameter, issued where its gradient is computed. This pass merges
+    them, in the order the graph issues them, into buckets of about
+    `cap-mb` MiB (the first bucket `first-cap-mb`: DDP's defaults are 25
+    and 1): the members' inputs are flattened and concatenated, one
+    all-reduce is issued where the bucket's last gradient is computed, and
+    each member's result is its slice of the bucket's, reshaped. Only
+    all-reduces of static shape that one `dynoc.wait_tensor` reads, of the
+    same process group, reduce op and element type, share a bucket; a
+    bucket closes early where a member's result is read before the next
+    all-reduce. The reduction is elementwise, so results are the same.
+  }];
+  let options = [
+    Option<"capMb", "cap-mb", "double", "25.0",
+           "bucket size in MiB (DDP's bucket_cap_mb)">,
+    Option<"firstCapMb", "first-cap-mb", "double", "1.0",
+           "the first bucket's size in MiB (DDP's first bucket)">
+  ];
+  let constructor = "dynoc::createBucketAllReducesPass()";
+}
+
+def DeferWaits : Pass<"dynoc-defer-waits", "mlir::func::FuncOp"> {
+  let summary = "Moves each collective's wait to where its result is used";
+  let description = [{
+    A `dynoc.wait_tensor` of an all-reduce or broadcast (and the slices and
+    reshapes that read its result) moves down to just before the first op
+    that uses it, so the computation between the collective and that use
+    runs while the collective is in flight (the backward pass goes on while
+    a bucket of gradients is all-reduced). The waits of all-gathers and
+    reduce-scatters stay where they are: their input is read by the
+    communicator until the wait.
+  }];
+  let constructor = "dynoc::createDeferWaitsPass()";
+}
+
 #endif // DYNOC_PASSES_TD
