@@ -5,6 +5,7 @@ checks the result against eager PyTorch running the same steps.
 
     RANK=r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29501 \\
         python3 examples/distributed/run.py STEP.so DATA_DIR [--steps N] [--device cuda] [--ddp]
+            [--communicator torch|nccl]
 
 Each rank prints its loss per step, then the largest relative difference of
 its parameters from eager's after the same steps (eager first runs the 3
@@ -36,6 +37,10 @@ def main():
     ap.add_argument("--ddp", action="store_true",
                     help="eager's model is a DistributedDataParallel module (the "
                          "capture's was: train.py --ddp)")
+    ap.add_argument("--communicator", default="torch", choices=["torch", "nccl"],
+                    help="torch: dynoc.TorchDistributedCommunicator (torch.distributed's "
+                         "process group); nccl: libdynrt's own (dynoc.NcclCommunicator, "
+                         "--device cuda)")
     a = ap.parse_args()
     if a.device == "cuda":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
@@ -50,7 +55,9 @@ def main():
     eager = train.step_function(model, opt, a.ddp)
     for _ in range(train.STEPS + a.steps):
         want = eager(x, y)
-    m = dynoc.load(a.so, communicator=dynoc.TorchDistributedCommunicator())
+    communicator = dynoc.NcclCommunicator() if a.communicator == "nccl" \
+        else dynoc.TorchDistributedCommunicator()
+    m = dynoc.load(a.so, communicator=communicator)
     for i in range(a.steps):
         loss = m(x, y)
         print(f"rank {rank} step {i + 1} loss {loss.item():.7g}", flush=True)
@@ -75,7 +82,9 @@ def main():
     print(f"rank {rank}: loss {loss.item():.7g} (eager {want.item():.7g}); parameters vs "
           f"eager's: {worst:.3g} relative; the same on every rank: {same} -> "
           f"{'MATCH' if ok else 'MISMATCH'}", flush=True)
-    del m  # the model and its communicator go before the process group
+    del m  # the model, then its communicator, go before the process group
+    if a.communicator == "nccl":
+        communicator.close()
     dist.barrier()  # no rank tears its group down while another still uses it
     dist.destroy_process_group()
     sys.exit(0 if ok else 1)

@@ -168,6 +168,13 @@ inline unsigned supportedDTypes(Operation *op) {
                           "aten.max_pool2d_with_indices_backward"})
       m[n] = kF32 | kI64;
     m["aten.cumsum"] = kF32 | kF64 | kI64 | kI32 | kBool;
+    // Collectives move elements (DDP broadcasts a bool mask buffer); the
+    // reducing ones reduce numbers.
+    for (const char *n : {"dynoc.broadcast", "dynoc.all_gather_into_tensor",
+                          "dynoc.wait_tensor"})
+      m[n] = kMovable;
+    for (const char *n : {"dynoc.all_reduce", "dynoc.reduce_scatter_tensor"})
+      m[n] = kMovable & ~kBool;
     m["aten.constant_pad_nd"] = kAnyDType;
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
                           "aten.bitwise_xor.Tensor"})

@@ -227,3 +227,23 @@ def test_ddp_gradient_accumulation_under_no_sync_is_ddps(tmp_path):
         assert diff <= 1e-6, out
         step = (tmp_path / "cap" / f"rank{r}" / "step_0.mlir").read_text()
         assert step.count('"dynoc.all_reduce"') == 4, step.count('"dynoc.all_reduce"')
+
+
+def test_libdynrts_nccl_communicator_says_what_it_lacks():
+    """dynrt_nccl_communicator_create on a machine without NCCL (this one's
+    torch is the CPU build) names the library it cannot load; arguments out
+    of range are refused before any library is needed. (On GPUs,
+    tools/test_multigpu.sh trains with it.)"""
+    sys.path.insert(0, PYTHONPATH)
+    from dynoc import _runtime
+    _dynrt = _runtime._dynrt
+    with pytest.raises(_dynrt.Error, match="rank 2 of 2 ranks on device 0"):
+        _dynrt.nccl_communicator(bytes(128), 2, 2, 0, "0", 1000)
+    with pytest.raises(ValueError, match="128 bytes"):
+        _dynrt.nccl_communicator(bytes(4), 2, 0, 0, "0", 1000)
+    try:
+        _dynrt.nccl_unique_id()
+    except _dynrt.Error as e:
+        assert "libnccl.so.2" in str(e) or "libcudart.so.13" in str(e), str(e)
+    else:
+        pytest.skip("this machine has NCCL and the CUDA runtime")

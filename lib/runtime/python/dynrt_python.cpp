@@ -567,7 +567,61 @@ PyObject *setLogCallback(PyObject *, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/// nccl_unique_id() -> bytes: the id every rank's nccl_communicator takes.
+PyObject *ncclUniqueId(PyObject *, PyObject *) {
+  uint8_t id[DYNRT_NCCL_UNIQUE_ID_BYTES];
+  if (dynrt_status_t *s = dynrt_nccl_unique_id(id))
+    return raise(s);
+  return PyBytes_FromStringAndSize(reinterpret_cast<const char *>(id),
+                                   sizeof id);
+}
+
+/// nccl_communicator(id, size, rank, device, group, timeout_ms) -> the
+/// address of a dynrt_communicator_t (free it with nccl_communicator_free).
+/// Every rank's call waits for the others: the GIL is released meanwhile.
+PyObject *ncclCommunicator(PyObject *, PyObject *args) {
+  PyObject *idObject;
+  const char *group;
+  char *id;
+  Py_ssize_t idBytes;
+  int size, rank, device, timeoutMs;
+  if (!PyArg_ParseTuple(args, "Siiisi", &idObject, &size, &rank, &device,
+                        &group, &timeoutMs) ||
+      PyBytes_AsStringAndSize(idObject, &id, &idBytes) != 0)
+    return nullptr;
+  if (idBytes != DYNRT_NCCL_UNIQUE_ID_BYTES) {
+    PyErr_Format(PyExc_ValueError, "an NCCL unique id has %d bytes, not %zd",
+                 DYNRT_NCCL_UNIQUE_ID_BYTES, idBytes);
+    return nullptr;
+  }
+  dynrt_communicator_t *c = nullptr;
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = dynrt_nccl_communicator_create(
+      reinterpret_cast<const uint8_t *>(id), size, rank, device, group,
+      timeoutMs, &c);
+  Py_END_ALLOW_THREADS if (s) return raise(s);
+  return PyLong_FromVoidPtr(c);
+}
+
+PyObject *ncclCommunicatorFree(PyObject *, PyObject *args) {
+  PyObject *address;
+  if (!PyArg_ParseTuple(args, "O", &address))
+    return nullptr;
+  auto *c = static_cast<dynrt_communicator_t *>(PyLong_AsVoidPtr(address));
+  if (!c && PyErr_Occurred())
+    return nullptr;
+  Py_BEGIN_ALLOW_THREADS dynrt_nccl_communicator_free(c);
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
 PyMethodDef moduleMethods[] = {
+    {"nccl_unique_id", ncclUniqueId, METH_NOARGS,
+     "nccl_unique_id() -> bytes (dynrt_nccl_unique_id)"},
+    {"nccl_communicator", ncclCommunicator, METH_VARARGS,
+     "nccl_communicator(id, size, rank, device, group, timeout_ms) -> address "
+     "(dynrt_nccl_communicator_create)"},
+    {"nccl_communicator_free", ncclCommunicatorFree, METH_VARARGS,
+     "nccl_communicator_free(address)"},
     {"profile_start", profileStart, METH_VARARGS,
      "profile_start(path): record a trace of model runs (dynrt.h)"},
     {"profile_stop", profileStop, METH_NOARGS,

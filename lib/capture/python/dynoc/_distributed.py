@@ -391,3 +391,40 @@ class TorchDistributedCommunicator:
 
     def _last_error(self, _):
         return self._error
+
+
+class NcclCommunicator:
+    """libdynrt's own NCCL communicator (dynrt_nccl_communicator_create,
+    docs/distributed.md) for a torch.distributed process group (default: the
+    default group) of GPU ranks: the group's rank 0 makes the NCCL unique id
+    and torch.distributed hands it to the others, then every rank joins.
+    Collectives run on the communicator's own CUDA stream, ordered against
+    the model's by events, without Python in the step. `timeout_s` bounds
+    the rendezvous and every collective (one not done by then aborts the
+    communicator; the model's later runs fail naming it). Pass it to
+    `dynoc.load(path, communicator=...)`; close() (or the object's end)
+    frees it, after the models that use it."""
+
+    def __init__(self, group=None, timeout_s=600.0):
+        import torch.distributed as dist
+        from ._runtime import _dynrt, _require_runtime
+        _require_runtime("dynoc.NcclCommunicator")
+        g = group if group is not None else dist.group.WORLD
+        name = _group_name(g)
+        if name is None:
+            raise ValueError("dynoc.NcclCommunicator: torch.distributed gives this "
+                             "process group no name")
+        box = [_dynrt.nccl_unique_id() if g.rank() == 0 else None]
+        dist.broadcast_object_list(box, src=dist.get_global_rank(g, 0), group=g)
+        self._free = _dynrt.nccl_communicator_free
+        self.address = _dynrt.nccl_communicator(
+            box[0], g.size(), g.rank(), torch.cuda.current_device(), name,
+            int(timeout_s * 1000))
+
+    def close(self):
+        if getattr(self, "address", None):
+            self._free(self.address)
+            self.address = None
+
+    def __del__(self):
+        self.close()

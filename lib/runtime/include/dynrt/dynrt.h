@@ -39,6 +39,7 @@ typedef enum dynrt_status_code_e {
   DYNRT_RESOURCE_EXHAUSTED = 6,
   DYNRT_FAILED_PRECONDITION = 7, // the call needs something set up first
                                  // (a communicator), or the ranks disagree
+  DYNRT_DEADLINE_EXCEEDED = 8,   // a collective or a rendezvous timed out
 } dynrt_status_code_t;
 
 // An error. Immutable; owned by whoever received it.
@@ -342,6 +343,26 @@ typedef struct dynrt_communicator {
   // The last failure's text (NULL: none).
   const char *(*last_error)(void *self);
 } dynrt_communicator_t;
+
+// libdynrt's NCCL communicator, for CUDA models. NCCL (libnccl.so.2, the
+// nvidia-nccl-cu13 wheel's) and the CUDA runtime (libcudart.so.13) are loaded
+// when one is first made (DYNRT_UNIMPLEMENTED naming the library if they
+// cannot be). Every rank of the group calls dynrt_nccl_communicator_create
+// with the same `id`, which one rank made with dynrt_nccl_unique_id and
+// handed to the others (its own transport: a file, a store, MPI).
+// Collectives run on a stream of the communicator's own, ordered against the
+// model's stream by events; `timeout_ms` (0: none) bounds the rendezvous
+// (DYNRT_DEADLINE_EXCEEDED) and every collective: one not complete by then
+// aborts the communicator, and every later collective fails with a message
+// naming the one that timed out. The communicator is process group `group`
+// (torch's name of the group the graphs use: "0" for the default group).
+#define DYNRT_NCCL_UNIQUE_ID_BYTES 128
+DYNRT_EXPORT dynrt_status_t *dynrt_nccl_unique_id(uint8_t *id);
+DYNRT_EXPORT dynrt_status_t *
+dynrt_nccl_communicator_create(const uint8_t *id, int size, int rank,
+                               int device, const char *group, int timeout_ms,
+                               dynrt_communicator_t **out);
+DYNRT_EXPORT void dynrt_nccl_communicator_free(dynrt_communicator_t *c);
 
 // Binds `communicator` to the model (NULL unbinds). Before anything runs it
 // checks, for every process group the model's graphs use, that the group
