@@ -12,7 +12,9 @@
 # all-reduces) and against the other rank's. Then
 # test/distributed/collectives_program.py: tensor-parallel layers and the
 # four collectives from one .so, each rank with its weight shards, against
-# eager and the one-process MLP. Prints a summary last.
+# eager and the one-process MLP; both again through libdynrt's own NCCL
+# communicator, which must also bound a rendezvous and a collective that a
+# rank never comes to. Prints a summary last.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 art="$root/build/gpu"
@@ -44,27 +46,62 @@ for variant in step ddp_step; do
     grep -v Warning "$out/${variant}_rank$r.log" | tail -4
   done
 done
-# Tensor-parallel layers and the four collectives, each rank with its shards.
+# The DDP step again, its collectives through libdynrt's own NCCL
+# communicator (dynoc.NcclCommunicator) instead of torch.distributed's.
 port=$(( port + 1 ))
 pids=()
 for r in 0 1; do
-  DEVICE=cuda RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    timeout 300 "$py" "$root/test/distributed/collectives_program.py" run \
-    "$art/distributed/collectives/model.so" bound \
-    "$art/distributed/collectives/weights$r.safetensors" > "$out/tp$r.log" 2>&1 &
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    timeout 300 "$py" "$root/examples/distributed/run.py" "$art/distributed/ddp_step.so" \
+    "$art/distributed/data" --steps 10 --device cuda --tolerance 1e-4 --ddp \
+    --communicator nccl > "$out/nccl_rank$r.log" 2>&1 &
   pids+=($!)
 done
 for r in 0 1; do
   wait "${pids[$r]}" || status=1
-  line="$(grep RESULT "$out/tp$r.log")"
-  echo "${line:-$(tail -5 "$out/tp$r.log")}"
-  # eager's results and the one-process MLP's, within 1e-5 (relative)
-  echo "$line" | "$py" -c 'import sys; f = dict(kv.split("=") for kv in sys.stdin.read().split()[1:]); sys.exit(0 if float(f["worst"]) <= 1e-5 and float(f["tp"]) <= 1e-5 else 1)' || status=1
+  grep -v Warning "$out/nccl_rank$r.log" | tail -2
 done
+# Tensor-parallel layers and the four collectives, each rank with its shards,
+# through torch.distributed's NCCL, then libdynrt's.
+for communicator in torch nccl; do
+  port=$(( port + 1 ))
+  pids=()
+  for r in 0 1; do
+    DEVICE=cuda COMMUNICATOR=$communicator RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 \
+      MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      timeout 300 "$py" "$root/test/distributed/collectives_program.py" run \
+      "$art/distributed/collectives/model.so" bound \
+      "$art/distributed/collectives/weights$r.safetensors" > "$out/tp_${communicator}$r.log" 2>&1 &
+    pids+=($!)
+  done
+  for r in 0 1; do
+    wait "${pids[$r]}" || status=1
+    line="$(grep RESULT "$out/tp_${communicator}$r.log")"
+    echo "$communicator: ${line:-$(tail -5 "$out/tp_${communicator}$r.log")}"
+    # eager's results and the one-process MLP's, within 1e-5 (relative)
+    echo "$line" | "$py" -c 'import sys; f = dict(kv.split("=") for kv in sys.stdin.read().split()[1:]); sys.exit(0 if float(f["worst"]) <= 1e-5 and float(f["tp"]) <= 1e-5 else 1)' || status=1
+  done
+done
+# libdynrt's NCCL communicator bounds a rendezvous and a collective that a
+# rank never comes to.
+port=$(( port + 1 ))
+pids=()
+for r in 0 1; do
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    timeout 120 "$py" "$root/test/distributed/nccl_timeout_program.py" \
+    "$art/distributed/collectives/model.so" "$art/distributed/collectives" \
+    > "$out/timeout$r.log" 2>&1 &
+  pids+=($!)
+done
+for r in 0 1; do wait "${pids[$r]}" || status=1; done
+grep -q "TIMEOUT rendezvous=ok collective=ok" "$out/timeout0.log" || status=1
 echo
 echo "== test_multigpu.sh summary =="
 for r in 0 1; do echo "  data parallel (by hand), rank $r: $(grep -E "^rank $r:" "$out/step_rank$r.log" || echo "no result (see step_rank$r.log)")"; done
 for r in 0 1; do echo "  data parallel (DDP module), rank $r: $(grep -E "^rank $r:" "$out/ddp_step_rank$r.log" || echo "no result (see ddp_step_rank$r.log)")"; done
-for r in 0 1; do echo "  tensor parallel + collectives, rank $r: $(grep RESULT "$out/tp$r.log" || echo "no result (see tp$r.log)")"; done
+for r in 0 1; do echo "  data parallel (DDP module, libdynrt's NCCL communicator), rank $r: $(grep -E "^rank $r:" "$out/nccl_rank$r.log" || echo "no result (see nccl_rank$r.log)")"; done
+for c in torch nccl; do for r in 0 1; do echo "  tensor parallel + collectives ($c communicator), rank $r: $(grep RESULT "$out/tp_$c$r.log" || echo "no result (see tp_$c$r.log)")"; done; done
+echo "  timeouts (libdynrt's NCCL communicator): $(grep TIMEOUT "$out/timeout0.log" || echo "no result (see timeout0.log)")"
+grep "rank 0:" "$out/timeout0.log" | sed 's/^/    /'
 echo "  result: $([ $status = 0 ] && echo PASS || echo FAIL)"
 exit $status

@@ -460,6 +460,13 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
   for (Operation &op : body.without_terminator()) {
     for (Value o : op.getOperands())
       lastUse[rootOf(o)] = index;
+    // A collective may read its input until its wait (the communicator
+    // works asynchronously): the input's storage lives that long.
+    if (auto wait = dyn_cast<dynoc::WaitTensorOp>(op))
+      if (Operation *collective = wait.getInput().getDefiningOp())
+        if (isa<dynoc::AllReduceOp, dynoc::AllGatherIntoTensorOp,
+                dynoc::ReduceScatterTensorOp, dynoc::BroadcastOp>(collective))
+          lastUse[rootOf(collective->getOperand(0))] = index;
     if (Value a = aliasOf(&op))
       root[op.getResult(0)] = rootOf(a);
     ++index;

@@ -219,6 +219,24 @@ Value add(PatternRewriter &rewriter, Location loc, Value a, Value b) {
   return rewriter.create<AtenAddTensorOp>(loc, a.getType(), a, b, Attribute());
 }
 
+/// silu_backward(g, x) = g * s * (1 + x * (1 - s)) with s = sigmoid(x), in
+/// ATen's order of operations (a Llama MLP's gate).
+struct SiluBackward : OpRewritePattern<AtenSiluBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenSiluBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getSelf();
+    Value s = rewriter.create<AtenSigmoidOp>(loc, x.getType(), x);
+    Value inner = rewriter.create<AtenAddScalarOp>(
+        loc, x.getType(), mul(rewriter, loc, x, oneMinus(rewriter, loc, s)),
+        f64(rewriter, 1.0), Attribute());
+    Value gs = mul(rewriter, loc, op.getGradOutput(), s);
+    rewriter.replaceOp(op, mul(rewriter, loc, gs, inner));
+    return success();
+  }
+};
+
 /// gelu_backward(g, x): g * (cdf(x) + x * pdf(x)) for the exact GELU, and the
 /// derivative of 0.5 x (1 + tanh(k (x + 0.044715 x^3))) for the tanh one, in
 /// ATen's order of operations.
@@ -512,6 +530,7 @@ void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
   patterns
       .add<ThresholdBackward, SigmoidBackward, TanhBackward, MseLossBackward,
            SoftmaxBackward, LogSoftmaxBackward, NllLossBackward, GeluBackward,
+           SiluBackward,
            LayerNormBackward, LayerNormWithStatistics, EmbeddingBackward,
            SliceBackward, SelectBackward>(patterns.getContext());
 }

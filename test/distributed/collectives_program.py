@@ -11,7 +11,9 @@ MODEL.so through dynoc.TorchDistributedCommunicator ("unbound": with none),
 this rank's weight shards from WEIGHTS (its capture's weights file), and
 prints `RESULT rank=R worst=E tp=T`: the largest relative difference from
 eager, and of the tensor-parallel MLP from one process's whole one. DEVICE=cuda
-runs on GPU LOCAL_RANK with NCCL (the capture: gloo on the CPU).
+runs on GPU LOCAL_RANK with NCCL (the capture: gloo on the CPU);
+COMMUNICATOR=nccl then runs the model through libdynrt's own NCCL communicator
+(dynoc.NcclCommunicator) instead of torch.distributed's.
 """
 import os
 import sys
@@ -63,8 +65,9 @@ import dynoc  # noqa: E402
 want = step(x)  # eager, with torch.distributed's collectives
 unbound = len(sys.argv) > 3 and sys.argv[3] == "unbound"
 weights = sys.argv[4] if len(sys.argv) > 4 else None  # this rank's shards
-m = dynoc.load(sys.argv[2], weights=weights,
-               communicator=None if unbound else dynoc.TorchDistributedCommunicator())
+communicator = None if unbound else dynoc.NcclCommunicator() \
+    if os.environ.get("COMMUNICATOR") == "nccl" else dynoc.TorchDistributedCommunicator()
+m = dynoc.load(sys.argv[2], weights=weights, communicator=communicator)
 try:
     got = m(x)
 except Exception as e:  # noqa: BLE001 - the test reads it

@@ -23,6 +23,22 @@ func.func @sigmoid_backward(%g: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf3
   return %0 : tensor<4xf32>
 }
 
+// silu_backward(g, x) = g * s * (1 + x * (1 - s)), s = sigmoid(x).
+// CHECK-LABEL: func.func @silu_backward
+func.func @silu_backward(%g: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[S:.*]] = aten.sigmoid %arg1
+  // CHECK: %[[N:.*]] = aten.neg %[[S]]
+  // CHECK: %[[O:.*]] = aten.add.Scalar %[[N]] {other = 1.000000e+00 : f64}
+  // CHECK: %[[XO:.*]] = aten.mul.Tensor %arg1, %[[O]]
+  // CHECK: %[[I:.*]] = aten.add.Scalar %[[XO]] {other = 1.000000e+00 : f64}
+  // CHECK: %[[GS:.*]] = aten.mul.Tensor %arg0, %[[S]]
+  // CHECK: %[[R:.*]] = aten.mul.Tensor %[[GS]], %[[I]]
+  // CHECK-NOT: silu_backward
+  // CHECK: return %[[R]]
+  %0 = aten.silu_backward %g, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func @tanh_backward
 func.func @tanh_backward(%g: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: %[[Y2:.*]] = aten.mul.Tensor %arg1, %arg1

@@ -1,0 +1,66 @@
+"""tools/test_multigpu.sh's check that libdynrt's NCCL communicator bounds
+what it waits for, on 2 GPU ranks:
+
+1. rank 1 never joins: rank 0's dynrt_nccl_communicator_create fails after
+   its 3 s timeout, naming the group, rather than waiting forever;
+2. both ranks join and bind MODEL.so (test/distributed/collectives_program.py's
+   build), then rank 1 leaves without running it: rank 0's collectives never
+   complete, its communicator aborts them after the 5 s timeout, and its next
+   run fails with a message naming the collective.
+
+    python3 nccl_timeout_program.py MODEL.so WEIGHTS_DIR
+
+Prints `TIMEOUT rendezvous=ok collective=ok` on rank 0 when both hold.
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+import dynoc  # noqa: E402
+from dynoc import _runtime  # noqa: E402
+
+_dynrt = _runtime._dynrt
+results = {}
+# 1. A rendezvous rank 1 never comes to.
+if rank == 0:
+    t0 = time.perf_counter()
+    try:
+        _dynrt.nccl_communicator(_dynrt.nccl_unique_id(), 2, 0, torch.cuda.current_device(),
+                                 "0", 3000)
+        results["rendezvous"] = "joined?!"
+    except _dynrt.Error as e:
+        waited = time.perf_counter() - t0
+        print(f"rank 0: {e} (after {waited:.1f} s)", flush=True)
+        results["rendezvous"] = "ok" if "within 3000 ms" in str(e) and waited < 30 else str(e)
+dist.barrier()
+# 2. A collective rank 1 never issues.
+communicator = dynoc.NcclCommunicator(timeout_s=5)
+m = dynoc.load(sys.argv[1], weights=os.path.join(sys.argv[2], f"weights{rank}.safetensors"),
+               communicator=communicator)
+torch.manual_seed(100)
+x = torch.randn(4, 8).cuda()
+dist.barrier()
+if rank == 1:
+    time.sleep(20)  # alive, but issuing nothing
+else:
+    t0 = time.perf_counter()
+    try:
+        m(x)
+        torch.cuda.synchronize()  # returns once the aborted collective does
+        m(x)
+        results["collective"] = "the second run succeeded?!"
+    except Exception as e:  # noqa: BLE001
+        waited = time.perf_counter() - t0
+        print(f"rank 0: {type(e).__name__}: {e} (after {waited:.1f} s)", flush=True)
+        text = str(e)
+        results["collective"] = "ok" if ("did not complete within 5000 ms" in text
+                                         or "NCCL reported an error" in text) else text
+    print(f"TIMEOUT rendezvous={results.get('rendezvous')} "
+          f"collective={results.get('collective')}", flush=True)
+os._exit(0)  # the aborted communicator and the process group: no orderly teardown
