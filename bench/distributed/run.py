@@ -11,7 +11,10 @@ Two halves, because the GPU machine cannot capture or build:
 
     here:  .venv/bin/python bench/distributed/run.py prepare --device cuda \\
                [--models gpt2-small,llama-1024] [--worlds 1,2,4]
-    there: python3 bench/distributed/run.py run --device cuda [--worlds 1,2,4]
+    there: python3 bench/distributed/run.py run --device cuda [--worlds 1,2,4] \\
+               [--results DIR]        (carry build/gpu/bin, build/gpu/distributed_bench)
+    here:  .venv/bin/python bench/distributed/run.py table --device cuda --results DIR
+           (a run split over several calls: each call's JSON files, gathered)
     (both, on the CPU: prepare --device cpu, then run --device cpu)
 
 `prepare` captures the step (capture_step.py) on WORLD gloo ranks for each
@@ -373,11 +376,19 @@ def machine(device):
     return f"{os.cpu_count()}-core {platform.machine()} CPU"
 
 
+def results_dir(a):
+    return pathlib.Path(a.results) if a.results else artifacts(a.device) / "results"
+
+
 def run(a):
+    """Runs each (model, world size) and keeps its rows in the results folder
+    (one JSON file each, so that runs split over several calls add up), then
+    writes the table from every file there."""
     import torch
-    results = {}
     names = [n for n in a.models.split(",")]
     worlds = [int(w) for w in a.worlds.split(",")]
+    keep = results_dir(a)
+    keep.mkdir(parents=True, exist_ok=True)
     for name in names:
         for world in worlds:
             if not (artifacts(a.device) / name / f"w{world}" / "step.so").exists():
@@ -387,6 +398,7 @@ def run(a):
             if a.device == "cuda" and world > torch.cuda.device_count():
                 continue
             print(f"[bench/distributed] {name} on {world} {a.device} rank(s)", file=sys.stderr)
+            t0 = time.perf_counter()
             with tempfile.TemporaryDirectory() as tmp:
                 out = pathlib.Path(tmp) / "rows.json"
                 env = {"OMP_NUM_THREADS": "1"} if a.device == "cpu" else {}
@@ -399,34 +411,50 @@ def run(a):
                 if bad:
                     print(f"[bench/distributed] {name} w{world}: rank {bad[0][0]} failed:\n"
                           f"{bad[0][1][-3000:]}", file=sys.stderr)
-                    results[(name, world)] = {"rows": {}, "errors": {"all": bad[0][1][-300:]}}
-                    continue
-                results[(name, world)] = json.loads(out.read_text())
-    write_table(a, results, names, worlds)
+                    result = {"rows": {}, "errors": {"all": bad[0][1][-300:]}}
+                else:
+                    result = json.loads(out.read_text())
+            result.update(model=name, world=world, machine=machine(a.device),
+                          torch=torch.__version__, cuda=torch.version.cuda,
+                          date=str(datetime.date.today()), steps=a.steps, rounds=a.rounds)
+            (keep / f"{name}-w{world}.json").write_text(json.dumps(result, indent=1))
+            print(f"[bench/distributed] {name} w{world}: {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr)
+    write_table(a)
 
 
-def write_table(a, results, names, worlds):
-    import torch
+def write_table(a):
+    """docs/perf-distributed(-cpu).md from the results folder's files."""
     cuda = a.device == "cuda"
+    results = {}
+    for f in sorted(results_dir(a).glob("*.json")):
+        r = json.loads(f.read_text())
+        results[(r["model"], r["world"])] = r
+    if not results:
+        sys.exit(f"no results in {results_dir(a)}")
+    meta = next(iter(results.values()))
+    names = [n for n in models.CONFIGS if any(k[0] == n for k in results)]
+    worlds = sorted({k[1] for k in results})
     doc = ROOT / "docs" / ("perf-distributed.md" if cuda else "perf-distributed-cpu.md")
     lines = ["# Data-parallel training (DDP)" + ("" if cuda else " on CPU processes (gloo)"), "",
-             f"Measured {datetime.date.today()} by `bench/distributed/run.py run --device "
-             f"{a.device}` on {machine(a.device)} (torch {torch.__version__}"
-             + (f", CUDA {torch.version.cuda}, NCCL" if cuda else ", gloo, 1 thread per rank")
+             f"Measured {meta['date']} by `bench/distributed/run.py run --device "
+             f"{a.device}` on {meta['machine']} (torch {meta['torch']}"
+             + (f", CUDA {meta['cuda']}, NCCL" if cuda else ", gloo, 1 thread per rank")
              + f"). One training step per call: forward under bf16 autocast, cross-entropy, "
              "backward, the gradients averaged over the ranks (DDP), SGD with momentum; a fixed "
              "batch per rank (weak scaling). Each engine starts from the same state, runs "
-             f"{WARM} untimed steps, then {a.steps} timed steps in {a.rounds} interleaved rounds; "
-             "the slowest rank's median step. Engines: eager `DistributedDataParallel`; "
+             f"{WARM} untimed steps, then {meta['steps']} timed steps in {meta['rounds']} "
+             "interleaved rounds; the slowest rank's median step. Engines: eager "
+             "`DistributedDataParallel`; "
              "`torch.compile` of the step with DDP (Dynamo's DDPOptimizer, the default); "
              "`torch.compile` with compiled autograd (`optimize_ddp=\"python_reducer\"`); "
              "dynoc's step `.so` (captured on each rank, built once; its all-reduces in "
              "25 MiB buckets, each in flight while the backward pass goes on) through "
              "`dynoc.TorchDistributedCommunicator` (torch.distributed's NCCL or gloo), and "
-             "through libdynrt's own NCCL communicator (`dynoc.NcclCommunicator`). Scaling efficiency: the 1-rank step time "
-             "over the N-rank one." + (" All-reduce and exposed: NCCL kernel time per step "
-                                       "from a profile of 5 steps, and the part of it no "
-                                       "other kernel overlapped." if cuda else ""), ""]
+             "through libdynrt's own NCCL communicator (`dynoc.NcclCommunicator`). Scaling "
+             "efficiency: the 1-rank step time over the N-rank one."
+             + (" All-reduce and exposed: NCCL kernel time per step from a profile of 5 steps, "
+                "and the part of it no other kernel overlapped." if cuda else ""), ""]
     geo = []
     for name in names:
         family, vocab, d, heads, layers, mlp, b, t = models.CONFIGS[name]
@@ -490,6 +518,11 @@ def main():
     r.add_argument("--rounds", type=int, default=3)
     r.add_argument("--timeout", type=int, default=900)
     r.add_argument("--no-profile", dest="profile", action="store_false")
+    r.add_argument("--results", default=None,
+                   help="folder of the per-run JSON files (default: the artifacts' results/)")
+    t = sub.add_parser("table", help="write the table from a results folder")
+    t.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    t.add_argument("--results", default=None)
     w = sub.add_parser("worker")
     w.add_argument("--device", choices=["cuda", "cpu"])
     w.add_argument("--model")
@@ -498,6 +531,9 @@ def main():
     w.add_argument("--out")
     w.add_argument("--profile", action="store_true")
     a = ap.parse_args()
+    if a.cmd == "table":
+        write_table(a)
+        return
     if a.cmd != "worker":
         default_models = "gpt2-small,llama-1024" if a.device == "cuda" else "gpt2-mini,llama-mini"
         a.models = a.models or default_models

@@ -32,6 +32,8 @@ LogicalResult GraphEmitter::emitConstantPad(Operation *op) {
   if (!pad || pad.size() % 2 || pad.size() / 2 > d.size())
     return fail(op) << "constant_pad_nd needs pairs "
                        "of pads, at most two per dim";
+  if (d.size() > 8) // the CUDA kernel's PadShape
+    return fail(op) << "constant_pad_nd of a tensor of more than 8 dims";
   DimList outDims = d, before(d.size(), "0");
   for (size_t k = 0; k < pad.size() / 2; ++k) {
     size_t dim = d.size() - 1 - k;

@@ -223,6 +223,11 @@ CASES["cat"] = case("aten.cat", [[2, 3, 4], [2, 1, 4], [2, 0, 4]], {"dim": -2},
 CASES["slice"] = case("aten.slice.Tensor", [[4, 10, 3]],
                       {"dim": 1, "start": -8, "end": 9, "step": 3},
                       lambda x: aten.slice.Tensor(x, 1, -8, 9, 3).contiguous())
+# Padding before and after, a cropped dim (a negative pad) and a fill value:
+# the slice_backward of a Llama's rotary halves.
+CASES["constant_pad"] = case("aten.constant_pad_nd", [[2, 3, 5]],
+                             {"pad": [1, 2, -1, 1], "value": 0.5},
+                             lambda x: aten.constant_pad_nd(x, [1, 2, -1, 1], 0.5))
 CASES["select"] = case("aten.select.int", [[4, 5, 3]], {"dim": -2, "index": -1},
                        lambda x: aten.select.int(x, -2, -1).contiguous())
 CASES["pow3"] = case("aten.pow.Tensor_Scalar", [[4, 7]], {"exponent": 3.0},

@@ -32,7 +32,7 @@ OP_CASES = [
     "conv_groups_resnext", "conv_groups_wide",
     "conv_pointwise", "conv_depthwise", "conv_depthwise_5x5", "conv_depthwise_mult",
     "conv_depthwise_7x7", "max_pool",
-    "max_pool_2x2", "batch_norm",
+    "max_pool_2x2", "batch_norm", "constant_pad",
 ]
 
 ARTIFACTS = os.path.join(ROOT, "build", "gpu")

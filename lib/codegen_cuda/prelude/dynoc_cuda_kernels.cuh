@@ -233,6 +233,39 @@ template <class TO, class TI> void convert(TO *out, const TI *in, int64_t n) {
   pointwise(n, [=] __device__(int64_t i) { out[i] = cvt<TO>(in[i]); });
 }
 
+// constant_pad_nd: out has `rank` (at most kMaxPadRank) dims `os`, in `is`;
+// before[d] elements of `value` come before input dim d (negative: cropped).
+// One thread per output element (the CPU prelude's loop, per index).
+constexpr int kMaxPadRank = 8;
+struct PadShape {
+  int64_t os[kMaxPadRank], is[kMaxPadRank], before[kMaxPadRank];
+};
+template <class T>
+inline void constant_pad(T *out, const T *in, const int64_t *os,
+                         const int64_t *is, const int64_t *before, int rank,
+                         T value) {
+  PadShape s{};
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) {
+    s.os[d] = os[d];
+    s.is[d] = is[d];
+    s.before[d] = before[d];
+    n *= os[d];
+  }
+  pointwise(n, [=] __device__(int64_t i) {
+    int64_t rest = i, src = 0, stride = 1;
+    bool inside = true;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t x = rest % s.os[d] - s.before[d];
+      rest /= s.os[d];
+      inside = inside && x >= 0 && x < s.is[d];
+      src += x * stride;
+      stride *= s.is[d];
+    }
+    out[i] = inside ? in[src] : value;
+  });
+}
+
 template <class TO, class TI, class F>
 inline void unary(TO *out, const TI *in, int64_t n, F f) {
   pointwise(n, [=] __device__(int64_t i) { out[i] = TO(f(in[i])); });
