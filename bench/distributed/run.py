@@ -341,7 +341,8 @@ def worker(a):
             dist.barrier()
     rows = {}
     for engine, e in engines.items():
-        median = torch.tensor(statistics.median(e["times"]) * 1e3, dtype=torch.float64)
+        median = torch.tensor(statistics.median(e["times"]) * 1e3, dtype=torch.float64,
+                              device=dev)
         dist.all_reduce(median, op=dist.ReduceOp.MAX)  # the slowest rank's
         rows[engine] = {"step_ms": median.item(), "loss": float(e["loss"]),
                         "first_s": first[engine]}

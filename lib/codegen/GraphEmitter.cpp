@@ -433,7 +433,7 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
 
   // Values that share their operand's storage: views and clones (values are
   // immutable here), and transposes folded into a GEMM.
-  auto aliasOf = [&](Operation *op) -> Value {
+  auto viewOf = [&](Operation *op) -> Value {
     StringRef n = op->getName().getStringRef();
     if (isFoldedTranspose(op))
       return op->getOperand(0);
@@ -447,6 +447,20 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
       return op->getOperand(0);
     if (isa<dynoc::WaitTensorOp>(op))
       return op->getOperand(0);
+    return {};
+  };
+  auto aliasOf = [&](Operation *op) -> Value {
+    if (Value v = viewOf(op))
+      return v;
+    // An all-reduce or broadcast of a value nothing else reads (a bucket of
+    // gradients) works in place on it: no copy into a buffer of its own.
+    if (isa<dynoc::AllReduceOp, dynoc::BroadcastOp>(op) &&
+        !inOutput.count(op->getResult(0))) {
+      Value in = op->getOperand(0);
+      Operation *def = in.getDefiningOp();
+      if (def && in.hasOneUse() && !viewOf(def) && !inOutput.count(in))
+        return in;
+    }
     return {};
   };
   // Liveness over storage roots, for the memory plan.

@@ -160,44 +160,67 @@ struct BucketAllReducesPass
   }
 };
 
-/// A wait of an all-reduce or broadcast, or a slice or reshape of what one
-/// of those gives.
-bool isDeferrable(Operation *op,
-                  const llvm::SmallPtrSetImpl<Operation *> &deferrable) {
-  if (auto wait = dyn_cast<dynoc::WaitTensorOp>(op)) {
-    Operation *def = wait.getInput().getDefiningOp();
-    return def && isa<dynoc::AllReduceOp, dynoc::BroadcastOp>(def);
+/// Orders a block's ops by the last collective each depends on: first every
+/// op that reads no collective's result (the whole backward pass, and every
+/// collective's start), then the ops that need the first collective issued
+/// (its wait first), then those that need the second, and so on. A stable
+/// sort by a key that never decreases along a use (an op's key is the
+/// largest of its operands') keeps every value defined before its uses, so
+/// the waits land where their results are first needed and, among the ops
+/// after the last collective (an optimizer's updates), those of gradients
+/// communicated first go first, while the last bucket is still in flight.
+void scheduleByCollective(Block &block) {
+  llvm::DenseMap<Operation *, int> key;
+  int issued = 0;
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator()) {
+    int k = -1;
+    for (Value v : op.getOperands())
+      if (Operation *def = v.getDefiningOp())
+        k = std::max(k, key.lookup(def));
+    if (isa<dynoc::WaitTensorOp>(op)) {
+      Operation *collective = op.getOperand(0).getDefiningOp();
+      k = std::max(k, collective ? key.lookup(collective) : -1);
+    }
+    key[&op] = k;
+    // A collective's own key is the order it is issued in, which its wait
+    // takes; the collective itself stays with the ops of its operands' key.
+    if (isa<dynoc::AllReduceOp, dynoc::AllGatherIntoTensorOp,
+            dynoc::ReduceScatterTensorOp, dynoc::BroadcastOp>(op)) {
+      key[&op] = issued++;
+      ops.push_back(&op);
+      continue;
+    }
+    ops.push_back(&op);
   }
-  if (isa<AtenSliceTensorOp, AtenReshapeOp, AtenViewOp>(op)) {
-    Operation *def = op->getOperand(0).getDefiningOp();
-    return def && deferrable.contains(def);
-  }
-  return false;
+  // The sort key: a collective sorts with its operands' ops, everything else
+  // by its key.
+  auto sortKey = [&](Operation *op) {
+    if (isa<dynoc::AllReduceOp, dynoc::AllGatherIntoTensorOp,
+            dynoc::ReduceScatterTensorOp, dynoc::BroadcastOp>(op)) {
+      int k = -1;
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp())
+          k = std::max(k, key.lookup(def));
+      return k;
+    }
+    return key.lookup(op);
+  };
+  SmallVector<Operation *> sorted(ops);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](Operation *a, Operation *b) {
+                     return sortKey(a) < sortKey(b);
+                   });
+  Operation *terminator = block.getTerminator();
+  for (Operation *op : sorted)
+    op->moveBefore(terminator);
 }
 
 struct DeferWaitsPass : dynoc::impl::DeferWaitsBase<DeferWaitsPass> {
   void runOnOperation() override {
-    for (Block &block : getOperation().getBody()) {
-      llvm::SmallPtrSet<Operation *, 16> deferrable;
-      SmallVector<Operation *> order;
-      for (Operation &op : block)
-        if (isDeferrable(&op, deferrable)) {
-          deferrable.insert(&op);
-          order.push_back(&op);
-        }
-      // Last first, so that each op's users are where they end up before
-      // it moves down to the first of them.
-      for (Operation *op : llvm::reverse(order)) {
-        Operation *first = nullptr;
-        for (Operation *user : op->getUsers()) {
-          Operation *at = block.findAncestorOpInBlock(*user);
-          if (at && (!first || at->isBeforeInBlock(first)))
-            first = at;
-        }
-        if (first && op->getNextNode() != first)
-          op->moveBefore(first);
-      }
-    }
+    for (Block &block : getOperation().getBody())
+      if (!block.getOps<dynoc::WaitTensorOp>().empty())
+        scheduleByCollective(block);
   }
 };
 } // namespace

@@ -142,15 +142,19 @@ def BucketAllReduces : Pass<"dynoc-bucket-all-reduces", "mlir::func::FuncOp"> {
 }
 
 def DeferWaits : Pass<"dynoc-defer-waits", "mlir::func::FuncOp"> {
-  let summary = "Moves each collective's wait to where its result is used";
+  let summary = "Moves collectives' waits, and what needs them, as late as "
+                "their uses allow";
   let description = [{
-    A `dynoc.wait_tensor` of an all-reduce or broadcast (and the slices and
-    reshapes that read its result) moves down to just before the first op
-    that uses it, so the computation between the collective and that use
-    runs while the collective is in flight (the backward pass goes on while
-    a bucket of gradients is all-reduced). The waits of all-gathers and
-    reduce-scatters stay where they are: their input is read by the
-    communicator until the wait.
+    Reorders a graph with collectives by the last collective each op
+    depends on: first every op that reads no collective's result (the rest
+    of the backward pass, and every collective's start, in their order),
+    then each collective's `dynoc.wait_tensor` with the ops that need it, in
+    the order the collectives were issued. The computation between a
+    collective and its first use runs while it is in flight, and an
+    optimizer's updates run bucket by bucket, those of the gradients
+    communicated first before the last bucket is waited for. A stable sort
+    by a key that only grows along uses: every value stays defined before its
+    uses, and the collectives keep their relative order on every rank.
   }];
   let constructor = "dynoc::createDeferWaitsPass()";
 }
