@@ -30,14 +30,18 @@ fi
 out="${OUT:-/tmp}"
 port=$(( 29500 + RANDOM % 1000 ))
 status=0
-# Data parallel: the step averaging the gradients itself, then a DDP module's.
-for variant in step ddp_step; do
-  flag=""; [ $variant = ddp_step ] && flag="--ddp"
+# Data parallel: the step averaging the gradients itself, then a DDP module's,
+# then the DDP step through libdynrt's own NCCL communicator
+# (dynoc.NcclCommunicator) instead of torch.distributed's.
+for variant in step ddp_step nccl; do
+  so=$variant; flag=""
+  [ $variant = ddp_step ] && flag="--ddp"
+  [ $variant = nccl ] && { so=ddp_step; flag="--ddp --communicator nccl"; }
   port=$(( port + 1 ))
   pids=()
   for r in 0 1; do
     RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-      timeout 300 "$py" "$root/examples/distributed/run.py" "$art/distributed/$variant.so" \
+      timeout 300 "$py" "$root/examples/distributed/run.py" "$art/distributed/$so.so" \
       "$art/distributed/data" --steps 10 --device cuda --tolerance 1e-4 $flag > "$out/${variant}_rank$r.log" 2>&1 &
     pids+=($!)
   done
@@ -45,21 +49,6 @@ for variant in step ddp_step; do
     wait "${pids[$r]}" || status=1
     grep -v Warning "$out/${variant}_rank$r.log" | tail -4
   done
-done
-# The DDP step again, its collectives through libdynrt's own NCCL
-# communicator (dynoc.NcclCommunicator) instead of torch.distributed's.
-port=$(( port + 1 ))
-pids=()
-for r in 0 1; do
-  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    timeout 300 "$py" "$root/examples/distributed/run.py" "$art/distributed/ddp_step.so" \
-    "$art/distributed/data" --steps 10 --device cuda --tolerance 1e-4 --ddp \
-    --communicator nccl > "$out/nccl_rank$r.log" 2>&1 &
-  pids+=($!)
-done
-for r in 0 1; do
-  wait "${pids[$r]}" || status=1
-  grep -v Warning "$out/nccl_rank$r.log" | tail -2
 done
 # Tensor-parallel layers and the four collectives, each rank with its shards,
 # through torch.distributed's NCCL, then libdynrt's.
