@@ -82,6 +82,7 @@ struct Libraries {
   ncclResult_t (*broadcast)(const void *, void *, size_t, int, int, ncclComm_t,
                             cudaStream_t);
   cudaError_t (*setDevice)(int);
+  cudaError_t (*getDevice)(int *);
   cudaError_t (*streamCreateWithFlags)(cudaStream_t *, unsigned);
   cudaError_t (*streamDestroy)(cudaStream_t);
   cudaError_t (*streamWaitEvent)(cudaStream_t, cudaEvent_t, unsigned);
@@ -128,6 +129,7 @@ const Libraries &libraries() {
               bindSymbol(l.nccl, "ncclReduceScatter", l.reduceScatter) &&
               bindSymbol(l.nccl, "ncclBroadcast", l.broadcast) &&
               bindSymbol(l.cudart, "cudaSetDevice", l.setDevice) &&
+              bindSymbol(l.cudart, "cudaGetDevice", l.getDevice) &&
               bindSymbol(l.cudart, "cudaStreamCreateWithFlags",
                          l.streamCreateWithFlags) &&
               bindSymbol(l.cudart, "cudaStreamDestroy", l.streamDestroy) &&
@@ -222,6 +224,17 @@ public:
   /// Joins the communicator of `id`, bounded by the timeout.
   dynrt_status_t *init(const ncclUniqueId &id) {
     const Libraries &l = libraries();
+    // The caller's current device is its own: set back on the way out.
+    int callers = -1;
+    l.getDevice(&callers);
+    struct Restore {
+      const Libraries &l;
+      int device;
+      ~Restore() {
+        if (device >= 0)
+          l.setDevice(device);
+      }
+    } restore{l, callers};
     if (cudaError_t e = l.setDevice(device_))
       return cudaFailure("cudaSetDevice", e);
     if (cudaError_t e =

@@ -229,6 +229,59 @@ def test_ddp_gradient_accumulation_under_no_sync_is_ddps(tmp_path):
         assert step.count('"dynoc.all_reduce"') == 4, step.count('"dynoc.all_reduce"')
 
 
+def test_coalesced_collectives_record_per_tensor_and_run_as_eager(tmp_path):
+    """_c10d_functional.all_reduce_coalesced (and its all-gather and
+    reduce-scatter kin) record one dynoc collective per tensor; the built
+    model's results equal eager's on both ranks. Object collectives and
+    barrier are breaks with their reasons."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "import sys, torch, torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "fc = torch.ops._c10d_functional\n"
+        "def f(a, b):\n"
+        "    x, y = fc.all_reduce_coalesced([a * 2, b + 1], 'sum', '0')\n"
+        "    g, h = fc.all_gather_into_tensor_coalesced([a, b], 2, '0')\n"
+        "    r, = fc.reduce_scatter_tensor_coalesced([b * 3], 'avg', 2, '0')\n"
+        "    w = fc.wait_tensor\n"
+        "    return w(x) + 1, w(y), w(g), w(h), w(r)\n"
+        "torch.manual_seed(dist.get_rank())\n"
+        "a, b = torch.randn(2, 3), torch.randn(4, 3)\n"
+        "if sys.argv[1] == 'capture':\n"
+        "    torch.compile(f)(a, b)\n"
+        "    @torch.compile\n"
+        "    def g(t):\n"
+        "        out = [None]\n"
+        "        dist.all_gather_object(out * 2, {'rank': 0})\n"
+        "        dist.barrier()\n"
+        "        return t + 1\n"
+        "    g(a)\n"
+        "else:\n"
+        "    import dynoc\n"
+        "    m = dynoc.load(sys.argv[2], communicator=dynoc.TorchDistributedCommunicator())\n"
+        "    got, want = m(a, b), f(a, b)\n"
+        "    worst = max(((p - q).abs().max()).item() for p, q in zip(got, want))\n"
+        "    print('WORST', worst)\n")
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", prog, "-o", tmp_path / "cap",
+                                         "--", "capture"]):
+        assert rc == 0, err[-3000:]
+    g0 = (tmp_path / "cap" / "rank0" / "graph_0.mlir").read_text()
+    assert g0 == (tmp_path / "cap" / "rank1" / "graph_0.mlir").read_text()
+    count = {op: g0.count(f'"dynoc.{op}"') for op in
+             ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor")}
+    assert count == {"all_reduce": 2, "all_gather_into_tensor": 2,
+                     "reduce_scatter_tensor": 1}, count
+    report = (tmp_path / "cap" / "rank0" / "report.txt").read_text()
+    assert "c10d.barrier" in report, report
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "graph_0.mlir", "-o",
+                        tmp_path / "m.so"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-3000:]
+    for r, (rc, out, err) in enumerate(ranks(
+            lambda r: [sys.executable, prog, "run", tmp_path / "m.so"])):
+        assert rc == 0, f"rank {r}: {out}{err[-3000:]}"
+        assert float(out.split("WORST")[1].split()[0]) <= 1e-6, out
+
+
 def test_libdynrts_nccl_communicator_says_what_it_lacks():
     """dynrt_nccl_communicator_create on a machine without NCCL (this one's
     torch is the CPU build) names the library it cannot load; arguments out

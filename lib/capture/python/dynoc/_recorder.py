@@ -47,6 +47,11 @@ def _op_name(func):
 
 # The functional collectives recorded as dynoc ops (CollectiveOps.td).
 _COLLECTIVES = {"all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "broadcast"}
+# Each coalesced collective records as its single-tensor form per tensor (the
+# same values; dynoc-bucket-all-reduces merges all-reduces again at build).
+_COALESCED = {"all_reduce_coalesced": "all_reduce",
+              "all_gather_into_tensor_coalesced": "all_gather_into_tensor",
+              "reduce_scatter_tensor_coalesced": "reduce_scatter_tensor"}
 
 
 def _group_size(group_name):
@@ -413,6 +418,14 @@ class Tracker(TorchDispatchMode):
                 "collective): runs outside the graphs")
         bound = dict(zip((a.name for a in func._schema.arguments), args), **kwargs)
         attrs = {}
+        if short in _COALESCED:
+            single = getattr(torch.ops._c10d_functional, _COALESCED[short]).default
+            rest = {k: v for k, v in bound.items() if k != "inputs"}
+            if not isinstance(out, (list, tuple)) or len(out) != len(bound["inputs"]):
+                raise mw.Unencodable(f"collective {short}: its results are not one per input")
+            for tensor, result in zip(bound["inputs"], out):
+                self._record_collective(single, (tensor,), rest, result)
+            return
         if short in ("wait_tensor", "_wrap_tensor_autograd"):
             # The wrapper (an AsyncCollectiveTensor) waits at its first use:
             # here, which is no later.
