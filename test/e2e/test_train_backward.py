@@ -105,6 +105,15 @@ x, y = torch.randn(7, 6), torch.randn(7, 8)""",
              "(nn.functional.gelu(model(x)) * y).sum() + "
              "(nn.functional.gelu(model(x), approximate='tanh') ** 2).mean()",
              ["G['model'].weight", "G['model'].bias"]),
+    # silu_backward (a Llama MLP's gate), and rotary halves: slices whose
+    # slice_backward pads (constant_pad_nd)
+    "silu_rotary": ("""model = nn.Linear(6, 8)
+x, y = torch.randn(7, 6), torch.randn(7, 8)
+def rotate(h):
+    a, b = h[..., :4], h[..., 4:]
+    return torch.cat([a * 0.5 - b, a + b * 0.5], dim=-1)""",
+                    "(rotate(nn.functional.silu(model(x))) * y).sum()",
+                    ["G['model'].weight", "G['model'].bias"]),
     # embedding_dense_backward (repeated and padding indices), then a
     # slice and a select of the embedded sequence (slice_/select_backward)
     "embedding_slice_select": ("""model = nn.Embedding(11, 4, padding_idx=0)
