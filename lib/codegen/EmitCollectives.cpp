@@ -48,7 +48,49 @@ std::string cEscaped(StringRef s) {
 }
 } // namespace
 
+/// all_to_all_single: the split sizes in elements (rows times the elements
+/// of a row), equal slices where the op gives none.
+LogicalResult GraphEmitter::emitAllToAll(dynoc::AllToAllSingleOp op) {
+  Value in = op.getInput(), out = op.getResult();
+  DimList d = dimsOf(in);
+  std::string size = std::to_string(op.getGroupSize());
+  ArrayRef<std::string> all(d);
+  std::string row = product(all.drop_front());
+  auto counts = [&](ArrayRef<int64_t> splits, const std::string &dim0) {
+    std::vector<std::string> c;
+    for (int64_t i = 0; i < op.getGroupSize(); ++i)
+      c.push_back(splits.empty()
+                      ? "(" + dim0 + ") / " + size + " * " + row
+                      : std::to_string(splits[size_t(i)]) + " * " + row);
+    return "{" + llvm::join(c, ", ") + "}";
+  };
+  if (op.getInputSplitSizes().empty())
+    require(d[0] + " % " + size + " == 0", op,
+            "all_to_all_single's dim 0 is not a multiple of the group size");
+  DimList o = d;
+  if (!op.getOutputSplitSizes().empty()) {
+    int64_t rows = 0;
+    for (int64_t n : op.getOutputSplitSizes())
+      rows += n;
+    o[0] = std::to_string(rows);
+  }
+  setDims(out, op, o);
+  std::string work = "work" + std::to_string(collectiveWork.size());
+  collectiveWork[out] = work;
+  code += llvm::formatv(
+      "  void *{0} = nullptr;\n"
+      "  {{ const int64_t in_counts[] = {1}, out_counts[] = {2};\n"
+      "    if (int rc = dynoc_k::all_to_all(\"{3}\", {4}, {5}, in_counts, "
+      "out_counts, {6}, &{0})) return rc; }\n",
+      work, counts(op.getInputSplitSizes(), d[0]),
+      counts(op.getOutputSplitSizes(), d[0]), cEscaped(op.getGroupName()),
+      name(in), name(out), size);
+  return success();
+}
+
 LogicalResult GraphEmitter::emitCollective(Operation *op) {
+  if (auto a2a = dyn_cast<dynoc::AllToAllSingleOp>(op))
+    return emitAllToAll(a2a);
   Value in = op->getOperand(0), out = op->getResult(0);
   DimList d = dimsOf(in);
   std::string kind, reduce = "0", root = "0", group, groupSize;

@@ -111,7 +111,8 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
       m[n] = &GraphEmitter::emitRandom;
     m["dynoc.fusion_group"] = &GraphEmitter::emitFusionGroup;
     for (const char *n : {"dynoc.all_reduce", "dynoc.all_gather_into_tensor",
-                          "dynoc.reduce_scatter_tensor", "dynoc.broadcast"})
+                          "dynoc.reduce_scatter_tensor", "dynoc.broadcast",
+                          "dynoc.all_to_all_single"})
       m[n] = &GraphEmitter::emitCollective;
     m["dynoc.wait_tensor"] = &GraphEmitter::emitWaitTensor;
     m["aten.embedding"] = &GraphEmitter::emitEmbedding;
@@ -479,7 +480,8 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
     if (auto wait = dyn_cast<dynoc::WaitTensorOp>(op))
       if (Operation *collective = wait.getInput().getDefiningOp())
         if (isa<dynoc::AllReduceOp, dynoc::AllGatherIntoTensorOp,
-                dynoc::ReduceScatterTensorOp, dynoc::BroadcastOp>(collective))
+                dynoc::ReduceScatterTensorOp, dynoc::BroadcastOp,
+                dynoc::AllToAllSingleOp>(collective))
           lastUse[rootOf(collective->getOperand(0))] = index;
     if (Value a = aliasOf(&op))
       root[op.getResult(0)] = rootOf(a);

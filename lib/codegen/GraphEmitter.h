@@ -171,7 +171,7 @@ inline unsigned supportedDTypes(Operation *op) {
     // Collectives move elements (DDP broadcasts a bool mask buffer); the
     // reducing ones reduce numbers.
     for (const char *n : {"dynoc.broadcast", "dynoc.all_gather_into_tensor",
-                          "dynoc.wait_tensor"})
+                          "dynoc.all_to_all_single", "dynoc.wait_tensor"})
       m[n] = kMovable;
     for (const char *n : {"dynoc.all_reduce", "dynoc.reduce_scatter_tensor"})
       m[n] = kMovable & ~kBool;
@@ -443,6 +443,7 @@ private:
   LogicalResult emitConstantPad(Operation *op);
   // EmitCollectives.cpp
   LogicalResult emitCollective(Operation *op);
+  LogicalResult emitAllToAll(dynoc::AllToAllSingleOp op);
   LogicalResult emitWaitTensor(Operation *op);
 
   /// Whether `v` must be computed: it is used or returned.

@@ -65,7 +65,8 @@ const char *const kSupportedOps[] = {
     "aten.max_pool2d_with_indices_backward",
     // collectives (lib/codegen/prelude/dynoc_collectives.h)
     "dynoc.all_reduce", "dynoc.all_gather_into_tensor",
-    "dynoc.reduce_scatter_tensor", "dynoc.broadcast", "dynoc.wait_tensor"};
+    "dynoc.reduce_scatter_tensor", "dynoc.broadcast", "dynoc.wait_tensor",
+    "dynoc.all_to_all_single"};
 
 const llvm::StringRef kGemmOps[] = {"aten.mm", "aten.addmm", "aten.linear",
                                     "aten.bmm"};

@@ -114,6 +114,40 @@ LogicalResult dynoc::BroadcastOp::verify() {
   return verifySameType(*this, getInput(), getResult());
 }
 
+LogicalResult dynoc::AllToAllSingleOp::verify() {
+  int64_t size = getGroupSize();
+  if (size < 1)
+    return emitOpError() << "has group_size " << size;
+  auto in = getInput().getType().cast<RankedTensorType>();
+  auto out = getResult().getType().cast<RankedTensorType>();
+  ArrayRef<int64_t> ins = getInputSplitSizes(), outs = getOutputSplitSizes();
+  for (auto [what, splits] : {std::pair{"input", ins}, std::pair{"output", outs}}) {
+    if (!splits.empty() && int64_t(splits.size()) != size)
+      return emitOpError() << "has " << splits.size() << " " << what
+                           << " split sizes for a group of " << size
+                           << " ranks";
+    if (llvm::any_of(splits, [](int64_t n) { return n < 0; }))
+      return emitOpError() << "has a negative " << what << " split size";
+  }
+  auto total = [](ArrayRef<int64_t> s) {
+    int64_t n = 0;
+    for (int64_t x : s)
+      n += x;
+    return n;
+  };
+  if (!ins.empty() && !in.isDynamicDim(0) && total(ins) != in.getDimSize(0))
+    return emitOpError() << "splits dim 0 of " << in.getDimSize(0)
+                         << " into input slices of " << total(ins) << " rows";
+  if (!outs.empty() && !out.isDynamicDim(0) && total(outs) != out.getDimSize(0))
+    return emitOpError() << "gives dim 0 of " << out.getDimSize(0)
+                         << " from output slices of " << total(outs) << " rows";
+  // The element type, the rank and dims past 0 (dim 0 of each side: equal
+  // slices keep it, splits give their totals).
+  return verifyDim0(*this, getInput(), getResult(),
+                    outs.empty() ? 1 : total(outs),
+                    ins.empty() ? 1 : total(ins));
+}
+
 LogicalResult dynoc::WaitTensorOp::verify() {
   return verifySameType(*this, getInput(), getResult());
 }

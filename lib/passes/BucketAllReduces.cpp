@@ -160,6 +160,12 @@ struct BucketAllReducesPass
   }
 };
 
+bool isCollective(Operation *op) {
+  return isa<dynoc::AllReduceOp, dynoc::AllGatherIntoTensorOp,
+             dynoc::ReduceScatterTensorOp, dynoc::BroadcastOp,
+             dynoc::AllToAllSingleOp>(op);
+}
+
 /// Orders a block's ops by the last collective each depends on: first every
 /// op that reads no collective's result (the whole backward pass, and every
 /// collective's start), then the ops that need the first collective issued
@@ -182,22 +188,15 @@ void scheduleByCollective(Block &block) {
       Operation *collective = op.getOperand(0).getDefiningOp();
       k = std::max(k, collective ? key.lookup(collective) : -1);
     }
-    key[&op] = k;
     // A collective's own key is the order it is issued in, which its wait
-    // takes; the collective itself stays with the ops of its operands' key.
-    if (isa<dynoc::AllReduceOp, dynoc::AllGatherIntoTensorOp,
-            dynoc::ReduceScatterTensorOp, dynoc::BroadcastOp>(op)) {
-      key[&op] = issued++;
-      ops.push_back(&op);
-      continue;
-    }
+    // takes; the collective itself sorts with the ops of its operands' key.
+    key[&op] = isCollective(&op) ? issued++ : k;
     ops.push_back(&op);
   }
   // The sort key: a collective sorts with its operands' ops, everything else
   // by its key.
   auto sortKey = [&](Operation *op) {
-    if (isa<dynoc::AllReduceOp, dynoc::AllGatherIntoTensorOp,
-            dynoc::ReduceScatterTensorOp, dynoc::BroadcastOp>(op)) {
+    if (isCollective(op)) {
       int k = -1;
       for (Value v : op->getOperands())
         if (Operation *def = v.getDefiningOp())

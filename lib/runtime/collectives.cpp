@@ -80,6 +80,30 @@ int startCollective(void *self, int kind, const char *group, const void *in,
   return dynrt::kCollectiveFailed;
 }
 
+int allToAllCollective(void *self, const char *group, const void *in, void *out,
+                       const int64_t *inCounts, const int64_t *outCounts,
+                       int n, int dtypeCode, int dtypeBits, void *stream,
+                       void **work) {
+  auto *b = static_cast<dynrt::CollectivesBinding *>(self);
+  const dynrt_communicator_t *c = b->communicator;
+  int64_t inTotal = 0, outTotal = 0;
+  for (int i = 0; i < n; ++i) {
+    inTotal += inCounts[i];
+    outTotal += outCounts[i];
+  }
+  DLDataType dtype{uint8_t(dtypeCode), uint8_t(dtypeBits), 1};
+  DLTensor input{const_cast<void *>(in), b->device, 1, dtype, &inTotal,
+                 nullptr, 0};
+  DLTensor output{out, b->device, 1, dtype, &outTotal, nullptr, 0};
+  *work = nullptr;
+  if (c->all_to_all(c->self, group, &input, &output, inCounts, outCounts,
+                    stream, work) == 0)
+    return 0;
+  lastFailure = std::string("all_to_all_single over process group '") +
+                group + "' failed: " + communicatorError(c);
+  return dynrt::kCollectiveFailed;
+}
+
 int waitCollective(void *self, void *work, void *stream) {
   auto *b = static_cast<dynrt::CollectivesBinding *>(self);
   const dynrt_communicator_t *c = b->communicator;
@@ -220,6 +244,7 @@ dynrt_model_set_communicator(dynrt_model_t *model,
       {"all_gather", c->all_gather != nullptr},
       {"reduce_scatter", c->reduce_scatter != nullptr},
       {"broadcast", c->broadcast != nullptr},
+      {"all_to_all", c->all_to_all != nullptr},
       {"wait", c->wait != nullptr}};
   for (auto [name, present] : functions)
     if (!present)
@@ -231,7 +256,7 @@ dynrt_model_set_communicator(dynrt_model_t *model,
                                  dynrt::CollectivesBindingDeleter>(
       new dynrt::CollectivesBinding{
           {DYNOC_COLLECTIVES_ABI_VERSION, nullptr, startCollective,
-           waitCollective},
+           waitCollective, allToAllCollective},
           c,
           m.device.dl()});
   binding->table.self = binding.get();

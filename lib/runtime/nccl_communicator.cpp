@@ -81,6 +81,11 @@ struct Libraries {
                                 ncclComm_t, cudaStream_t);
   ncclResult_t (*broadcast)(const void *, void *, size_t, int, int, ncclComm_t,
                             cudaStream_t);
+  ncclResult_t (*send)(const void *, size_t, int, int, ncclComm_t,
+                       cudaStream_t);
+  ncclResult_t (*recv)(void *, size_t, int, int, ncclComm_t, cudaStream_t);
+  ncclResult_t (*groupStart)();
+  ncclResult_t (*groupEnd)();
   cudaError_t (*setDevice)(int);
   cudaError_t (*getDevice)(int *);
   cudaError_t (*streamCreateWithFlags)(cudaStream_t *, unsigned);
@@ -128,6 +133,10 @@ const Libraries &libraries() {
               bindSymbol(l.nccl, "ncclAllGather", l.allGather) &&
               bindSymbol(l.nccl, "ncclReduceScatter", l.reduceScatter) &&
               bindSymbol(l.nccl, "ncclBroadcast", l.broadcast) &&
+              bindSymbol(l.nccl, "ncclSend", l.send) &&
+              bindSymbol(l.nccl, "ncclRecv", l.recv) &&
+              bindSymbol(l.nccl, "ncclGroupStart", l.groupStart) &&
+              bindSymbol(l.nccl, "ncclGroupEnd", l.groupEnd) &&
               bindSymbol(l.cudart, "cudaSetDevice", l.setDevice) &&
               bindSymbol(l.cudart, "cudaGetDevice", l.getDevice) &&
               bindSymbol(l.cudart, "cudaStreamCreateWithFlags",
@@ -386,6 +395,34 @@ public:
     });
   }
 
+  /// A send to and a receive from every rank, in one NCCL group.
+  int allToAll(const char *group, const DLTensor *in, DLTensor *out,
+               const int64_t *inCounts, const int64_t *outCounts, void *stream,
+               void **work) {
+    int type = ncclTypeOf(in->dtype);
+    if (int rc = checkGroup(group, type))
+      return rc;
+    size_t item = (in->dtype.bits + 7) / 8;
+    return start("all_to_all_single", stream, work, [&](cudaStream_t s) {
+      const Libraries &l = libraries();
+      auto *src = static_cast<const char *>(dataOf(in));
+      auto *dst = static_cast<char *>(dataOf(out));
+      ncclResult_t r = l.groupStart();
+      size_t inAt = 0, outAt = 0;
+      for (int peer = 0; peer < size_ && r == ncclSuccess; ++peer) {
+        r = l.send(src + inAt * item, size_t(inCounts[peer]), type, peer,
+                   comm_, s);
+        if (r == ncclSuccess)
+          r = l.recv(dst + outAt * item, size_t(outCounts[peer]), type, peer,
+                     comm_, s);
+        inAt += size_t(inCounts[peer]);
+        outAt += size_t(outCounts[peer]);
+      }
+      ncclResult_t end = l.groupEnd();
+      return r != ncclSuccess ? r : end;
+    });
+  }
+
   const char *lastError() const { return lastError_.c_str(); }
 
 private:
@@ -565,6 +602,11 @@ dynrt_nccl_communicator_create(const uint8_t *id, int size, int rank,
     t.broadcast = [](void *p, const char *g, DLTensor *x, int src, void *s,
                      void **w) { return self(p)->broadcast(g, x, src, s, w); };
     t.wait = [](void *p, void *w, void *s) { return self(p)->wait(w, s); };
+    t.all_to_all = [](void *p, const char *g, const DLTensor *in, DLTensor *o,
+                      const int64_t *inCounts, const int64_t *outCounts,
+                      void *s, void **w) {
+      return self(p)->allToAll(g, in, o, inCounts, outCounts, s, w);
+    };
     t.last_error = [](void *p) { return self(p)->lastError(); };
     *out = &c.release()->table;
     return nullptr;

@@ -1,7 +1,8 @@
 """The torch.distributed program of test/distributed/test_collectives.py and
 tools/test_multigpu.sh: a tensor-parallel MLP (W1's output features and W2's
 input features split over the ranks, the partial products all-reduced), then
-an in-place all-reduce, a broadcast, an all-gather and a reduce-scatter.
+an in-place all-reduce, a broadcast, an all-gather, a reduce-scatter and an
+all-to-all.
 
     python3 collectives_program.py capture             (under dynoc capture)
     python3 collectives_program.py run MODEL.so [unbound] [WEIGHTS]
@@ -51,7 +52,10 @@ def step(x):
     dist.all_gather_into_tensor(gathered, z)
     scattered = torch.empty(z.shape[0] // world, z.shape[1], device=z.device)
     dist.reduce_scatter_tensor(scattered, z.contiguous())
-    return y, gathered, scattered.sum()
+    local = (x @ w1_local.t()).contiguous()        # this rank's own values
+    swapped = torch.empty_like(local)
+    dist.all_to_all_single(swapped, local)         # equal slices
+    return y, gathered, scattered.sum(), swapped
 
 
 torch.manual_seed(100)  # tensor parallel: every rank has the whole input

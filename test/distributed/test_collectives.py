@@ -95,9 +95,10 @@ def test_every_rank_records_the_same_graph_with_its_collectives(captured):
     assert len(manifest["graphs"]) == 1, manifest.get("breaks")
     count = {op: g0.count(f'"dynoc.{op}"') for op in
              ("all_reduce", "broadcast", "all_gather_into_tensor", "reduce_scatter_tensor",
-              "wait_tensor")}
+              "all_to_all_single", "wait_tensor")}
     assert count == {"all_reduce": 2, "broadcast": 1, "all_gather_into_tensor": 1,
-                     "reduce_scatter_tensor": 1, "wait_tensor": 5}, count
+                     "reduce_scatter_tensor": 1, "all_to_all_single": 1,
+                     "wait_tensor": 6}, count
     assert 'reduce_op = "max"' in g0 and 'group_name = "0"' in g0
     assert "group_size = 2 : i64" in g0
 

@@ -40,3 +40,19 @@ func.func @wait_type(%x: tensor<4xf32>) -> tensor<4xf64> {
   %0 = "dynoc.wait_tensor"(%x) : (tensor<4xf32>) -> tensor<4xf64>
   return %0 : tensor<4xf64>
 }
+
+// -----
+
+func.func @all_to_all_splits(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'dynoc.all_to_all_single' op has 3 input split sizes for a group of 2 ranks}}
+  %0 = "dynoc.all_to_all_single"(%x) {output_split_sizes = array<i64: 2, 2>, input_split_sizes = array<i64: 1, 1, 2>, group_size = 2 : i64, group_name = "0"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @all_to_all_rows(%x: tensor<4x8xf32>) -> tensor<6x8xf32> {
+  // expected-error @+1 {{'dynoc.all_to_all_single' op gives dim 0 of 6 from output slices of 5 rows}}
+  %0 = "dynoc.all_to_all_single"(%x) {output_split_sizes = array<i64: 2, 3>, input_split_sizes = array<i64: 2, 2>, group_size = 2 : i64, group_name = "0"} : (tensor<4x8xf32>) -> tensor<6x8xf32>
+  return %0 : tensor<6x8xf32>
+}

@@ -52,6 +52,19 @@ inline int collective(int kind, const char *group, const T *in, T *out,
                   collective_stream(), work);
 }
 
+// all_to_all_single: counts in elements, one per rank of the group.
+template <class T>
+inline int all_to_all(const char *group, const T *in, T *out,
+                      const int64_t *inCounts, const int64_t *outCounts, int n,
+                      void **work) {
+  const dynoc_collectives *c = boundCollectives();
+  if (!c)
+    return kNoCommunicator;
+  return c->all_to_all(c->self, group, in, out, inCounts, outCounts, n,
+                       DLPackTypeOf<T>::code, DLPackTypeOf<T>::bits,
+                       collective_stream(), work);
+}
+
 inline int collective_wait(void *work) {
   const dynoc_collectives *c = boundCollectives();
   if (!c)

@@ -1,6 +1,6 @@
 """torch.distributed under dynoc: the in-place collectives a script calls
 (`dist.all_reduce(t)`, `dist.broadcast(t, src)`, `dist.all_gather_into_tensor`,
-`dist.reduce_scatter_tensor`), while a region records, become the functional
+`dist.reduce_scatter_tensor`, `dist.all_to_all_single`), while a region records, become the functional
 collective, its wait and a copy back into the tensor (what Dynamo does), so the
 recorder sees ops it can write as the dynoc dialect's (CollectiveOps.td) and
 the tensor's new value as an in-place update. Outside a region, and for calls
@@ -100,7 +100,20 @@ def route_inplace_collectives():
             funcol.reduce_scatter_tensor(input, reduce_op, size, group_name)).view_as(output))
         return None
 
+    def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
+                          group=None, async_op=False):
+        group_name = _group_name(group)
+        if async_op or group_name is None:
+            return NotImplemented
+        size = dist.get_world_size(group)
+        equal = [input.shape[0] // size] * size
+        output.copy_(funcol.wait_tensor(funcol.all_to_all_single(
+            input, list(output_split_sizes or equal), list(input_split_sizes or equal),
+            group_name)).view_as(output))
+        return None
+
     wrap("all_reduce", all_reduce)
+    wrap("all_to_all_single", all_to_all_single)
     wrap("broadcast", broadcast)
     wrap("all_gather_into_tensor", all_gather_into_tensor)
     wrap("reduce_scatter_tensor", reduce_scatter_tensor)
@@ -200,6 +213,10 @@ _BROADCAST = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
                               ctypes.POINTER(_DLTensor), ctypes.c_int, ctypes.c_void_p,
                               ctypes.POINTER(ctypes.c_void_p))
 _WAIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_ALL_TO_ALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                               ctypes.POINTER(_DLTensor), ctypes.POINTER(_DLTensor),
+                               ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
+                               ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
 _LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p)
 
 
@@ -208,7 +225,8 @@ class _Communicator(ctypes.Structure):
     _fields_ = [("abi_version", ctypes.c_int), ("self", ctypes.c_void_p),
                 ("group_size", _GROUP_SIZE), ("all_reduce", _ALL_REDUCE),
                 ("all_gather", _GATHER), ("reduce_scatter", _SCATTER),
-                ("broadcast", _BROADCAST), ("wait", _WAIT), ("last_error", _LAST_ERROR)]
+                ("broadcast", _BROADCAST), ("wait", _WAIT), ("all_to_all", _ALL_TO_ALL),
+                ("last_error", _LAST_ERROR)]
 
 
 _ABI_VERSION = 2
@@ -287,7 +305,8 @@ class TorchDistributedCommunicator:
         self._struct = _Communicator(
             _ABI_VERSION, None, _GROUP_SIZE(self._group_size), _ALL_REDUCE(self._all_reduce),
             _GATHER(self._all_gather), _SCATTER(self._reduce_scatter),
-            _BROADCAST(self._broadcast), _WAIT(self._wait), _LAST_ERROR(self._last_error))
+            _BROADCAST(self._broadcast), _WAIT(self._wait), _ALL_TO_ALL(self._all_to_all),
+            _LAST_ERROR(self._last_error))
 
     @property
     def address(self):
@@ -388,6 +407,18 @@ class TorchDistributedCommunicator:
             return dist.broadcast(_as_torch(t), src=dist.get_global_rank(g, src), group=g,
                                   async_op=True)
         return self._issue(stream, t, work, call)
+
+    def _all_to_all(self, _, name, inp, out, in_counts, out_counts, stream, work):
+        import torch.distributed as dist
+        i, o = inp.contents, out.contents
+
+        def call():
+            g = self._group(name)
+            n = g.size()
+            return dist.all_to_all_single(
+                _as_torch(o), _as_torch(i), output_split_sizes=[out_counts[k] for k in range(n)],
+                input_split_sizes=[in_counts[k] for k in range(n)], group=g, async_op=True)
+        return self._issue(stream, i, work, call)
 
     def _last_error(self, _):
         return self._error

@@ -46,7 +46,8 @@ def _op_name(func):
 
 
 # The functional collectives recorded as dynoc ops (CollectiveOps.td).
-_COLLECTIVES = {"all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "broadcast"}
+_COLLECTIVES = {"all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "broadcast",
+                "all_to_all_single"}
 # Each coalesced collective records as its single-tensor form per tensor (the
 # same values; dynoc-bucket-all-reduces merges all-reduces again at build).
 _COALESCED = {"all_reduce_coalesced": "all_reduce",
@@ -444,6 +445,11 @@ class Tracker(TorchDispatchMode):
                                      f"{bound['group_size']}, but the group has {size} ranks")
             if "src" in bound:
                 attrs["src"] = f"{int(bound['src'])} : i64"
+            for splits in ("output_split_sizes", "input_split_sizes"):
+                if splits in bound:
+                    sizes = [int(n) for n in (bound[splits] or [])]
+                    attrs[splits] = "array<i64" + (": " + ", ".join(map(str, sizes))
+                                                   if sizes else "") + ">"
             attrs["group_size"] = f"{size} : i64"
             attrs["group_name"] = mw.string_attr(str(group))
         else:

@@ -340,6 +340,12 @@ typedef struct dynrt_communicator {
   int (*broadcast)(void *self, const char *group, DLTensor *tensor, int src,
                    void *stream, void **work);
   int (*wait)(void *self, void *work, void *stream);
+  // all_to_all_single over 1-D tensors: input_counts[i] elements of `input`
+  // (in order) go to rank i, output_counts[i] elements from rank i fill
+  // `output` in order (the group's size entries each).
+  int (*all_to_all)(void *self, const char *group, const DLTensor *input,
+                    DLTensor *output, const int64_t *input_counts,
+                    const int64_t *output_counts, void *stream, void **work);
   // The last failure's text (NULL: none).
   const char *(*last_error)(void *self);
 } dynrt_communicator_t;

@@ -156,6 +156,11 @@ typedef struct dynoc_collectives {
                void **work);
   // The model's later work on `stream` sees the collective's result.
   int (*wait)(void *self, void *work, void *stream);
+  // all_to_all_single: inCounts[i] elements of `in` (in order) go to rank i
+  // of the `n` ranks, outCounts[i] elements from rank i fill `out` in order.
+  int (*all_to_all)(void *self, const char *group, const void *in, void *out,
+                    const int64_t *inCounts, const int64_t *outCounts, int n,
+                    int dtypeCode, int dtypeBits, void *stream, void **work);
 } dynoc_collectives;
 typedef int (*dynoc_bind_collectives_fn)(const dynoc_collectives *table);
 

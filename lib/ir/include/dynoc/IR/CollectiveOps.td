@@ -52,6 +52,19 @@ def Dynoc_BroadcastOp : Dynoc_CollectiveOp<"broadcast"> {
   let results = (outs AnyRankedTensor:$result);
 }
 
+def Dynoc_AllToAllSingleOp : Dynoc_CollectiveOp<"all_to_all_single"> {
+  let summary = "_c10d_functional.all_to_all_single: slice i of `input` (along "
+                "dim 0, input_split_sizes[i] rows) goes to rank i, which "
+                "concatenates what it receives in rank order "
+                "(output_split_sizes[i] rows from rank i); empty split lists "
+                "are equal slices";
+  let arguments = (ins AnyRankedTensor:$input,
+                   DenseI64ArrayAttr:$output_split_sizes,
+                   DenseI64ArrayAttr:$input_split_sizes, I64Attr:$group_size,
+                   StrAttr:$group_name);
+  let results = (outs AnyRankedTensor:$result);
+}
+
 def Dynoc_WaitTensorOp : Dynoc_Op<"wait_tensor", []> {
   let summary = "_c10d_functional.wait_tensor: the collective that made "
                 "`input` has completed; its result is `input`'s value";
