@@ -12,6 +12,8 @@
 
 namespace dynoc::capture {
 
+class Evaluator;
+
 /// Objects the evaluator needs from Python, set once by `_dynoc_C.init`.
 struct Runtime {
   PyTypeObject *tensorType = nullptr;
@@ -80,6 +82,13 @@ struct RegionState {
     std::string source;           // the value's size source, or empty
     std::shared_ptr<const std::vector<std::string>> items; // a tuple's
   } returned;
+  /// Resuming after a break in process (docs/capture.md, "Graph breaks in
+  /// the same process"): while the region function's own frame is inside a
+  /// CALL, that frame, so that a break anywhere under the call can name the
+  /// state to resume from after it. Kept only when the tracker asks for it.
+  bool resumable = false;
+  size_t entryDepth = 0; // frames.size() when the region began
+  const Evaluator *topCall = nullptr;
 };
 RegionState &regionState();
 

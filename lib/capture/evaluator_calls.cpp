@@ -371,7 +371,19 @@ PyObject *Evaluator::call(int nargs) {
   kwnames = nullptr;
   noteItemSizes(stack.begin() + base, stack.end());
   callSource.clear(), callItems.reset();
+  RegionState &st = regionState();
+  bool top = st.resumable && call_.entry && !st.topCall &&
+             st.frames.size() == st.entryDepth + 1;
+  if (top) {
+    topNargs = nargs, topKwnames = kw;
+    topMark = callTrackerForResult("call_mark", PyTuple_New(0));
+    st.topCall = this;
+  }
   PyObject *result = invoke(callable, callableSrc, args, sources, kw);
+  if (top) {
+    regionState().topCall = nullptr;
+    Py_CLEAR(topMark);
+  }
   if (result && callSource.empty() && !callItems)
     callSource =
         sizeCallSource(callable, callableSrc, args, sources, kw, result);
@@ -551,6 +563,37 @@ Evaluator::Step Evaluator::execCalls(Op op, int oparg) {
     return Step::Unhandled;
   }
   return Step::Done;
+}
+
+namespace {
+/// (value or None, source, bound) of a slot.
+PyObject *slotTuple(const Slot &s) {
+  return Py_BuildValue("(OsO)", s.value ? s.value : Py_None, s.source.c_str(),
+                       s.value ? Py_True : Py_False);
+}
+PyObject *slotList(const std::vector<Slot> &slots) {
+  PyObject *list = PyList_New(Py_ssize_t(slots.size()));
+  for (size_t i = 0; list && i < slots.size(); ++i) {
+    PyObject *t = slotTuple(slots[i]);
+    if (!t) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, Py_ssize_t(i), t);
+  }
+  return list;
+}
+} // namespace
+
+PyObject *Evaluator::snapshot() const {
+  const auto *instrs =
+      reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
+  Py_ssize_t next = pc + 1 + runtime().inlineCaches[instrs[2 * pc]];
+  return Py_BuildValue("{s:n,s:n,s:i,s:O,s:N,s:N,s:O}", "pc", pc, "next", next,
+                       "nargs", topNargs, "kwnames",
+                       topKwnames ? topKwnames : Py_None, "stack",
+                       slotList(stack), "locals", slotList(locals), "mark",
+                       topMark ? topMark : Py_None);
 }
 
 } // namespace dynoc::capture

@@ -131,6 +131,10 @@ public:
   }
 
   PyObject *run();
+  /// The frame's state inside its current CALL, for resuming after it
+  /// (RegionState::topCall): {"pc", "next", "nargs", "kwnames", "stack",
+  /// "locals", "mark"}; each stack item and local is (value, source, bound).
+  PyObject *snapshot() const;
 
 private:
   /// What an opcode family's function did with an instruction.
@@ -514,6 +518,10 @@ private:
   void noteReturnedSizes(const Slot &s);
   bool takeReturnedSizes(PyObject *result, PyCodeObject *callee);
   Py_ssize_t pc = 0;
+  // The CALL this frame is in while it is the region's top call.
+  int topNargs = 0;
+  PyObject *topKwnames = nullptr; // borrowed
+  PyObject *topMark = nullptr;    // the tracker's call_mark() at the call
   Py_ssize_t lasti = -1;  // set by RERAISE: the offset an exception came from
   bool reraising = false; // RERAISE adds no traceback entry
 };

@@ -1,5 +1,6 @@
 //===- module.cpp - the _dynoc_C extension module -------------------------===//
 #include "evaluator.h"
+#include "evaluator_internal.h"
 #include "frame_hook.h"
 
 namespace {
@@ -90,6 +91,12 @@ PyObject *runRegion(PyObject *, PyObject *args) {
   st.pending = std::move(call);
   st.cells = std::make_shared<CellSources>();
   st.rootGlobals = PyFunction_GET_GLOBALS(fn);
+  PyObject *resumable = PyObject_GetAttrString(tracker, "resumable");
+  st.resumable = resumable && PyObject_IsTrue(resumable) == 1;
+  Py_XDECREF(resumable);
+  PyErr_Clear();
+  st.entryDepth = st.frames.size();
+  st.topCall = nullptr;
   dynoc_set_frame_hook(1);
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject *r =
@@ -134,7 +141,18 @@ PyObject *currentLocation(PyObject *, PyObject *) {
                        PyCode_Addr2Line(co, int(*pc * 2)));
 }
 
+// break_snapshot(): the region function's frame inside its current CALL
+// (Evaluator::snapshot), or None when it is not inside one.
+PyObject *breakSnapshot(PyObject *, PyObject *) {
+  const Evaluator *top = regionState().topCall;
+  if (!top)
+    Py_RETURN_NONE;
+  return top->snapshot();
+}
+
 PyMethodDef kMethods[] = {
+    {"break_snapshot", breakSnapshot, METH_NOARGS,
+     "The region function's frame inside its current CALL, or None."},
     {"current_location", currentLocation, METH_NOARGS,
      "(filename, line) of the innermost evaluated frame, or None."},
     {"set_entry", setEntry, METH_VARARGS,

@@ -125,21 +125,25 @@ def test_new_sizes_make_the_variant_dynamic_and_rebuild_it():
 
 
 def test_a_region_that_stays_eager_says_why(monkeypatch, capsys):
-    """A graph break, a user backend's region called with grad mode on: the
-    calls run eagerly, the reason is logged under DYNOC_LOGS=graph_breaks and
-    eager's results and gradients come out."""
+    """A graph break in a loop (not resumed after: test_jit_breaks.py), a
+    user backend's region called with grad mode on: the calls run eagerly,
+    the reason is logged under DYNOC_LOGS=graph_breaks and eager's results
+    and gradients come out."""
     monkeypatch.setattr(_logs, "_enabled", {"graph_breaks"})
 
     def with_break(x):
         y = x + 1
-        print("between the graphs")
+        for _ in range(2):
+            print("between the graphs")
+            y = y + 1
         return y * 2
 
     f = dynoc.compile(with_break)
     for _ in range(2):
-        torch.testing.assert_close(f(torch.ones(2)), torch.full((2,), 4.0))
+        torch.testing.assert_close(f(torch.ones(2)), torch.full((2,), 8.0))
     err = capsys.readouterr().err
-    assert "with_break: calls run eagerly: 1 graph break(s)" in err
+    assert "with_break: calls run eagerly: 2 graph break(s)" in err
+    assert "the break is inside a loop" in err
     assert compiled_calls(f) == 0
 
     # A user backend gets forward graphs only: with grad mode on, eager.

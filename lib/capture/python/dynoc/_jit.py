@@ -49,8 +49,8 @@ def _structure_problem(s):
     """Why the result structure `s` cannot be rebuilt from the graph's
     outputs, or None."""
     kind = s.get("type")
-    if kind == "input_or_constant":
-        return "it returns a tensor the graph did not compute (an argument or a constant)"
+    if kind == "input_or_constant" and "source" not in s:
+        return "it returns a tensor the graph did not compute (a constant)"
     if kind in ("opaque", "intermediate"):
         return f"it returns a {s.get('python_type', kind)} object"
     items = s.get("items", ())
@@ -68,9 +68,7 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
     if tracker.backward_error:
         raise NotCompiled(f"recording its backward failed: {tracker.backward_error}")
     if tracker.breaks:
-        b = tracker.breaks[0]
-        raise NotCompiled(f"{len(tracker.breaks)} graph break(s), the first at {b['location']}: "
-                          f"{b['reason']} (a region with breaks runs eagerly in process)")
+        return _resuming(graphs, tracker, weights, sources, backend, G)
     forward = [g for g in graphs if g.kind == "forward"]
     backward = [g for g in graphs if g.kind == "backward"]
     if len(forward) != 1 or len(backward) > 1:
@@ -104,6 +102,27 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
     if backend == "inductor":
         return CompiledGraph(forward[0], used, sources)
     return BackendGraph(forward[0], used, backend, L, G)
+
+
+def _resuming(graphs, tracker, weights, sources, backend, G):
+    """A variant with graph breaks: its graph before the first break, the
+    breaking call and a resume function (_resume.py), or NotCompiled."""
+    from . import _resume
+    b = tracker.breaks[0]
+    where = f"{len(tracker.breaks)} graph break(s), the first at {b['location']} ({b['reason']})"
+    point = tracker.resume_point
+    if backend != "inductor":
+        raise NotCompiled(f"{where}: a backend other than inductor runs regions with breaks "
+                          "eagerly")
+    if not isinstance(point, _resume.ResumePoint):
+        raise NotCompiled(f"{where}: it cannot be resumed after: {point or 'no snapshot'}")
+    if any(g.kind == "backward" for g in graphs):
+        raise NotCompiled(f"{where}: the region runs a backward pass itself")
+    if point.graph is not None and point.graph not in graphs:
+        raise NotCompiled(f"{where}: its first graph was folded into another")
+    used = {v.name: weights[v.name] for v in (point.graph.inputs if point.graph else ())
+            if v.kind != "user"}
+    return _resume.ResumingGraph(point, used, sources, tracker.region, G)
 
 
 def dynoc_binary():
@@ -329,6 +348,7 @@ class CompiledGraph:
         # The commonest result, one tensor output, is returned as it is.
         self.single = structure["index"] if structure.get("type") == "tensor" else None
         self.structure = structure
+        self.returned = ReturnedArguments(structure)
         self.calls = 0
 
     def __call__(self, L, G):
@@ -341,7 +361,29 @@ class CompiledGraph:
         if self.single is not None:
             return outputs[self.single]
         from ._runtime import _rebuild
-        return _rebuild(self.structure, outputs)
+        return _rebuild(self.structure, outputs, self.returned(L, G))
+
+
+class ReturnedArguments:
+    """The region's arguments that its result returns as they are (no graph
+    output): called with L and G, {source: tensor} for _rebuild, or None."""
+
+    def __init__(self, structure):
+        self.sources = sorted(self._sources(structure))
+        self.values = _compile_source(self.sources) if self.sources else None
+
+    def __call__(self, L, G):
+        return dict(zip(self.sources, self.values(L, G))) if self.values else None
+
+    @classmethod
+    def _sources(cls, s):
+        if s.get("type") == "input_or_constant" and "source" in s:
+            return {s["source"]}
+        items = s.get("items", ())
+        out = set()
+        for item in (items.values() if isinstance(items, dict) else items):
+            out |= cls._sources(item)
+        return out
 
 
 class BackendGraph:
@@ -373,6 +415,7 @@ class BackendGraph:
         # into the argument (by its position) or the weight itself.
         self.writebacks = [(users.index(m["input"]) if m["input"] in users else None,
                             weights.get(m["input"]), m["output"]) for m in graph.mutations]
+        self.returned = ReturnedArguments(self.structure)
         self.calls = 0
 
     def __call__(self, L, G):
@@ -384,7 +427,7 @@ class BackendGraph:
             outputs = list(self.run(*inputs))
             for k, weight, o in self.writebacks:
                 (inputs[k] if k is not None else weight).copy_(outputs[o])
-        return _rebuild(self.structure, outputs)
+        return _rebuild(self.structure, outputs, self.returned(L, G))
 
 
 def write_stats(path):

@@ -103,6 +103,7 @@ class TrainingGraph:
             self.leaf_position[name] = len(position) + k
         self.results = _result_indices(structure, [])
         self.structure = _renumber(structure, {k: i for i, k in enumerate(self.results)})
+        self.returned = _jit.ReturnedArguments(structure)
         self.calls = 0
 
     def __call__(self, L, G):
@@ -114,4 +115,4 @@ class TrainingGraph:
         _jit.counters["compiled_calls"] += 1
         from ._runtime import _rebuild
         outputs = _Run.apply(self, *self.inputs(L, G), *self.leaf_tensors)
-        return _rebuild(self.structure, list(outputs))
+        return _rebuild(self.structure, list(outputs), self.returned(L, G))

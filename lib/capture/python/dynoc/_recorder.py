@@ -154,6 +154,12 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
         self.size_guards = {}  # guard text -> None, in the order decided
         self.computed_size_guards = {}  # the same, on sizes of computed tensors
         self.written = set()  # sources the region assigned (not guarded after)
+        # In process: keep what a break needs to be resumed after (_resume.py);
+        # the ResumePoint of the first break, or why there is none.
+        self.resumable = False
+        self.resume_point = None
+        self.region_code = None
+        self.call_scope = None  # (L, G) of the region's call
         self.slice_sizes = {}  # id(slice) -> (slice, [(size, source)]) of its bounds
         self.sliced_tensors = set()  # ids of those slices a tensor subscript used
         self.static_reason = None  # why the variant may not merge into a dynamic one
@@ -821,11 +827,29 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
                 v.graph.add_output(v)
         where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
         self._refuse_break(where, reason)
+        self._note_resume_point()
         self.breaks.append({"reason": reason, "location": where})
-        if not self.synthetic_backward:
+        if not self.synthetic_backward and not self.region.internal:
             _logs.log("graph_breaks", f"graph break at {where}: {reason}")
         if self.current.nodes:
             self._new_graph()
+
+    def call_mark(self):
+        """(graph, node count) as the region function starts a call: the
+        evaluator keeps it in case a break under the call is resumed."""
+        return (self.current, len(self.current.nodes)) if self.current is not None else None
+
+    def _note_resume_point(self):
+        """In process, at the region's first break: where compiled calls
+        resume (_resume.py), or why they cannot."""
+        if not self.resumable or self.breaks or self.synthetic_backward:
+            return
+        from . import _resume
+        from ._region import _ext
+        try:
+            self.resume_point = _resume.at_break(self, _ext().break_snapshot())
+        except _resume.NotResumable as e:
+            self.resume_point = str(e)
 
     def _refuse_break(self, where, reason):
         """fullgraph=True: the break raises Unsupported before the breaking
@@ -842,6 +866,7 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
             what = f"opcode {_opcode.opname[bad_opcode]}"
         self._refuse_break(f"{code.co_filename}:{code.co_firstlineno}",
                            f"frame '{code.co_name}' not interpreted ({what})")
+        self._note_resume_point()
         self.breaks.append({
             "reason": f"frame '{code.co_name}' not interpreted ({what}); it ran natively and "
                       "its ATen calls were recorded without source information",
@@ -868,7 +893,8 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
             if isinstance(obj, torch.Tensor):
                 v = self.values.get(id(obj))
                 if v is None:
-                    return {"type": "input_or_constant"}
+                    src = next((s for s, t in self.user_inputs if t is obj), None)
+                    return {"type": "input_or_constant", **({"source": src} if src else {})}
                 return {"type": "tensor", "graph": v.graph.name, "index": v.graph.add_output(v)}
             if isinstance(obj, (tuple, list)):
                 return {"type": type(obj).__name__, "items": [structure(x) for x in obj]}

@@ -289,6 +289,10 @@ class Region:
         self.compiled = []
         self._checks = []  # per variant: (its guard list, compiled check)
         self.record_only = False  # explain/export: capture, never build
+        # A resume function's region (_resume.py): its graphs, breaks and
+        # recompiles are not the program's (Dynamo counts the first call's).
+        self.internal = False
+        self.eager_reason = None  # set: every call runs eagerly (resume functions)
         self.session = None
 
     def forget(self):
@@ -297,6 +301,7 @@ class Region:
         for lst in (self.variants, self.variant_graphs, self.variant_computed, self.compiled,
                     self._checks):
             lst.clear()
+        self.eager_reason = None
 
     def compiled_calls(self):
         """How many calls ran built code (each variant's counter, summed)."""
@@ -340,7 +345,15 @@ class Region:
                         return result
                     self.compiled[i] = None
                 return _stand_in(fn, fargs, kwargs)
+        if self.eager_reason:
+            return fn(*fargs, **kwargs)
         failure = _guards.first_failure(self.variants[-1], L, G) if self.variants else None
+        if failure is not None and self.internal and failure.startswith("L['___stack"):
+            # A Python value the breaking call returned (an .item(), say) is
+            # specialized on: a capture per value would build on every call.
+            self.eager_reason = f"a value made at the break changed ({failure} failed)"
+            _logs.log("recompiles", f"{code.co_name}: calls run eagerly: {self.eager_reason}")
+            return fn(*fargs, **kwargs)
         if failure is not None and self.guard_fail_fn is not None:
             self.guard_fail_fn(GuardFail(failure, code))
         if run_only:  # inside dynoc.run(): cached code only
@@ -358,7 +371,7 @@ class Region:
         session = _session.current()
         self.session = session
         entry = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}:{fn.__code__.co_name}"
-        if failure is not None:
+        if failure is not None and not self.internal:
             session.recompiles.append({"entry": entry, "guard": failure})
             _logs.log("recompiles", f"recompiling {entry}: guard failed: {failure}")
         params = {}
@@ -372,6 +385,9 @@ class Region:
         user_inputs = [(src, v) for _, src, v in positional if isinstance(v, torch.Tensor)]
         user_inputs += [(f"L['{k}']", v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
         tracker = Tracker(self, entry, params, user_inputs)
+        tracker.resumable = self._compiles() and self.backend == "inductor"
+        tracker.region_code = fn.__code__
+        tracker.call_scope = (L, fn.__globals__)
         if module is not None and sources:
             tracker.on_module_call(sources[0], module)
         # Python scalars passed in are specialized on, as Dynamo does.
@@ -393,7 +409,7 @@ class Region:
         except BaseException:
             # The program raised: what was captured up to here is kept (a
             # fullgraph region that refused a break keeps nothing, as Dynamo).
-            if not tracker.refused_break:
+            if not tracker.refused_break and not self.internal:
                 session.graphs.extend(tracker.finish(None, self._live()))
                 session.breaks.extend(tracker.breaks)
             raise
@@ -425,8 +441,9 @@ class Region:
                                         f"are dynamic from this run")
             except _dynamic.NotGeneral as e:
                 _logs.log("recompiles", f"{entry}: stays static: {e}")
-        session.graphs.extend(graphs)
-        session.breaks.extend(tracker.breaks)
+        if not self.internal:
+            session.graphs.extend(graphs)
+            session.breaks.extend(tracker.breaks)
         if not any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
             _note_eager_backward(result, session, entry)
         if any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
@@ -557,6 +574,9 @@ class Region:
                                      [_dynamic.Assumed(t) for t in assumed])
             self.variants[i] = merged
             self.variant_computed[i] = []
+            if tracker.breaks:  # rebuilt recipes would keep the first sizes
+                tracker.resume_point = "its sizes are dynamic (breaks resume in static variants)"
+
             self.compiled[i] = self._compile(self.variant_graphs[i], tracker, result, entry,
                                              L, G)
             dims = _dynamic.dynamic_dims(merged)

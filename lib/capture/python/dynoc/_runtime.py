@@ -28,17 +28,21 @@ GuardError = _dynrt.GuardError if _dynrt else RuntimeError
 _classes = {}  # "module.QualName" -> the class (dataclass results)
 
 
-def _rebuild(structure, outputs):
-    """The model's outputs in the structure its manifest records."""
+def _rebuild(structure, outputs, inputs=None):
+    """The model's outputs in the structure its manifest records. `inputs`
+    (in process): source -> tensor, for results that are the call's own
+    arguments."""
     kind = structure.get("type")
     if kind == "tensor":
         return outputs[structure["index"]]
+    if kind == "input_or_constant" and inputs is not None and "source" in structure:
+        return inputs[structure["source"]]
     if kind == "dict":
-        return {k: _rebuild(v, outputs) for k, v in structure["items"].items()}
+        return {k: _rebuild(v, outputs, inputs) for k, v in structure["items"].items()}
     if kind == "constant":
         return structure["value"]
     if kind == "dataclass":
-        fields = {k: _rebuild(v, outputs) for k, v in structure["items"].items()}
+        fields = {k: _rebuild(v, outputs, inputs) for k, v in structure["items"].items()}
         cls = _classes.get(structure["python_type"])
         if cls is None:
             module, _, qualname = structure["python_type"].rpartition(".")
@@ -52,7 +56,7 @@ def _rebuild(structure, outputs):
         except Exception:
             return fields
     if "items" in structure:
-        items = [_rebuild(v, outputs) for v in structure["items"]]
+        items = [_rebuild(v, outputs, inputs) for v in structure["items"]]
         return items if kind == "list" else tuple(items)
     raise Error(f"dynoc.load: output structure of type '{kind}' ({structure.get('python_type', '')}) cannot be rebuilt "
                 "from the model's outputs")
