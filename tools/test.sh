@@ -9,6 +9,9 @@
 #   tools/test.sh --jit-corpus  only the whole capture corpus in process (every
 #                               program with DYNOC_TORCH_COMPILE=1, ~8 minutes;
 #                               CI runs a subset)
+#   tools/test.sh --slow        only the long end-to-end tests CI leaves out
+#                               (pytest's `slow` marker: training from C++, the
+#                               transformers models in bf16, ...; ~3 minutes)
 #   tools/test.sh --cpython     only CPython's own test suite under the evaluator
 #                               (95 modules, ~4 minutes; CI runs a subset);
 #                               writes docs/capture-cpython.md
@@ -19,12 +22,16 @@
 #                               .venv-3.12 first
 #   tools/test.sh --all-pythons the above for 3.11, 3.12 and 3.13
 #
-# CI fuzzes each target of test/fuzz for DYNOC_FUZZ_SECONDS (default 30);
+# CI fuzzes each target of test/fuzz for DYNOC_FUZZ_SECONDS (default 10);
 # longer campaigns: tools/fuzz.sh TARGET SECONDS.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# Each stage's line says how long the run has taken so far.
+start=$SECONDS
+say() { printf '[test +%dm%02ds] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*" >&2; }
 realworld=0
+slow=0
 jitcorpus=0
 cpython=0
 allpythons=0
@@ -32,6 +39,7 @@ for arg in "$@"; do
   case "$arg" in
     --realworld) realworld=1 ;;
     --jit-corpus) jitcorpus=1 ;;
+    --slow) slow=1 ;;
     --cpython) cpython=1 ;;
     --all-pythons) allpythons=1 ;;
     -h|--help) sed -n '2,/^set /{/^set /!p}' "$0" | cut -c3-; exit 0 ;;
@@ -40,7 +48,7 @@ for arg in "$@"; do
 done
 if ((allpythons)); then
   for v in 3.11 3.12 3.13; do
-    echo "[test] CPython $v: the capture corpus and the real-program suite" >&2
+    say "CPython $v: the capture corpus and the real-program suite"
     DYNOC_PYTHON=$v "$0" $( ((realworld)) && echo --realworld)
   done
   exit 0
@@ -54,16 +62,16 @@ version_suites() {
   # The other versions' environments are shared by every checkout of this
   # machine (tools/bootstrap.sh): this checkout's package and extensions.
   export PYTHONPATH="$root/lib/capture/python:$root/bazel-bin/lib/capture:$root/bazel-bin/lib/runtime/python"
-  echo "[test] CPython $v: the capture corpus ($corpus programs), each against Dynamo on $v" >&2
+  say "CPython $v: the capture corpus ($corpus programs), each against Dynamo on $v"
   DYNOC_PYTHON="$py" DYNOC_CORPUS="$corpus" "$py" -m pytest -q -rf -n 2 test/capture/test_corpus.py
   if [ -n "$models" ]; then
-    echo "[test] CPython $v: real programs $models" >&2
+    say "CPython $v: real programs $models"
     DYNOC_PYTHON="$py" "$py" test/realworld/run_suite.py --models "$models"
   elif ((realworld)); then
-    echo "[test] CPython $v: the real-program suite (every model)" >&2
+    say "CPython $v: the real-program suite (every model)"
     DYNOC_PYTHON="$py" "$py" test/realworld/run_suite.py
   else
-    echo "[test] CPython $v: the real-program suite's fast subset" >&2
+    say "CPython $v: the real-program suite's fast subset"
     DYNOC_PYTHON="$py" "$py" test/realworld/run_suite.py --ci
   fi
 }
@@ -71,32 +79,37 @@ case "${DYNOC_PYTHON:-}" in
   3.11|3.12|3.13)
     bazel build //...
     version_suites "$DYNOC_PYTHON"
-    echo "[test] CPython $DYNOC_PYTHON: all tests passed" >&2
+    say "CPython $DYNOC_PYTHON: all tests passed"
     exit 0 ;;
 esac
 if ((jitcorpus)); then
   bazel build //...
-  echo "[test] the capture corpus in process (every program)" >&2
+  say "the capture corpus in process (every program)"
   DYNOC_JIT_CORPUS=all exec .venv/bin/python -m pytest -q -rf -n 2 test/capture/test_inprocess.py
+fi
+if ((slow)); then
+  bazel build //...
+  say "the long end-to-end tests (pytest -m slow)"
+  exec .venv/bin/python -m pytest -q -rs -n 2 -m slow test/e2e test/gpu test/distributed test/capture
 fi
 if ((cpython)); then
   bazel build //...
-  echo "[test] CPython's test suite under the evaluator (test/cpython, every module)" >&2
+  say "CPython's test suite under the evaluator (test/cpython, every module)"
   exec .venv/bin/python test/cpython/cpython_suite.py --table docs/capture-cpython.md
 fi
 if ((realworld)); then
   bazel build //...
-  echo "[test] the real-program suite (test/realworld, every model)" >&2
+  say "the real-program suite (test/realworld, every model)"
   exec .venv/bin/python test/realworld/run_suite.py --table docs/capture-models.md
 fi
-echo "[test] generated dialect is up to date" >&2
+say "generated dialect is up to date"
 .venv/bin/python lib/ir/tools/gen_aten_ops.py --check
-echo "[test] bazel build + unit tests" >&2
+say "bazel build + unit tests"
 bazel build //...
 # The runtime's tests under AddressSanitizer and ThreadSanitizer; they use the
 # dynoc binary just built (see .bazelrc), then the normal build is restored.
 for san in asan tsan; do
-  echo "[test] runtime tests under --config=$san" >&2
+  say "runtime tests under --config=$san"
   # The models come from a binary Bazel does not track: never reuse results.
   bazel test --config=$san --nocache_test_results \
     --test_env=DYNOC_BIN="$root/bazel-bin/tools/dynoc/dynoc" \
@@ -105,30 +118,31 @@ done
 # The runtime readers' fuzz targets over their corpora and regression inputs,
 # under AddressSanitizer (the graph and build targets' replays run in the
 # normal `bazel test //...` below, and fuzzed under ASan just after).
-echo "[test] fuzz regression inputs of the runtime's readers under --config=asan" >&2
+say "fuzz regression inputs of the runtime's readers under --config=asan"
 bazel test --config=asan //test/fuzz:manifest_replay //test/fuzz:guards_replay \
   //test/fuzz:safetensors_replay //test/fuzz:npy_replay //test/fuzz:elf_replay
 bazel build //...
 bazel test //...
-echo "[test] lit: IR, passes and build diagnostics" >&2
+say "lit: IR, passes and build diagnostics"
 .venv/bin/lit -sv test/ir
-echo "[test] every fuzz target, ${DYNOC_FUZZ_SECONDS:-30} s each under libFuzzer + ASan + UBSan (tools/fuzz.sh)" >&2
-tools/fuzz.sh all "${DYNOC_FUZZ_SECONDS:-30}"
-echo "[test] end to end, the CUDA build (no GPU here: the GPU runs skip), two gloo ranks (test/distributed), and the capture corpus (each program against PyTorch's Dynamo)" >&2
-.venv/bin/python -m pytest -q -rs -n 2 test/e2e test/gpu test/distributed test/capture
-echo "[test] CPython's test suite under the evaluator: the fast subset (tools/test.sh --cpython runs all)" >&2
+say "every fuzz target, ${DYNOC_FUZZ_SECONDS:-10} s each under libFuzzer + ASan + UBSan (tools/fuzz.sh)"
+tools/fuzz.sh all "${DYNOC_FUZZ_SECONDS:-10}"
+say "end to end, the CUDA build (no GPU here: the GPU runs skip), two gloo ranks (test/distributed), and the capture corpus (each program against PyTorch's Dynamo); the tests marked slow are left to tools/test.sh --slow"
+.venv/bin/python -m pytest -q -rs -n 2 -m "not slow" test/e2e test/gpu test/distributed test/capture
+say "CPython's test suite under the evaluator: the fast subset (tools/test.sh --cpython runs all)"
 .venv/bin/python test/cpython/cpython_suite.py --ci
-echo "[test] real programs: the fast subset (tools/test.sh --realworld runs all)" >&2
+say "real programs: the fast subset (tools/test.sh --realworld runs all)"
 .venv/bin/python test/realworld/run_suite.py --ci
 # 3.12 and 3.13: the corpus programs that between them use every opcode the
-# corpus compiles to on that version, and two models (DYNOC_PYTHON=3.12
+# corpus compiles to on that version, and a model each (DYNOC_PYTHON=3.12
 # tools/test.sh runs the whole corpus and the suite's subset).
+declare -A version_model=([3.12]=bert-seqcls-labels [3.13]=gpt2-lm-labels)
 for v in 3.12 3.13; do
   if ! ls -d "$HOME/.pyenv/versions/$v".* >/dev/null 2>&1 && ! command -v "python$v" >/dev/null; then
-    echo "[test] CPython $v: skipped, this machine has no CPython $v (pyenv or python$v on PATH)" >&2
+    say "CPython $v: skipped, this machine has no CPython $v (pyenv or python$v on PATH)"
     continue
   fi
   DYNOC_PYTHON=$v tools/bootstrap.sh
-  (version_suites $v opcodes bert-seqcls-labels,gpt2-lm-labels)
+  (version_suites $v opcodes "${version_model[$v]}")
 done
-echo "[test] all tests passed" >&2
+say "all tests passed"

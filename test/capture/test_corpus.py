@@ -41,6 +41,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import reference_cache  # noqa: E402
 from graph_check import check_graphs  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -115,6 +116,15 @@ def run(args, env=None):
     return subprocess.run(args, capture_output=True, text=True, env=e, timeout=600)
 
 
+def dynamo_reference(program, out_json):
+    """The program's run under PyTorch's Dynamo (dynamo_reference.py), with
+    Dynamo's counts written to `out_json`; stored across checkouts
+    (test/reference_cache.py)."""
+    runner = os.path.join(HERE, "dynamo_reference.py")
+    return reference_cache.run("dynamo", [sys.executable, runner, str(out_json), program],
+                               [program, runner], [out_json])
+
+
 def check_builds(out, graphs, unbuilt=()):
     """Every graph builds with `dynoc build` and, run on the inputs the program
     gave it (DYNOC_SAVE_EXAMPLES), matches what eager PyTorch computed; the
@@ -178,7 +188,7 @@ def test_program(program, tmp_path):
     if exp["dynamo"] == "skip":
         return
     ref_json = tmp_path / "dynamo.json"
-    ref = run([sys.executable, os.path.join(HERE, "dynamo_reference.py"), str(ref_json), program])
+    ref = dynamo_reference(program, ref_json)
     dynamo = json.load(open(ref_json))
     assert dyn.stdout == ref.stdout, "stdout differs from the reference run"
     assert dynamo["exit"] == want_exit, ref.stderr[-3000:]

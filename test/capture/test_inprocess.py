@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from test_corpus import HERE, PROGRAMS, compare_counts, header, run
+from test_corpus import PROGRAMS, compare_counts, dynamo_reference, header, run
 
 # Programs with breaks, recompiles, mutations, buffers, dataclass results,
 # global tensors and the seed APIs, and (COMPILED) programs that call a region
@@ -59,8 +59,7 @@ def test_program_in_process(program, tmp_path):
         ref = run([sys.executable, program], env={**env, "DYNOC_COMPILE": "0",
                                                   "DYNOC_STATS": str(tmp_path / "x.json")})
     else:
-        ref = run([sys.executable, os.path.join(HERE, "dynamo_reference.py"), str(ref_json),
-                   program])
+        ref = dynamo_reference(program, ref_json)
     assert got.returncode == ref.returncode, got.stderr[-3000:]
     if exp["jit"] != "random":
         assert got.stdout == ref.stdout, \

@@ -119,7 +119,7 @@ def test_a_killed_capture_leaves_whole_files_or_none(tmp_path):
     t = _timed([DYNOC, "capture", script, "-o", out])
     assert "manifest.json" in _check_capture_dir(out)
     rng = random.Random(7)
-    for _ in range(6):
+    for _ in range(3):
         # Mostly near the end, where the files are written.
         _kill_after([DYNOC, "capture", script, "-o", out], rng.uniform(0.6 * t, 1.1 * t))
         _check_capture_dir(out)

@@ -75,7 +75,8 @@ with torch.no_grad():
 """
 
 
-@pytest.mark.parametrize("name", models.NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow)
+                                  if n in ("bert", "gpt2") else n for n in models.NAMES])
 def test_model_in_bfloat16_matches_eager(dynoc, tmp_path, name):
     """The suite in bfloat16: weights and activations stay bf16, each op
     computes in f32 and rounds once (dynoc-widen-reduced-precision), as eager

@@ -82,6 +82,7 @@ def test_step_model_trains_like_eager_from_cpp(train_so, tmp_path):
     assert p.returncode == 1 and "MISMATCH" in p.stdout
 
 
+@pytest.mark.slow
 def test_forward_backward_and_update_as_functions_train_from_cpp(dynoc, tmp_path):
     """The steady state's three graphs (forward graph_3, backward graph_4,
     update graph_5) built as one model with a function each: the C++ loop
@@ -131,6 +132,7 @@ def test_forward_backward_and_update_as_functions_train_from_cpp(dynoc, tmp_path
         model.call("graph_9")
 
 
+@pytest.mark.slow
 def test_tiny_gpt_trains_from_cpp_like_eager(dynoc, tmp_path):
     """examples/train/gpt.py: a character-level GPT (layer norms, causal
     attention, GELU, embeddings, cross-entropy) with AdamW. Its step graph
@@ -274,6 +276,7 @@ ACCUMULATE = (pathlib.Path(ROOT) / "test" / "capture" / "programs" /
               "p120_gradient_accumulation.py").read_text()
 
 
+@pytest.mark.slow
 def test_gradient_accumulation_step_trains_like_eager(dynoc, python, tmp_path):
     """Two micro-batches per step (corpus p120's program): the step graph holds both
     backward passes, the second accumulating into the first's gradients, and
@@ -301,7 +304,7 @@ PROGRAMS = pathlib.Path(ROOT) / "test" / "capture" / "programs"
 
 @pytest.mark.parametrize("program,module", [
     ("p121_batch_norm_training.py", "G['model'].{}"),
-    ("p122_cnn_batch_norm_training.py", "G['model'][{}]")])
+    pytest.param("p122_cnn_batch_norm_training.py", "G['model'][{}]", marks=pytest.mark.slow)])
 def test_batch_norm_train_mode_step_trains_like_eager(dynoc, python, tmp_path, program,
                                                       module):
     """BatchNorm in train mode (corpus p121: after linear layers; p122: in a
@@ -351,6 +354,7 @@ AUTOCAST = ACCUMULATE.replace(
     loss.backward()""")
 
 
+@pytest.mark.slow
 def test_bf16_autocast_step_trains_like_eager(dynoc, python, tmp_path):
     """A step whose forward runs under bf16 autocast (bf16 GEMMs, f32 loss):
     the built step's losses are eager's within 2e-2 over 5 steps."""
@@ -489,6 +493,7 @@ if len(sys.argv) > 2:
 """
 
 
+@pytest.mark.slow
 def test_transformers_resnet_training_step(dynoc, python, tmp_path):
     """A training step of transformers' ResNet (code no one here wrote):
     convolutions with BatchNorm in train mode, a padded 3x3 max pool, residual

@@ -17,6 +17,7 @@ and every output is within 1e-4 of eager. Progress goes to stderr; the table
 """
 import argparse
 import json
+import importlib.metadata
 import os
 import pathlib
 import subprocess
@@ -29,6 +30,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 import models  # noqa: E402
+import reference_cache  # noqa: E402
 from graph_check import DYNOC, check_graphs  # noqa: E402
 
 TOLERANCE = 1e-4
@@ -47,11 +49,19 @@ def run_model(name, workdir):
     script.write_text(models.script(name))
     row = {"model": name, "class": next(m[2] for m in models.MODELS if m[0] == name)}
     t0 = time.time()
-    eager = _run([sys.executable, script], env={"TORCHDYNAMO_DISABLE": "1"})
+    # The eager and Dynamo runs are references, stored across checkouts
+    # (test/reference_cache.py); dynoc's capture always runs.
+    # (the models come from transformers: its version is part of the key)
+    tf = importlib.metadata.version("transformers")
+    eager = reference_cache.run(f"eager|{tf}", [sys.executable, script], [script],
+                                env={"TORCHDYNAMO_DISABLE": "1"})
     out = d / "dynoc_out"
     dyn = _run([DYNOC, "capture", "-o", out, script], env={"DYNOC_SAVE_EXAMPLES": "1"})
     ref_json = d / "dynamo.json"
-    _run([sys.executable, ROOT / "test" / "capture" / "dynamo_reference.py", ref_json, script])
+    runner = ROOT / "test" / "capture" / "dynamo_reference.py"
+    reference_cache.run(f"dynamo|{tf}", [sys.executable, runner, ref_json, script],
+                        [script, runner],
+                        [ref_json])
     row["capture_s"] = round(time.time() - t0, 1)
     row["stdout_equal"] = dyn.stdout == eager.stdout and eager.returncode == dyn.returncode
     row["exit"] = dyn.returncode

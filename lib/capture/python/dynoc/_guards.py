@@ -22,10 +22,20 @@ def static_marks(t):
 
 
 def check_tensor(t, dtype, device, requires_grad, size, stride):
-    return (isinstance(t, torch.Tensor) and t.dtype == dtype and t.device.type == device
-            and t.requires_grad == requires_grad and _match(t.shape, size)
-            and _match(t.stride(), stride)
-            and (None not in size or not _marked_static(t, size)))
+    # Checked on every call of a region: the cheapest reads first
+    # (`t.device` makes a torch.device object; `is_cpu` does not).
+    if not isinstance(t, _Tensor) or t.dtype != dtype or t.requires_grad != requires_grad or \
+            not (t.is_cpu if device == "cpu" else t.device.type == device):
+        return False
+    if None in size:
+        return _match(t.shape, size) and _match(t.stride(), stride) and \
+            not _marked_static(t, size)
+    # (the guard texts write sizes and strides as lists)
+    return list(t.shape) == list(size) and (list(t.stride()) == list(stride)
+                                            if None not in stride else _match(t.stride(), stride))
+
+
+_Tensor = torch.Tensor
 
 
 def _marked_static(t, size):

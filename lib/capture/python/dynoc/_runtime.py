@@ -15,6 +15,11 @@ import os
 import torch
 from torch.utils import dlpack
 
+# torch.utils.dlpack's functions for capsules, without its Python checks
+# (on every call of a model).
+_to_dlpack = torch._C._to_dlpack
+_from_dlpack = torch._C._from_dlpack
+
 try:
     import _dynrt
 except ImportError as e:  # the extension is built by `bazel build //...`
@@ -135,7 +140,10 @@ class LoadedModel:
         for i, t in enumerate(tensors):
             if not isinstance(t, torch.Tensor):
                 raise TypeError(f"input {i}: expected a torch.Tensor, got {type(t).__name__}")
-            capsules.append(dlpack.to_dlpack(t.detach().contiguous()))  # no copy if contiguous
+            # detach() and contiguous() make new tensor objects: only when needed.
+            if t.requires_grad:
+                t = t.detach()
+            capsules.append(_to_dlpack(t if t.is_contiguous() else t.contiguous()))
         if self.device.type == "cuda":
             stream = torch.cuda.current_stream(self.device).cuda_stream
             shapes = self._model.output_shapes(capsules, stream)
@@ -149,7 +157,7 @@ class LoadedModel:
                 outputs.append(kept)
             self._model.run_into(capsules, [dlpack.to_dlpack(o) for o in outputs], stream)
         else:
-            outputs = [dlpack.from_dlpack(c) for c in self._model.run(capsules)]
+            outputs = [_from_dlpack(c) for c in self._model.run(capsules)]
         for k, o in self._writebacks:
             with torch.no_grad():
                 tensors[k].copy_(outputs[o])
