@@ -161,18 +161,63 @@ def _scope():
 def compile_check(guards):
     """One function of (L, G) that is True when every guard passes: the
     texts compiled once, for the per-call check of a region's variants
-    (first_failure finds which one failed, when one did)."""
+    (first_failure finds which one failed, when one did). An attribute path
+    that several guards read (`L['self'].bn1` in `.eps`, `.momentum`, ...,
+    each an nn.Module.__getattr__ call) is read once into a local."""
     if not guards:
         return lambda L, G: True
-    body = " and ".join(f"({g['text']})" for g in guards)
-    check = eval(f"lambda L, G: {body}", _scope())  # noqa: S307 - dynoc's own guards
+    scope = _scope()
+    exec(_check_source([g["text"] for g in guards]), scope)  # noqa: S102 - dynoc's own guards
+    return scope["___check"]
 
-    def passes(L, G):
-        try:
-            return bool(check(L, G))
-        except Exception:
-            return False
-    return passes
+
+def _chain_key(node):
+    """The source of an attribute/subscript path from L or G (`L['self'].bn1`),
+    or None when `node` is not one."""
+    n = node
+    while isinstance(n, (ast.Attribute, ast.Subscript)):
+        if isinstance(n, ast.Subscript) and not isinstance(n.slice, ast.Constant):
+            return None
+        n = n.value
+    if isinstance(n, ast.Name) and n.id in ("L", "G") and isinstance(node, ast.Attribute):
+        return ast.unparse(node)
+    return None
+
+
+def _check_source(texts):
+    """The source of `___check(L, G)`: each guard in turn (False at the first
+    that fails or raises), with paths read more than once hoisted into locals
+    just before the first guard that reads them."""
+    trees = [ast.parse(t, mode="eval").body for t in texts]
+    counts = {}
+    for tree in trees:
+        for n in ast.walk(tree):
+            key = _chain_key(n)
+            if key is not None:
+                counts[key] = counts.get(key, 0) + 1
+    names = {}
+
+    class Hoist(ast.NodeTransformer):
+        def visit(self, node):
+            key = _chain_key(node)
+            if key in names:
+                return ast.Name(names[key], ast.Load())
+            return self.generic_visit(node)
+
+    lines = ["def ___check(L, G):", "    try:"]
+    for tree in trees:
+        wanted = sorted({(ast.unparse(n).count(".") + ast.unparse(n).count("["), _chain_key(n))
+                         for n in ast.walk(tree)
+                         if _chain_key(n) is not None and counts[_chain_key(n)] > 1
+                         and _chain_key(n) not in names})
+        for _, key in wanted:
+            rhs = ast.unparse(Hoist().visit(ast.parse(key, mode="eval").body))
+            names[key] = f"___p{len(names)}"
+            lines.append(f"        {names[key]} = {rhs}")
+        lines.append(f"        if not ({ast.unparse(Hoist().visit(tree))}):")
+        lines.append("            return False")
+    lines += ["        return True", "    except Exception:", "        return False"]
+    return "\n".join(lines)
 
 
 def first_failure(guards, L, G):

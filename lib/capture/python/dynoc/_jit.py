@@ -9,6 +9,7 @@ temporary name and renamed into place, so two processes building one entry at
 once both end with a whole entry, and a reader never sees half of one.
 """
 import hashlib
+import operator
 import os
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ from ._runtime import LoadedModel
 _ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 _BUILD_FLAGS = ("-O2",)
 _identity = None  # the dynoc binary's and the C++ compiler's identity (key)
+_version = operator.attrgetter("_version")  # read for every weight on every call
 # What happened in this process (dynoc.counters; DYNOC_STATS writes it at exit):
 # calls that ran built code, builds, cache hits, variants left eager.
 counters = {"compiled_calls": 0, "builds": 0, "cache_hits": 0, "eager_variants": 0}
@@ -300,7 +302,7 @@ class BuiltGraph:
             self.model.bind_weight(name, data)
             self.weights.append((name, t, data))
         self.weight_tensors = [t for _, t, _ in self.weights]
-        self.versions = [t._version for t in self.weight_tensors]
+        self.versions = list(map(_version, self.weight_tensors))
         self.run = self.model.run_outputs
         # Constants reached through the arguments or globals (a tensor in a
         # list argument, a global tensor): the same tensor must be there.
@@ -327,7 +329,7 @@ class BuiltGraph:
     def refresh_weights(self):
         """A weight changed in place since the last call: the model
         recomputes what it precomputed from it (packed convolution weights)."""
-        versions = [t._version for t in self.weight_tensors]
+        versions = list(map(_version, self.weight_tensors))
         if versions != self.versions:
             for (name, t, data), now, was in zip(self.weights, versions, self.versions):
                 if now != was:
