@@ -134,7 +134,16 @@ PyObject *Evaluator::runUntilError() {
     case Op::PopJumpIfFalse:
     case Op::PopJumpIfTrue: {
       Slot c = pop();
+      // A branch on a tensor here breaks the graph: one to resume after.
+      bool top = isTensor(c.value) && enterTop(0, nullptr);
+      if (top) {
+        topCondition = c.value;
+        topJumpTarget = next + oparg;
+        topJumpIfTrue = op == Op::PopJumpIfTrue;
+      }
       int t = truth(c);
+      if (top)
+        leaveTop();
       Py_DECREF(c.value);
       if (t < 0)
         return nullptr;

@@ -371,19 +371,10 @@ PyObject *Evaluator::call(int nargs) {
   kwnames = nullptr;
   noteItemSizes(stack.begin() + base, stack.end());
   callSource.clear(), callItems.reset();
-  RegionState &st = regionState();
-  bool top = st.resumable && call_.entry && !st.topCall &&
-             st.frames.size() == st.entryDepth + 1;
-  if (top) {
-    topNargs = nargs, topKwnames = kw;
-    topMark = callTrackerForResult("call_mark", PyTuple_New(0));
-    st.topCall = this;
-  }
+  bool top = enterTop(nargs, kw);
   PyObject *result = invoke(callable, callableSrc, args, sources, kw);
-  if (top) {
-    regionState().topCall = nullptr;
-    Py_CLEAR(topMark);
-  }
+  if (top)
+    leaveTop();
   if (result && callSource.empty() && !callItems)
     callSource =
         sizeCallSource(callable, callableSrc, args, sources, kw, result);
@@ -585,15 +576,41 @@ PyObject *slotList(const std::vector<Slot> &slots) {
 }
 } // namespace
 
+bool Evaluator::enterTop(int nargs, PyObject *kwnames) {
+  RegionState &st = regionState();
+  if (!st.resumable || !call_.entry || st.topCall ||
+      st.frames.size() != st.entryDepth + 1)
+    return false;
+  topNargs = nargs, topKwnames = kwnames, topCondition = nullptr;
+  topMark = callTrackerForResult("call_mark", PyTuple_New(0));
+  st.topCall = this;
+  return true;
+}
+
+void Evaluator::leaveTop() {
+  regionState().topCall = nullptr;
+  topCondition = nullptr;
+  Py_CLEAR(topMark);
+}
+
 PyObject *Evaluator::snapshot() const {
   const auto *instrs =
       reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
   Py_ssize_t next = pc + 1 + runtime().inlineCaches[instrs[2 * pc]];
-  return Py_BuildValue("{s:n,s:n,s:i,s:O,s:N,s:N,s:O}", "pc", pc, "next", next,
-                       "nargs", topNargs, "kwnames",
-                       topKwnames ? topKwnames : Py_None, "stack",
-                       slotList(stack), "locals", slotList(locals), "mark",
-                       topMark ? topMark : Py_None);
+  PyObject *out = Py_BuildValue(
+      "{s:n,s:n,s:i,s:O,s:N,s:N,s:O}", "pc", pc, "next", next, "nargs",
+      topNargs, "kwnames", topKwnames ? topKwnames : Py_None, "stack",
+      slotList(stack), "locals", slotList(locals), "mark",
+      topMark ? topMark : Py_None);
+  if (out && topCondition) { // a conditional jump on a tensor, not a CALL
+    PyObject *jump =
+        Py_BuildValue("(OnO)", topCondition, topJumpTarget,
+                      topJumpIfTrue ? Py_True : Py_False);
+    if (!jump || PyDict_SetItemString(out, "jump", jump) < 0)
+      Py_CLEAR(out);
+    Py_XDECREF(jump);
+  }
+  return out;
 }
 
 } // namespace dynoc::capture

@@ -131,9 +131,11 @@ public:
   }
 
   PyObject *run();
-  /// The frame's state inside its current CALL, for resuming after it
-  /// (RegionState::topCall): {"pc", "next", "nargs", "kwnames", "stack",
-  /// "locals", "mark"}; each stack item and local is (value, source, bound).
+  /// The frame's state inside its current CALL, or at a conditional jump on
+  /// a tensor, for resuming after it (RegionState::topCall): {"pc", "next",
+  /// "nargs", "kwnames", "stack", "locals", "mark"}, and for a jump "jump":
+  /// (condition, target, jump_if_true); each stack item and local is (value,
+  /// source, bound).
   PyObject *snapshot() const;
 
 private:
@@ -518,10 +520,18 @@ private:
   void noteReturnedSizes(const Slot &s);
   bool takeReturnedSizes(PyObject *result, PyCodeObject *callee);
   Py_ssize_t pc = 0;
-  // The CALL this frame is in while it is the region's top call.
+  /// This frame becomes the region's top call (RegionState::topCall) for a
+  /// CALL of `nargs` arguments or (nargs 0, topCondition set after) a jump,
+  /// when it is the region function's own frame and the tracker resumes.
+  bool enterTop(int nargs, PyObject *kwnames);
+  void leaveTop();
+  // The CALL or jump this frame is in while it is the region's top call.
   int topNargs = 0;
-  PyObject *topKwnames = nullptr; // borrowed
-  PyObject *topMark = nullptr;    // the tracker's call_mark() at the call
+  PyObject *topKwnames = nullptr;   // borrowed
+  PyObject *topMark = nullptr;      // the tracker's call_mark() at the call
+  PyObject *topCondition = nullptr; // borrowed: a jump's condition
+  Py_ssize_t topJumpTarget = 0;
+  bool topJumpIfTrue = false;
   Py_ssize_t lasti = -1;  // set by RERAISE: the offset an exception came from
   bool reraising = false; // RERAISE adds no traceback entry
 };

@@ -169,10 +169,34 @@ def test_a_try_block_after_the_break_still_catches():
     assert compiled_calls(cf) == 3
 
 
+def test_a_branch_on_a_tensor_resumes_on_the_side_it_takes():
+    """`if y.sum() > 0:` breaks; the built graph computes the condition, its
+    truth is read natively, and each side is a resume function of its own."""
+
+    def branch(x):
+        y = x * 2
+        if y.sum() > 0:
+            z = y + 1
+        else:
+            z = y - 1
+        return z * 3
+
+    cf = dynoc.compile(branch)
+    with torch.no_grad():
+        for sign in (1, 1, -1, 1, -1, -1, 1):
+            x = torch.rand(4) * sign
+            torch.testing.assert_close(cf(x), branch(x))
+    (compiled,) = cf.compiled
+    assert sorted(compiled.resumes) != [] and len(compiled.resumes) == 2
+    # Call 1 captures; the graph before the branch runs built from call 2 on
+    # (6 calls), each side's resume function from its second visit on.
+    assert compiled_calls(cf) == 6 + 2 + 2
+
+
 @pytest.mark.parametrize("body, why", [
     ("loop", "the break is inside a loop"),
     ("try", "the break is inside a try or with block"),
-    ("branch", "it is not at a call in the region function itself"),
+    ("not", "it is not at a call or a branch on a tensor in the region function itself"),
 ])
 def test_breaks_that_cannot_be_resumed_run_eagerly_and_say_why(monkeypatch, capsys, body, why):
     monkeypatch.setattr(_logs, "_enabled", {"graph_breaks"})
@@ -191,13 +215,12 @@ def test_breaks_that_cannot_be_resumed_run_eagerly_and_say_why(monkeypatch, caps
             pass
         return x
 
-    def branch(x):
+    def negate(x):
         x = x + 2
-        if x.sum() > 0:
-            x = x * 1
-        return x
+        flag = not (x.sum() > 0)  # UNARY_NOT on a tensor: no jump to resume at
+        return x + flag
 
-    fn = {"loop": loop, "try": in_try, "branch": branch}[body]
+    fn = {"loop": loop, "try": in_try, "not": negate}[body]
     cf = dynoc.compile(fn)
     with torch.no_grad():
         for _ in range(2):

@@ -8,12 +8,14 @@ same process"): a variant whose region breaks runs as
     call with the frame's stack and locals as arguments, itself a region
     (compiled on its first call, with its own breaks resumed the same way).
 
-The break is resumed at the region function's own frame: when it happens in
+The break is resumed at the region function's own frame (at a call, or at a
+branch on a tensor: the condition is computed by the graph, its truth read
+natively, and each side has a resume function of its own); when it happens in
 a function the region calls (a submodule's forward, say), the whole call of
 it from the region function runs natively, as Dynamo does. The evaluator
-keeps that frame's state while it is inside a CALL (`break_snapshot`); a
-break anywhere else (a branch on a tensor, a loop's iterator on the stack)
-leaves the variant eager, with the reason logged.
+keeps that frame's state while it is inside a CALL or at a conditional jump
+on a tensor (`break_snapshot`); a break anywhere else, or one in a loop or a
+try block, leaves the variant eager, with the reason logged.
 """
 import dis
 import opcode
@@ -38,13 +40,18 @@ class ResumePoint:
     frame still holds (outputs of that prefix), and how to rebuild the
     frame's stack and locals."""
 
-    def __init__(self, code, snap, graph, nodes, values, stack, locals_, line):
+    def __init__(self, code, snap, graph, nodes, values, stack, locals_, line, condition=None):
         self.code = code
         self.pc, self.next = snap["pc"], snap["next"]
         self.nargs, self.kwnames = snap["nargs"], snap["kwnames"]
         self.graph, self.nodes, self.values = graph, nodes, values
         self.stack, self.locals = stack, locals_
         self.line = line
+        # A conditional jump on a tensor (its condition already off the
+        # stack): the recipe of the condition, where it jumps, and when.
+        self.condition = condition
+        self.target, self.jump_if_true = (snap["jump"][1], snap["jump"][2]) \
+            if "jump" in snap else (None, None)
 
 
 class _Describer:
@@ -106,8 +113,8 @@ def at_break(tracker, snapshot):
     """The ResumePoint of a region's first break, from the evaluator's
     snapshot of the region function's frame (None: not inside a CALL)."""
     if snapshot is None:
-        raise NotResumable("it is not at a call in the region function itself (a branch "
-                           "on a tensor, say)")
+        raise NotResumable("it is not at a call or a branch on a tensor in the region "
+                           "function itself")
     code = tracker.region_code
     if code.co_cellvars or code.co_freevars:
         raise NotResumable(f"{code.co_name} has closure cells")
@@ -133,7 +140,10 @@ def at_break(tracker, snapshot):
              for v, src, bound in snapshot["stack"]]
     locals_ = [describe(v, src) if bound else ("unbound",)
                for v, src, bound in snapshot["locals"]]
-    if any(r == ("null",) for r in stack[len(stack) - snapshot["nargs"]:]):
+    condition = None
+    if "jump" in snapshot:
+        condition = describe(snapshot["jump"][0])
+    elif any(r == ("null",) for r in stack[len(stack) - snapshot["nargs"]:]):
         raise NotResumable("a NULL among the call's arguments")
     for v in describe.values:
         graph.add_output(v)  # the built prefix returns them
@@ -142,7 +152,7 @@ def at_break(tracker, snapshot):
         if start <= 2 * snapshot["pc"] < end and ln is not None:
             line = ln
     return ResumePoint(code, snapshot, graph, nodes, list(describe.values), stack,
-                       locals_, line)
+                       locals_, line, condition)
 
 
 def inspect_flags():
@@ -267,13 +277,17 @@ def _no_location(units):
     return bytes(out)
 
 
-def resume_function(point, globals_):
-    """The region function's code entered after the breaking call: its
-    parameters are every local of the original (in order) and then the
-    stack's non-NULL items below the call plus the call's result."""
+def resume_function(point, globals_, at):
+    """The region function's code entered at instruction `at`, after the
+    breaking call (or jump): its parameters are every local of the original
+    (in order) and then the stack's non-NULL items below the call plus the
+    call's result (after a jump: the stack's non-NULL items)."""
     code = point.code
-    below = point.stack[:len(point.stack) - point.nargs - 2]
-    stack_kinds = [r == ("null",) for r in below] + [False]  # + the call's result
+    if point.condition is None:
+        below = point.stack[:len(point.stack) - point.nargs - 2]
+        stack_kinds = [r == ("null",) for r in below] + [False]  # + the call's result
+    else:
+        stack_kinds = [r == ("null",) for r in point.stack]
     n_locals = len(code.co_varnames)
     passed = [i for i, null in enumerate(stack_kinds) if not null]
     names = tuple(code.co_varnames) + tuple(f"___stack{k}" for k in range(len(passed)))
@@ -295,11 +309,12 @@ def resume_function(point, globals_):
 
     # JUMP_FORWARD counts from the prologue's end, where the original code
     # starts: its argument is the resume instruction's index there.
-    p = prologue(point.next)
+    p = prologue(at)
     units = len(p) // 2
     body = bytes(p) + code.co_code
     flags = code.co_flags & ~(0x04 | 0x08)  # CO_VARARGS, CO_VARKEYWORDS
-    name = f"dynoc_resume_in_{_original_name(code.co_name)}_at_{point.line}"
+    name = f"dynoc_resume_in_{_original_name(code.co_name)}_at_{point.line}" + \
+        ("" if at == point.next else "_jump")
     new = code.replace(
         co_code=body, co_varnames=names, co_argcount=len(names), co_posonlyargcount=0,
         co_kwonlyargcount=0, co_nlocals=len(names), co_flags=flags,
@@ -366,21 +381,30 @@ class ResumingGraph:
 
     def __init__(self, point, weights, sources, region, G):
         from ._jit import BuiltGraph
-        from ._region import Region
         self.point = point
         prefix = prefix_graph(point)
         self.built = BuiltGraph(prefix, weights, sources) if prefix.nodes else None
-        self.resume = Region(resume_function(point, G),
-                             backend=region.backend, dynamic=region.dynamic,
-                             guard_fail_fn=region.guard_fail_fn,
-                             guard_export_fn=region.guard_export_fn)
-        self.resume.internal = True
+        self.region, self.G = region, G
+        self.resumes = {}  # instruction -> the region resuming there
         self.own_calls = 0
+
+    def _resume(self, at):
+        """The region of the resume function entering at `at` (made on the
+        first call that goes there: after a jump, one per way it went)."""
+        from ._region import Region
+        r = self.resumes.get(at)
+        if r is None:
+            r = self.resumes[at] = Region(
+                resume_function(self.point, self.G, at), backend=self.region.backend,
+                dynamic=self.region.dynamic, guard_fail_fn=self.region.guard_fail_fn,
+                guard_export_fn=self.region.guard_export_fn)
+            r.internal = True
+        return r
 
     @property
     def calls(self):
-        """Calls that ran built code: this part's and the resume function's."""
-        return self.own_calls + self.resume.compiled_calls()
+        """Calls that ran built code: this part's and the resume functions'."""
+        return self.own_calls + sum(r.compiled_calls() for r in self.resumes.values())
 
     def __call__(self, L, G):
         from ._jit import STALE, counters
@@ -395,5 +419,9 @@ class ResumingGraph:
         p = self.point
         stack = [rebuild(r, outputs, L, G) for r in p.stack]
         locals_ = [None if r == ("unbound",) else rebuild(r, outputs, L, G) for r in p.locals]
+        if p.condition is not None:  # the jump, natively (a tensor's truth)
+            taken = bool(rebuild(p.condition, outputs, L, G)) == p.jump_if_true
+            return self._resume(p.target if taken else p.next)(
+                *locals_, *[v for v in stack if v is not _NULL])
         below, result = call_on_stack(stack, p.nargs, p.kwnames)
-        return self.resume(*locals_, *[v for v in below if v is not _NULL], result)
+        return self._resume(p.next)(*locals_, *[v for v in below if v is not _NULL], result)
