@@ -354,9 +354,11 @@ class CompiledGraph:
         self.calls = 0
 
     def __call__(self, L, G):
-        if self.built.stale(L, G):
+        built = self.built
+        if built.sourced is not None and built.stale(L, G):
             return STALE
-        self.built.refresh_weights()
+        if built.weight_tensors:
+            built.refresh_weights()
         self.calls += 1
         counters["compiled_calls"] += 1
         outputs = self.run(*self.inputs(L, G))

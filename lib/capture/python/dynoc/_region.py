@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 import sysconfig
+import types
 import warnings
 import weakref
 
@@ -18,6 +19,8 @@ from ._compiled_module import CompiledModule, forward_inside_region
 from ._recorder import Tracker
 
 _C = None
+_Module = torch.nn.Module
+_FunctionType = types.FunctionType
 _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 _TORCH_NN = os.path.join(os.path.dirname(torch.__file__), "nn", "modules")
 config = None  # dynoc.config (set by dynoc.compile)
@@ -323,21 +326,26 @@ class Region:
 
     def __call__(self, *args, **kwargs):
         t = self.target
-        if isinstance(t, torch.nn.Module) and _forward_of(t) is _call_with_hooks:
+        if isinstance(t, _Module) and _forward_of(t) is _call_with_hooks:
             # The compiled module's own hooks run around the region, natively.
             return _call_with_hooks(t, *args, _dynoc_forward=self._call, **kwargs)
         return self._call(*args, **kwargs)
 
     def _call(self, *args, **kwargs):
-        fn, fargs, module = self._resolve(args)
-        if not inspect.isfunction(fn):
-            return self.target(*args, **kwargs)
-        code = fn.__code__
-        names = code.co_varnames[:code.co_argcount]
+        # (on every call of a compiled function: kept short)
+        t = self.target
+        if type(t) is _FunctionType:
+            fn, fargs, module = t, args, None
+        else:
+            fn, fargs, module = self._resolve(args)
+            if not inspect.isfunction(fn):
+                return self.target(*args, **kwargs)
         L = _locals(fn, fargs, kwargs)
         G = fn.__globals__
-        for i in range(len(self.variants)):
-            if self._check(i)(L, G):  # an existing variant covers this call
+        checks = self._checks
+        for i, guards in enumerate(self.variants):
+            check = checks[i][1] if i < len(checks) and checks[i][0] is guards else self._check(i)
+            if check(L, G):  # an existing variant covers this call
                 compiled = self.compiled[i]
                 if compiled is not None:
                     result = compiled(L, G)
@@ -347,6 +355,7 @@ class Region:
                 return _stand_in(fn, fargs, kwargs)
         if self.eager_reason:
             return fn(*fargs, **kwargs)
+        code = fn.__code__
         failure = _guards.first_failure(self.variants[-1], L, G) if self.variants else None
         if failure is not None and self.internal and failure.startswith("L['___stack"):
             # A Python value the breaking call returned (an .item(), say) is
@@ -365,7 +374,8 @@ class Region:
             warnings.warn(f"dynoc: {code.co_name} hit config.cache_size_limit "
                           f"({limit}); running eagerly")
             return fn(*fargs, **kwargs)
-        return self._capture(fn, fargs, kwargs, module, names, failure, L)
+        names = code.co_varnames[:code.co_argcount]
+        return self._capture(fn, tuple(fargs), kwargs, module, names, failure, L)
 
     def _capture(self, fn, fargs, kwargs, module, names, failure, L):
         session = _session.current()

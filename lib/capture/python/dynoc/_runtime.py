@@ -19,6 +19,7 @@ from torch.utils import dlpack
 # (on every call of a model).
 _to_dlpack = torch._C._to_dlpack
 _from_dlpack = torch._C._from_dlpack
+_Tensor = torch.Tensor
 
 try:
     import _dynrt
@@ -85,6 +86,7 @@ class LoadedModel:
         self.manifest = json.loads(self._model.manifest())
         device_type, device_id = self._model.device()
         self.device = torch.device("cuda", device_id) if device_type == 2 else torch.device("cpu")
+        self._cuda = device_type == 2
         if not cuda_graphs:
             self._model.set_cuda_graphs(False)
         self._communicator = None
@@ -137,14 +139,15 @@ class LoadedModel:
         if len(tensors) != self._num_inputs:
             raise TypeError(f"{self.path} takes {self._num_inputs} tensors, got {len(tensors)}")
         capsules = []
-        for i, t in enumerate(tensors):
-            if not isinstance(t, torch.Tensor):
-                raise TypeError(f"input {i}: expected a torch.Tensor, got {type(t).__name__}")
+        for t in tensors:
+            if type(t) is not _Tensor and not isinstance(t, _Tensor):
+                raise TypeError(f"input {len(capsules)}: expected a torch.Tensor, got "
+                                f"{type(t).__name__}")
             # detach() and contiguous() make new tensor objects: only when needed.
             if t.requires_grad:
                 t = t.detach()
             capsules.append(_to_dlpack(t if t.is_contiguous() else t.contiguous()))
-        if self.device.type == "cuda":
+        if self._cuda:
             stream = torch.cuda.current_stream(self.device).cuda_stream
             shapes = self._model.output_shapes(capsules, stream)
             outputs = []
@@ -157,10 +160,11 @@ class LoadedModel:
                 outputs.append(kept)
             self._model.run_into(capsules, [dlpack.to_dlpack(o) for o in outputs], stream)
         else:
-            outputs = [_from_dlpack(c) for c in self._model.run(capsules)]
-        for k, o in self._writebacks:
+            outputs = list(map(_from_dlpack, self._model.run(capsules)))
+        if self._writebacks:
             with torch.no_grad():
-                tensors[k].copy_(outputs[o])
+                for k, o in self._writebacks:
+                    tensors[k].copy_(outputs[o])
         return outputs
 
     # --- functions (a bundled model: `dynoc build A.mlir B.mlir ...`) ------
