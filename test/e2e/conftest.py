@@ -4,6 +4,14 @@ import sys
 
 import pytest
 
+
+def pytest_configure(config):
+    # tools/test.sh (what CI runs) deselects these; `tools/test.sh --slow`
+    # runs only them. A plain `pytest test/e2e` runs everything.
+    config.addinivalue_line(
+        "markers", "slow: a long test of a path a faster CI test also covers "
+                   "(tools/test.sh --slow runs them)")
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DYNOC = os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc")
 RUN_MODEL = os.path.join(ROOT, "bazel-bin", "examples", "run_model", "run_model")
