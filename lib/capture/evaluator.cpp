@@ -139,6 +139,7 @@ PyObject *Evaluator::runUntilError() {
       if (top) {
         topCondition = c.value;
         topJumpTarget = next + oparg;
+        topJumpNext = next;
         topJumpIfTrue = op == Op::PopJumpIfTrue;
       }
       int t = truth(c);

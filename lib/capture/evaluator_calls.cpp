@@ -587,6 +587,32 @@ bool Evaluator::enterTop(int nargs, PyObject *kwnames) {
   return true;
 }
 
+bool Evaluator::nextIsConditionalJump() {
+  const auto *instrs =
+      reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(code));
+  Py_ssize_t n = PyBytes_GET_SIZE(code) / 2;
+  const unsigned char *caches = runtime().inlineCaches;
+  Py_ssize_t i = pc + 1 + caches[instrs[2 * pc]];
+  int ext = 0;
+  while (i < n) {
+    int oparg = instrs[2 * i + 1] | ext;
+    Op op = decodeOp(instrs[2 * i], oparg);
+    Py_ssize_t next = i + 1 + caches[instrs[2 * i]];
+    if (op == Op::ExtendedArg) {
+      ext = oparg << 8;
+      i = next;
+      continue;
+    }
+    if (op != Op::PopJumpIfFalse && op != Op::PopJumpIfTrue)
+      return false;
+    topJumpTarget = next + oparg;
+    topJumpNext = next;
+    topJumpIfTrue = op == Op::PopJumpIfTrue;
+    return true;
+  }
+  return false;
+}
+
 void Evaluator::leaveTop() {
   regionState().topCall = nullptr;
   topCondition = nullptr;
@@ -604,8 +630,8 @@ PyObject *Evaluator::snapshot() const {
       topMark ? topMark : Py_None);
   if (out && topCondition) { // a conditional jump on a tensor, not a CALL
     PyObject *jump =
-        Py_BuildValue("(OnO)", topCondition, topJumpTarget,
-                      topJumpIfTrue ? Py_True : Py_False);
+        Py_BuildValue("(OnOn)", topCondition, topJumpTarget,
+                      topJumpIfTrue ? Py_True : Py_False, topJumpNext);
     if (!jump || PyDict_SetItemString(out, "jump", jump) < 0)
       Py_CLEAR(out);
     Py_XDECREF(jump);

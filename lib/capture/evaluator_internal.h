@@ -134,8 +134,8 @@ public:
   /// The frame's state inside its current CALL, or at a conditional jump on
   /// a tensor, for resuming after it (RegionState::topCall): {"pc", "next",
   /// "nargs", "kwnames", "stack", "locals", "mark"}, and for a jump "jump":
-  /// (condition, target, jump_if_true); each stack item and local is (value,
-  /// source, bound).
+  /// (condition, target, jump_if_true, fallthrough); each stack item and
+  /// local is (value, source, bound).
   PyObject *snapshot() const;
 
 private:
@@ -530,8 +530,12 @@ private:
   PyObject *topKwnames = nullptr;   // borrowed
   PyObject *topMark = nullptr;      // the tracker's call_mark() at the call
   PyObject *topCondition = nullptr; // borrowed: a jump's condition
-  Py_ssize_t topJumpTarget = 0;
+  Py_ssize_t topJumpTarget = 0;     // where the jump goes, and where it
+  Py_ssize_t topJumpNext = 0;       // falls through (instruction indices)
   bool topJumpIfTrue = false;
+  /// Is the instruction after this one (pc) POP_JUMP_IF_FALSE/TRUE? Then
+  /// sets topJumpTarget/Next/IfTrue from it (3.13's TO_BOOL before a jump).
+  bool nextIsConditionalJump();
   Py_ssize_t lasti = -1;  // set by RERAISE: the offset an exception came from
   bool reraising = false; // RERAISE adds no traceback entry
 };

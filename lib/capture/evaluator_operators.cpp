@@ -179,7 +179,14 @@ Evaluator::Step Evaluator::execOperators(Op op, int oparg) {
   }
   case Op::ToBool: { // 3.13: the truth of a condition, as a bool
     Slot a = pop();
+    // 3.13 reads a branch's condition here, before its jump: a break to
+    // resume at either side of that jump (Evaluator::snapshot).
+    bool top = isTensor(a.value) && nextIsConditionalJump() && enterTop(0, nullptr);
+    if (top)
+      topCondition = a.value;
     int t = truth(a);
+    if (top)
+      leaveTop();
     Py_DECREF(a.value);
     if (t < 0)
       return Step::Error;

@@ -52,6 +52,8 @@ class ResumePoint:
         self.condition = condition
         self.target, self.jump_if_true = (snap["jump"][1], snap["jump"][2]) \
             if "jump" in snap else (None, None)
+        if "jump" in snap:  # the instruction after the jump (3.13: the jump
+            self.next = snap["jump"][3]  # follows the TO_BOOL that broke)
 
 
 class _Describer:
