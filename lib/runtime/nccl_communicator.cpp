@@ -305,9 +305,27 @@ public:
     if (cudaError_t e = l.streamWaitEvent(stream_, ready_, 0))
       return fail(cudaText("cudaStreamWaitEvent", e));
     ncclResult_t r = issue(stream_);
-    // A non-blocking communicator may still be queueing the collective.
-    while (r == ncclInProgress)
+    // A non-blocking communicator may still be queueing the collective: its
+    // first one with a peer connects to that peer, which never ends when the
+    // peer never comes. Bounded by the timeout, as the collective itself is
+    // by the watchdog (which waits for this lock meanwhile).
+    auto issuing = std::chrono::steady_clock::now();
+    while (r == ncclInProgress) {
+      if (timeoutMs_ > 0 && std::chrono::steady_clock::now() - issuing >
+                                std::chrono::milliseconds(timeoutMs_)) {
+        failure_ = "NCCL communicator aborted: " + std::string(what) +
+                   " over process group '" + group_ +
+                   "' did not complete within " + std::to_string(timeoutMs_) +
+                   " ms (it could not be issued: a rank that died or issued "
+                   "other collectives?)";
+        failed_.store(true);
+        l.commAbort(comm_);
+        comm_ = nullptr;
+        return fail(failure_);
+      }
+      std::this_thread::yield();
       l.commGetAsyncError(comm_, &r);
+    }
     if (r != ncclSuccess)
       return fail(std::string(what) + ": " + ncclText(r));
     auto w = std::make_unique<Work>();
@@ -511,6 +529,8 @@ private:
       }
       ncclResult_t async = ncclSuccess;
       std::unique_lock<std::mutex> issuing(mutex_);
+      if (!comm_) // aborted by start(): nothing left to watch
+        return;
       if (why.empty() && l.commGetAsyncError(comm_, &async) == ncclSuccess &&
           async != ncclSuccess && async != ncclInProgress)
         why = "NCCL reported an error: " + ncclText(async);
