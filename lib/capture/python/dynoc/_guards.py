@@ -167,7 +167,7 @@ def compile_check(guards):
     if not guards:
         return lambda L, G: True
     scope = _scope()
-    exec(_check_source([g["text"] for g in guards]), scope)  # noqa: S102 - dynoc's own guards
+    exec(_check_source([g["text"] for g in guards], scope), scope)  # noqa: S102 - dynoc's own
     return scope["___check"]
 
 
@@ -184,11 +184,48 @@ def _chain_key(node):
     return None
 
 
-def _check_source(texts):
+_TENSOR_ARGS = ("device", "requires_grad", "size", "stride")
+
+
+class _Literals(ast.NodeTransformer):
+    """Makes a guard cheaper to run every call: a literal list or tuple of
+    constants (a tensor guard's sizes) becomes a name bound once in `scope`,
+    and check_tensor's keyword arguments positional."""
+
+    def __init__(self, scope):
+        self.scope = scope
+
+    def visit_List(self, node):
+        return self._constant(node, list)
+
+    def visit_Tuple(self, node):
+        return self._constant(node, tuple)
+
+    def _constant(self, node, kind):
+        if not all(isinstance(e, ast.Constant) for e in node.elts) or \
+                not isinstance(node.ctx, ast.Load):
+            return self.generic_visit(node)
+        name = f"___k{len(self.scope)}"
+        self.scope[name] = kind(e.value for e in node.elts)
+        return ast.Name(name, ast.Load())
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "check_tensor" and \
+                [k.arg for k in node.keywords] == list(_TENSOR_ARGS) and len(node.args) == 2:
+            node.args += [k.value for k in node.keywords]
+            node.keywords = []
+        return node
+
+
+def _check_source(texts, scope=None):
     """The source of `___check(L, G)`: each guard in turn (False at the first
     that fails or raises), with paths read more than once hoisted into locals
-    just before the first guard that reads them."""
+    just before the first guard that reads them. With `scope`, literal lists
+    and tuples are bound there once (_Literals)."""
     trees = [ast.parse(t, mode="eval").body for t in texts]
+    if scope is not None:
+        trees = [_Literals(scope).visit(t) for t in trees]
     counts = {}
     for tree in trees:
         for n in ast.walk(tree):

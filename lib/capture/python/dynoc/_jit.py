@@ -303,7 +303,8 @@ class BuiltGraph:
             self.weights.append((name, t, data))
         self.weight_tensors = [t for _, t, _ in self.weights]
         self.versions = list(map(_version, self.weight_tensors))
-        self.run = self.model.run_outputs
+        # LoadedModel._run itself: one Python call less on every call.
+        self.run = lambda *tensors, _run=self.model._run: _run(tensors, False)
         # Constants reached through the arguments or globals (a tensor in a
         # list argument, a global tensor): the same tensor must be there.
         sourced = [name for name in self.model.weight_names()

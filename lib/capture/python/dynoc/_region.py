@@ -326,6 +326,8 @@ class Region:
 
     def __call__(self, *args, **kwargs):
         t = self.target
+        if type(t) is _FunctionType:
+            return self._call(*args, **kwargs)
         if isinstance(t, _Module) and _forward_of(t) is _call_with_hooks:
             # The compiled module's own hooks run around the region, natively.
             return _call_with_hooks(t, *args, _dynoc_forward=self._call, **kwargs)
