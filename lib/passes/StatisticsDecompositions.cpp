@@ -3,7 +3,8 @@
 // Ops that compute per-channel statistics of a batch, as the reductions and
 // elementwise ops both backends emit: var.correction, native_batch_norm in
 // training mode (its batch mean and inverse standard deviation) and
-// native_batch_norm_backward (docs/training.md), and native_group_norm.
+// native_batch_norm_backward (docs/training.md), and native_group_norm; and
+// max/min of a whole tensor as amax/amin.
 // Static shapes: the element counts they divide by are constants of the
 // graph.
 //
@@ -428,9 +429,33 @@ struct SplitReduction : OpRewritePattern<ReduceOp> {
 };
 } // namespace
 
+namespace {
+/// max(x) / min(x) of a whole tensor (`t.max()`) = amax / amin over every
+/// dim: the reduction both backends have.
+template <class Op, class Reduce>
+struct WholeTensorReduction : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().template cast<RankedTensorType>();
+    if (type.getRank() == 0)
+      return rewriter.notifyMatchFailure(op, "a 0-d tensor");
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      dims.push_back(d);
+    rewriter.replaceOpWithNewOp<Reduce>(op, op.getType(), op.getSelf(),
+                                        rewriter.getDenseI64ArrayAttr(dims),
+                                        rewriter.getBoolAttr(false));
+    return success();
+  }
+};
+} // namespace
+
 void dynoc::populateStatisticsDecompositions(RewritePatternSet &patterns) {
   patterns.add<VarCorrection, BatchNormTraining, BatchNormBackward, GroupNorm,
                VectorNorm, WeightNorm, SplitReduction<AtenMeanDimOp, true>,
-               SplitReduction<AtenSumDimIntListOp, false>>(
+               SplitReduction<AtenSumDimIntListOp, false>,
+               WholeTensorReduction<AtenMaxOp, AtenAmaxOp>,
+               WholeTensorReduction<AtenMinOp, AtenAminOp>>(
       patterns.getContext());
 }

@@ -262,6 +262,9 @@ CASES["mean_all"] = case("aten.mean", [[4, 6]], {}, lambda x: aten.mean(x))
 CASES["amax"] = case("aten.amax", [[4, 6, 3]], {"dim": [-2]}, lambda x: aten.amax(x, [-2]))
 CASES["amin_keepdim"] = case("aten.amin", [[4, 6]], {"dim": [1], "keepdim": True},
                              lambda x: aten.amin(x, [1], True))
+# (dynoc-decompose makes them amax/amin: built at -O2 only)
+CASES["max_all"] = dict(case("aten.max", [[4, 6, 3]], {}, lambda x: aten.max(x)), decomposed=True)
+CASES["min_all"] = dict(case("aten.min", [[5, 2]], {}, lambda x: aten.min(x)), decomposed=True)
 CASES["stack_mid"] = dict(case("aten.stack", [[2, 3], [2, 3], [2, 3]], {"dim": 1},
                                lambda *xs: aten.stack(list(xs), 1)), segments=None)
 CASES["stack_neg"] = case("aten.stack", [[4], [4]], {"dim": -1},

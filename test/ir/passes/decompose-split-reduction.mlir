@@ -29,3 +29,14 @@ func.func @adjacent_stays(%x: tensor<3x5x7xf32>) -> tensor<3xf32> {
   %0 = aten.mean.dim %x {dim = array<i64: 1, 2>} : (tensor<3x5x7xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// max()/min() of a whole tensor become amax/amin over every dim.
+// CHECK-LABEL: func.func @whole_max_min
+// CHECK: aten.amax %arg0 {dim = array<i64: 0, 1>, keepdim = false} : (tensor<2x4xf32>) -> tensor<f32>
+// CHECK: aten.amin %arg0 {dim = array<i64: 0, 1>, keepdim = false} : (tensor<2x4xf32>) -> tensor<f32>
+// CHECK-NOT: aten.max
+func.func @whole_max_min(%x: tensor<2x4xf32>) -> (tensor<f32>, tensor<f32>) {
+  %0 = aten.max %x : (tensor<2x4xf32>) -> tensor<f32>
+  %1 = aten.min %x : (tensor<2x4xf32>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+}
