@@ -34,7 +34,7 @@ const char *const kSupportedOps[] = {
     "aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar", "aten.le.Scalar",
     "aten.gt.Scalar", "aten.ge.Scalar", "aten.pow.Tensor_Scalar",
     "aten.where.self", "aten.masked_fill.Scalar", "aten.reciprocal",
-    "aten.pow.Scalar", "dynoc.fusion_group",
+    "aten.pow.Scalar", "aten.erf", "aten.bitwise_not", "dynoc.fusion_group",
     // GEMMs (cuBLASLt)
     "aten.mm", "aten.addmm", "aten.linear", "aten.bmm",
     // data movement

@@ -255,6 +255,19 @@ def test_reset_forgets_compiled_code_and_run_never_captures():
     assert compiled_calls(f) == 1, "run() uses the code compiled since"
 
 
+def test_the_same_graph_captured_after_reset_comes_from_the_cache():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh())
+    compiled = dynoc.compile(model)
+    with torch.no_grad():
+        compiled(torch.ones(3)), compiled(torch.ones(3))
+        dynoc.reset()  # the next capture names its graph anew (graph_N)
+        before = dict(dynoc.counters)
+        compiled(torch.ones(3))
+        torch.testing.assert_close(compiled(torch.ones(3)), model(torch.ones(3)))
+    assert dynoc.counters["cache_hits"] == before["cache_hits"] + 1
+    assert dynoc.counters["builds"] == before["builds"]
+
+
 def test_user_backends_get_a_graph_module_of_the_recording():
     seen = []
 

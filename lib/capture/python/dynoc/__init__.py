@@ -124,7 +124,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                   "meaning for dynoc's compiler; ignored")
     _region.config = config
     region = _region.Region(model, backend, fullgraph, dynamic,
-                            guard_fail_fn=guard_fail_fn, guard_export_fn=guard_export_fn)
+                            guard_fail_fn=guard_fail_fn, guard_export_fn=guard_export_fn,
+                            cuda_graphs=mode == "reduce-overhead")
     if isinstance(model, torch.nn.Module):
         return CompiledModule(model, region)
     if callable(model) and not hasattr(model, "forward"):

@@ -11,6 +11,7 @@ once both end with a whole entry, and a reader never sees half of one.
 import hashlib
 import operator
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from ._runtime import LoadedModel
 _ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 _BUILD_FLAGS = ("-O2",)
 _identity = None  # the dynoc binary's and the C++ compiler's identity (key)
+_nvcc = None  # the CUDA compiler's (key of --target=cuda builds)
 _version = operator.attrgetter("_version")  # read for every weight on every call
 # What happened in this process (dynoc.counters; DYNOC_STATS writes it at exit):
 # calls that ran built code, builds, cache hits, variants left eager.
@@ -63,10 +65,12 @@ def _structure_problem(s):
     return None
 
 
-def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
+def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
+                    cuda_graphs=False):
     """A variant's calls, compiled: its graph built and loaded (with its
-    backward graph when the result requires grad). Raises NotCompiled saying
-    why they run eagerly instead."""
+    backward graph when the result requires grad). `cuda_graphs`: a CUDA
+    model replays its calls as CUDA graphs (mode="reduce-overhead"). Raises
+    NotCompiled saying why they run eagerly instead."""
     if tracker.backward_error:
         raise NotCompiled(f"recording its backward failed: {tracker.backward_error}")
     if tracker.breaks:
@@ -102,7 +106,7 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G):
         from ._jit_train import TrainingGraph
         return TrainingGraph(forward[0], backward[0], used, sources)
     if backend == "inductor":
-        return CompiledGraph(forward[0], used, sources)
+        return CompiledGraph(forward[0], used, sources, cuda_graphs)
     return BackendGraph(forward[0], used, backend, L, G)
 
 
@@ -171,9 +175,26 @@ def _tool_identity():
     return _identity
 
 
-def cache_key(text, target="cpu"):
+def _nvcc_identity():
+    """The CUDA compiler a --target=cuda build runs (as the build finds it:
+    $NVCC, PATH, $CUDA_HOME) and its version line."""
+    global _nvcc
+    if _nvcc is None:
+        nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or os.path.join(
+            os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
+        try:
+            out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+        except OSError:
+            out = "(no nvcc)"
+        _nvcc = f"{nvcc}|{out.strip().splitlines()[-1:] if out else ''}"
+    return _nvcc
+
+
+def cache_key(text, flags=()):
     h = hashlib.sha256()
-    for part in (text, " ".join(_BUILD_FLAGS), target, _tool_identity(), sys.version):
+    cuda = _nvcc_identity() if "--target=cuda" in flags else ""
+    for part in (text, " ".join(_BUILD_FLAGS + tuple(flags)), _tool_identity(), cuda,
+                 sys.version):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -204,20 +225,43 @@ class _Progress:
                              f"{time.monotonic() - self.start:.1f} s\n")
 
 
-def _build_into(directory, text, weights):
+def target_flags(graph, weights):
+    """The `dynoc build` flags of the target the graph's tensors live on:
+    none for the CPU; for CUDA tensors `--target=cuda`, the current GPU's
+    architecture, and `--allow-tf32` when torch lets f32 matmuls use TF32
+    (eager's numerics). Tensors on both raise NotCompiled."""
+    devices = {g["device"] for g in graph.guards if g.get("device")}
+    devices |= {t.device.type for t in weights.values()}
+    if devices <= {"cpu"}:
+        return ()
+    if devices != {"cuda"}:
+        raise NotCompiled(f"its tensors are on {' and '.join(sorted(devices))}; a built "
+                          "graph runs on one device")
+    major, minor = torch.cuda.get_device_capability()
+    flags = ("--target=cuda", f"--arch=sm_{major}{minor}")
+    if torch.backends.cuda.matmul.allow_tf32:
+        flags += ("--allow-tf32",)
+    return flags
+
+
+def _build_into(directory, text, weights, flags):
     """Writes the graph file and its weights into `directory` and runs
     `dynoc build` there; raises NotCompiled with the build's message."""
     with open(os.path.join(directory, "graph.mlir"), "w") as f:
         f.write(text)
     if weights:
         from safetensors.torch import save_file
-        save_file({n: t.detach().contiguous() for n, t in weights.items()},
+        save_file({n: t.detach().cpu().contiguous() for n, t in weights.items()},
                   os.path.join(directory, mw_weights_file()))
     p = subprocess.run([dynoc_binary(), "build", "graph.mlir", "-o", "model.so",
-                        *_BUILD_FLAGS], cwd=directory, capture_output=True, text=True)
+                        *_BUILD_FLAGS, *flags], cwd=directory, capture_output=True,
+                       text=True)
     if p.returncode != 0:
+        # The diagnostic's own line (`graph.mlir:15:11: error: ...`), not the
+        # source line and caret that follow it.
         lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-        raise NotCompiled("dynoc build failed: " + (lines[-1] if lines else f"exit {p.returncode}"))
+        errors = [ln for ln in lines if " error: " in ln or ln.startswith("error: ")]
+        raise NotCompiled("dynoc build failed: " + (errors or lines or [f"exit {p.returncode}"])[0])
     # The build copied the weights beside the model; the input copy goes.
     if weights:
         os.remove(os.path.join(directory, mw_weights_file()))
@@ -232,15 +276,19 @@ def build(graph, weights):
     """The model .so of `graph` (a _graph.Graph) whose weights are `weights`
     (name -> tensor), from the cache or built now. Returns (path, hit)."""
     text = mw.write_module([graph], mw_weights_file())
-    what = f"{graph.name} ({len(graph.nodes)} ops, {graph.entry})"
+    flags = target_flags(graph, weights)
+    what = f"{graph.name} ({len(graph.nodes)} ops, {graph.entry}" + \
+        (", cuda)" if flags else ")")
     if not cache_enabled():
         counters["builds"] += 1
         directory = tempfile.mkdtemp(prefix="dynoc-jit-")
         with _Progress(what):
-            _build_into(directory, text, weights)
+            _build_into(directory, text, weights, flags)
         return os.path.join(directory, "model.so"), False, directory
     root = cache_dir()
-    entry = os.path.join(root, cache_key(text))
+    # The graph's name (graph_N, numbered in this process) is no part of the
+    # key: the same graph captured again after reset() is the same entry.
+    entry = os.path.join(root, cache_key(re.sub(rf"\b{graph.name}\b", "graph", text), flags))
     model = os.path.join(entry, "model.so")
     if os.path.exists(model):
         _logs.log("recompiles", f"{what}: from the cache ({entry})")
@@ -251,7 +299,7 @@ def build(graph, weights):
     tmp = tempfile.mkdtemp(prefix=".building-", dir=root)
     try:
         with _Progress(what):
-            _build_into(tmp, text, weights)
+            _build_into(tmp, text, weights, flags)
         try:
             os.rename(tmp, entry)
         except OSError:  # another process finished the same entry first
@@ -275,14 +323,14 @@ class BuiltGraph:
     """One graph built and loaded, its weights bound to the program's tensors:
     the part of a compiled variant that runs a graph."""
 
-    def __init__(self, graph, weights, sources):
+    def __init__(self, graph, weights, sources, cuda_graphs=False):
         for v in graph.inputs:
             if v.kind == "user" and not v.name.startswith(("L[", "G[")) and \
                     not (graph.kind == "backward" and v.name.startswith(("graph_", "grad("))):
                 raise NotCompiled(f"input '{v.name}' is no argument of the region")
         path, self.cache_hit, tmpdir = build(graph, weights)
         try:
-            self.model = LoadedModel(path, cuda_graphs=False)
+            self.model = LoadedModel(path, cuda_graphs=cuda_graphs)
         finally:
             if tmpdir:  # DYNOC_CACHE=0: the loaded .so needs no files any more
                 shutil.rmtree(tmpdir, ignore_errors=True)
@@ -343,8 +391,8 @@ class CompiledGraph:
     it runs the model on the tensors its user inputs name and returns the
     region's result."""
 
-    def __init__(self, graph, weights, sources):
-        self.built = BuiltGraph(graph, weights, sources)
+    def __init__(self, graph, weights, sources, cuda_graphs=False):
+        self.built = BuiltGraph(graph, weights, sources, cuda_graphs)
         self.model = self.built.model
         self.inputs, self.run = self.built.inputs, self.built.run
         structure = graph.output_structure

@@ -14,7 +14,7 @@ import re
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _guards, _logs, _optim_rules, _partition, _repeats, _symbolic
+from . import _fused_attention, _guards, _logs, _optim_rules, _partition, _repeats, _symbolic
 from . import _mlir_writer as mw
 from ._collective_recording import CollectiveRecording
 from ._graph import Graph, Node, Value
@@ -566,6 +566,15 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
         # In-place ops are recorded functionally: `x.add_(y)` becomes
         # `x' = add(x, y)` and later uses of x read x'. A mutated region input
         # is written back by the caller (the graph's "mutations").
+        replay = None
+        fused = _fused_attention.as_graph_op(func, args, kwargs)
+        if fused:  # the call replays as it ran; the graph gets the dialect's op
+            replay = (func, args, kwargs)
+            func, args, kwargs = fused
+            for t in _tensors(out)[1:]:  # read by its backward only
+                self.break_values[id(t)] = f"an output of {_op_name(replay[0])}"
+                self.keepalive.append(t)
+            out = _fused_attention.graph_results(out, args[0])
         recorded = recorded_from = func
         if not func._schema.is_mutable:
             mw.check_op(_op_name(func))
@@ -623,7 +632,8 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
                     continue
                 attrs[mw.attr_name(a.name)] = mw.encode_attr(t, v)
         # The call, replayable: tensors by their Values (all lifted by now).
-        call = (func, _as_values(args, self._value_of), _as_values(kwargs, self._value_of))
+        func_, args_, kwargs_ = replay or (func, args, kwargs)
+        call = (func_, _as_values(args_, self._value_of), _as_values(kwargs_, self._value_of))
         outs = out if isinstance(out, (tuple, list)) else (out,)
         results = []
         for o in outs:

@@ -273,8 +273,10 @@ def _stand_in(fn, fargs, kwargs):
 
 class Region:
     def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None,
-                 live=None, guard_fail_fn=None, guard_export_fn=None):
+                 live=None, guard_fail_fn=None, guard_export_fn=None, cuda_graphs=False):
         _regions.add(self)
+        # mode="reduce-overhead": built CUDA models replay CUDA graphs.
+        self.cuda_graphs = cuda_graphs
         self.target = target
         self.guard_fail_fn = guard_fail_fn  # called with each failing guard's text
         self.guard_export_fn = guard_export_fn  # called with each new variant's guards
@@ -507,7 +509,8 @@ class Region:
             backend = _BACKENDS_REGISTERED[backend]
         try:
             return _jit.compile_variant(graphs, tracker, result, self.session.weights,
-                                       self.session.constant_sources, backend, L, G)
+                                       self.session.constant_sources, backend, L, G,
+                                       self.cuda_graphs)
         except _jit.NotCompiled as e:
             _logs.log("graph_breaks", f"{entry}: calls run eagerly: {e}")
             _jit.counters["eager_variants"] += 1

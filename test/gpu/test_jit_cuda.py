@@ -1,0 +1,202 @@
+"""dynoc.compile in the same process on the GPU (issue 16): a region whose
+tensors are CUDA tensors is built with `--target=cuda` for this GPU's
+architecture and its later calls run the built code on the caller's stream;
+mode="reduce-overhead" replays them as CUDA graphs. Checked against torch
+eager on the same GPU (TF32 off), with dynoc.counters saying the built code
+ran and a profile saying the CUDA graphs were launched.
+
+Needs the dynoc binary (tools/gpu_jit.sh stages a statically linked one and
+sets DYNOC_BIN and the cuBLAS/cuDNN homes). Skips, with one line, where no
+GPU is present (CI)."""
+import os
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
+                                reason="no CUDA GPU here: the GPU tests run on the GPU "
+                                       "machine through tools/gpu_jit.sh")
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+TOL = 1e-4
+
+
+@pytest.fixture(autouse=True)
+def fresh(tmp_path_factory, monkeypatch):
+    import dynoc
+    if "DYNOC_CACHE_DIR" not in os.environ:
+        monkeypatch.setenv("DYNOC_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    dynoc.reset()
+    yield
+    dynoc.reset()
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(64, 128)
+        self.fc2 = torch.nn.Linear(128, 10)
+
+    def forward(self, x):
+        return torch.softmax(self.fc2(torch.nn.functional.gelu(self.fc1(x))), dim=-1)
+
+
+class Block(torch.nn.Module):
+    """A pre-norm transformer block: attention through SDPA, layer norm, MLP."""
+
+    def __init__(self, d=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = torch.nn.LayerNorm(d)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.proj = torch.nn.Linear(d, d)
+        self.ln2 = torch.nn.LayerNorm(d)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(),
+                                       torch.nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.ln2(x))
+
+
+def close(got, want, tol=TOL):
+    err = (got.float() - want.float()).abs().max().item()
+    scale = want.float().abs().max().item()
+    assert err <= tol * max(scale, 1.0), f"max abs error {err:.3e} (scale {scale:.3e})"
+
+
+def graph_launches(fn):
+    """How many cudaGraphLaunch calls `fn()` made (CUPTI sees libdynrt's)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sum(e.count for e in prof.key_averages() if e.key == "cudaGraphLaunch")
+
+
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+@pytest.mark.parametrize("make,shape", [(MLP, (32, 64)), (Block, (2, 16, 64))],
+                         ids=["mlp", "block"])
+def test_a_cuda_module_runs_code_built_for_this_gpu(make, shape, mode):
+    import dynoc
+    torch.manual_seed(0)
+    model = make().cuda().eval()
+    xs = [torch.randn(shape, device="cuda") for _ in range(4)]
+    with torch.no_grad():
+        want = [model(x) for x in xs]
+        compiled = dynoc.compile(model, mode=mode)
+        before = dict(dynoc.counters)
+        got = [compiled(x) for x in xs]
+    for g, w in zip(got, want):
+        assert g.device.type == "cuda"
+        close(g, w)
+    assert dynoc.counters["builds"] + dynoc.counters["cache_hits"] - \
+        before["builds"] - before["cache_hits"] == 1
+    assert dynoc.counters["compiled_calls"] - before["compiled_calls"] == 3
+    assert dynoc.counters["eager_variants"] == before["eager_variants"]
+    with torch.no_grad():
+        launches = graph_launches(lambda: [compiled(x) for x in xs])
+    print(f"{make.__name__} mode={mode}: {launches} CUDA graph launches in 4 calls")
+    if mode == "reduce-overhead":
+        assert launches >= 3  # the first call of a shape runs directly
+    else:
+        assert launches == 0
+
+
+def test_the_weights_are_the_modules_cuda_tensors():
+    import dynoc
+    torch.manual_seed(0)
+    model = MLP().cuda().eval()
+    x = torch.randn(8, 64, device="cuda")
+    compiled = dynoc.compile(model)
+    with torch.no_grad():
+        compiled(x)
+        compiled(x)
+        model.fc2.weight.mul_(2.0)  # in place, as an optimizer step would
+        calls = dynoc.counters["compiled_calls"]
+        got = compiled(x)
+        assert dynoc.counters["compiled_calls"] == calls + 1
+        close(got, model(x))
+
+
+_model = None
+
+
+def _print_between(x):
+    y = _model(x)
+    print("between the graphs", tuple(y.shape))
+    return (y * 3).sum(-1)
+
+
+def test_a_graph_break_resumes_on_the_gpu(capsys):
+    import dynoc
+    global _model
+    torch.manual_seed(0)
+    _model = MLP().cuda().eval()
+    f = _print_between
+    compiled = dynoc.compile(f)
+    xs = [torch.randn(4, 64, device="cuda") for _ in range(4)]
+    with torch.no_grad():
+        want = [f(x) for x in xs]
+        before = dynoc.counters["compiled_calls"]
+        got = [compiled(x) for x in xs]
+    for g, w in zip(got, want):
+        close(g, w)
+    assert capsys.readouterr().out.count("between the graphs") == 8
+    assert dynoc.counters["compiled_calls"] > before
+
+
+def test_training_runs_built_forward_and_backward_on_the_gpu():
+    import dynoc
+    torch.manual_seed(0)
+    model = MLP().cuda()
+    ref = MLP().cuda()
+    ref.load_state_dict(model.state_dict())
+    x = torch.randn(16, 64, device="cuda")
+    compiled = dynoc.compile(model)
+    before = dynoc.counters["compiled_calls"]
+    for m in (compiled, ref):
+        for _ in range(3):
+            m.zero_grad()
+            m(x).square().sum().backward()
+    assert dynoc.counters["compiled_calls"] > before
+    for (n, p), q in zip(model.named_parameters(), ref.parameters()):
+        close(p.grad, q.grad)
+
+
+def test_a_cache_entry_is_reused_after_reset():
+    import dynoc
+    torch.manual_seed(0)
+    model = MLP().cuda().eval()
+    x = torch.randn(8, 64, device="cuda")
+    with torch.no_grad():
+        compiled = dynoc.compile(model)
+        compiled(x), compiled(x)
+        dynoc.reset()
+        hits = dynoc.counters["cache_hits"]
+        compiled = dynoc.compile(model)
+        compiled(x), compiled(x)
+    assert dynoc.counters["cache_hits"] == hits + 1
+
+
+def test_a_transformers_model_on_the_gpu():
+    transformers = pytest.importorskip("transformers")
+    import dynoc
+    torch.manual_seed(0)
+    config = transformers.BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                     intermediate_size=128, vocab_size=1000)
+    model = transformers.BertModel(config).cuda().eval()
+    ids = torch.randint(0, 1000, (2, 16), device="cuda")
+    with torch.no_grad():
+        want = model(ids).last_hidden_state
+        compiled = dynoc.compile(model)
+        before = dynoc.counters["compiled_calls"]
+        for _ in range(3):
+            got = compiled(ids).last_hidden_state
+    close(got, want)
+    assert dynoc.counters["compiled_calls"] - before == 2

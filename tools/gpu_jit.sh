@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# dynoc.compile in the same process on the GPU (issue 16): the GPU machine
+# builds CUDA models itself, so it needs the dynoc binary, which normally
+# links Debian's MLIR/LLVM 16 shared libraries (too big to carry). `stage`
+# builds one with them linked in statically (bazel --config=portable).
+#
+#   here:  bazel build //... && tools/gpu_jit.sh stage   (fills build/gpu/jit, ~22 MB)
+#   there: tools/gpu_jit.sh test                         (carry build/gpu/jit and build/gpu/bin)
+#
+# `test` runs test/gpu/test_jit_cuda.py with the dynoc binary building for
+# the GPU there (nvcc, and cuBLASLt/cuDNN headers from torch's CUDA wheels).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+art="$root/build/gpu"
+jit="$art/jit"
+py="${PYTHON:-python3}"
+case "${1:-}" in
+  stage)
+    mkdir -p "$jit/ext"
+    (cd "$root" && bazel build --config=portable //tools/dynoc:dynoc)
+    cp -f "$root/bazel-bin/tools/dynoc/dynoc" "$jit/dynoc"
+    # The plain build links the usual binary again (only the link reruns).
+    (cd "$root" && bazel build //tools/dynoc:dynoc)
+    cp -fL /lib/x86_64-linux-gnu/libfmt.so.9 "$jit/"
+    cp -f "$root"/bazel-bin/lib/capture/_dynoc_C.cpython-3*.so "$jit/ext/"
+    chmod u+w "$jit/dynoc" "$jit"/ext/*
+    du -sh "$jit" ;;
+  test)
+    [ -x "$jit/dynoc" ] || { echo "gpu_jit.sh: $jit/dynoc is missing: run 'tools/gpu_jit.sh stage' on the build machine and carry build/gpu/jit" >&2; exit 1; }
+    . "$root/tools/gpu_env.sh"
+    export PYTHONPATH="$jit/ext:$PYTHONPATH"
+    nv="$("$py" -c 'import nvidia; print(list(nvidia.__path__)[0])')"
+    export DYNOC_BIN="$jit/dynoc" DYNOC_CUBLAS_HOME="$nv/cu13" DYNOC_CUDNN_HOME="$nv/cudnn"
+    export DYNOC_CACHE_DIR="${DYNOC_CACHE_DIR:-/tmp/dynoc-jit-cache}"
+    "$py" -c 'import torch; print("GPU:", torch.cuda.get_device_name(), "| torch", torch.__version__)'
+    "$DYNOC_BIN" --version
+    "$py" -m pytest -q -p no:cacheprovider -s "$root/test/gpu/test_jit_cuda.py" "${@:2}" ;;
+  *) sed -n '2,/^set /{/^set /!p}' "$0" | cut -c3-; exit 2 ;;
+esac
