@@ -5,10 +5,11 @@
 # builds one with them linked in statically (bazel --config=portable).
 #
 #   here:  bazel build //... && tools/gpu_jit.sh stage   (fills build/gpu/jit, ~22 MB)
-#   there: tools/gpu_jit.sh test                         (carry build/gpu/jit and build/gpu/bin)
+#   there: tools/gpu_jit.sh test [PYTEST ARGS]           (carry build/gpu/jit and build/gpu/bin)
+#   there: tools/gpu_jit.sh bench [BENCH ARGS]           (bench/jit/gpu.py; writes $OUT/perf-jit-cuda.md)
 #
-# `test` runs test/gpu/test_jit_cuda.py with the dynoc binary building for
-# the GPU there (nvcc, and cuBLASLt/cuDNN headers from torch's CUDA wheels).
+# Both run with the dynoc binary building for the GPU there (nvcc, and
+# cuBLASLt/cuDNN headers from torch's CUDA wheels).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 art="$root/build/gpu"
@@ -25,7 +26,7 @@ case "${1:-}" in
     cp -f "$root"/bazel-bin/lib/capture/_dynoc_C.cpython-3*.so "$jit/ext/"
     chmod u+w "$jit/dynoc" "$jit"/ext/*
     du -sh "$jit" ;;
-  test)
+  test|bench)
     [ -x "$jit/dynoc" ] || { echo "gpu_jit.sh: $jit/dynoc is missing: run 'tools/gpu_jit.sh stage' on the build machine and carry build/gpu/jit" >&2; exit 1; }
     . "$root/tools/gpu_env.sh"
     export PYTHONPATH="$jit/ext:$PYTHONPATH"
@@ -34,6 +35,10 @@ case "${1:-}" in
     export DYNOC_CACHE_DIR="${DYNOC_CACHE_DIR:-/tmp/dynoc-jit-cache}"
     "$py" -c 'import torch; print("GPU:", torch.cuda.get_device_name(), "| torch", torch.__version__)'
     "$DYNOC_BIN" --version
-    "$py" -m pytest -q -p no:cacheprovider -s "$root/test/gpu/test_jit_cuda.py" "${@:2}" ;;
+    if [ "$1" = test ]; then
+      "$py" -m pytest -q -p no:cacheprovider -s "$root/test/gpu/test_jit_cuda.py" "${@:2}"
+    else
+      "$py" "$root/bench/jit/gpu.py" "${@:2}"
+    fi ;;
   *) sed -n '2,/^set /{/^set /!p}' "$0" | cut -c3-; exit 2 ;;
 esac
