@@ -8,6 +8,7 @@ ran and a profile saying the CUDA graphs were launched.
 Needs the dynoc binary (tools/gpu_jit.sh stages a statically linked one and
 sets DYNOC_BIN and the cuBLAS/cuDNN homes). Skips, with one line, where no
 GPU is present (CI)."""
+import math
 import os
 
 import pytest
@@ -64,6 +65,38 @@ class Block(torch.nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+class ConvNet(torch.nn.Module):
+    """Convolution, BatchNorm (eval: cuDNN's batch norm kernel on the GPU),
+    ReLU, max pooling, a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.fc = torch.nn.Linear(16 * 8 * 8, 10)
+        self.bn.running_mean.uniform_(-0.5, 0.5)
+        self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        y = torch.nn.functional.max_pool2d(torch.relu(self.bn(self.conv(x))), 2)
+        return self.fc(y.flatten(1))
+
+
+class Scores(torch.nn.Module):
+    """Attention written out, its scores divided by a Python float (a 0-d
+    CPU constant beside CUDA tensors)."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.d = d
+        self.qkv = torch.nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).split(self.d, dim=-1)
+        att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.d), dim=-1)
+        return att @ v
+
+
 def close(got, want, tol=TOL):
     err = (got.float() - want.float()).abs().max().item()
     scale = want.float().abs().max().item()
@@ -80,8 +113,9 @@ def graph_launches(fn):
 
 
 @pytest.mark.parametrize("mode", [None, "reduce-overhead"])
-@pytest.mark.parametrize("make,shape", [(MLP, (32, 64)), (Block, (2, 16, 64))],
-                         ids=["mlp", "block"])
+@pytest.mark.parametrize("make,shape", [(MLP, (32, 64)), (Block, (2, 16, 64)),
+                                        (ConvNet, (4, 3, 16, 16)), (Scores, (2, 8, 32))],
+                         ids=["mlp", "block", "convnet", "scores"])
 def test_a_cuda_module_runs_code_built_for_this_gpu(make, shape, mode):
     import dynoc
     torch.manual_seed(0)

@@ -231,7 +231,9 @@ def target_flags(graph, weights):
     architecture, and `--allow-tf32` when torch lets f32 matmuls use TF32
     (eager's numerics). Tensors on both raise NotCompiled."""
     devices = {g["device"] for g in graph.guards if g.get("device")}
-    devices |= {t.device.type for t in weights.values()}
+    # A 0-d CPU constant (a Python number the recording made a tensor, as
+    # `x / math.sqrt(d)`) goes along with CUDA tensors, as in eager.
+    devices |= {t.device.type for t in weights.values() if t.dim() or t.device.type != "cpu"}
     if devices <= {"cpu"}:
         return ()
     if devices != {"cuda"}:
@@ -345,6 +347,8 @@ class BuiltGraph:
         for name in self.model.weight_names():
             t = weights[name]
             data = t.detach()
+            if data.device != self.model.device:  # a CPU scalar of a CUDA graph: copied
+                data = data.to(self.model.device)
             if not data.is_contiguous():
                 raise NotCompiled(f"weight '{name}' is not contiguous")
             self.model.bind_weight(name, data)
@@ -382,6 +386,8 @@ class BuiltGraph:
         if versions != self.versions:
             for (name, t, data), now, was in zip(self.weights, versions, self.versions):
                 if now != was:
+                    if data.device != t.device:
+                        data.copy_(t.detach())
                     self.model.bind_weight(name, data)
             self.versions = versions
 

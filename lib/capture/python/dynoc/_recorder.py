@@ -14,7 +14,7 @@ import re
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _fused_attention, _guards, _logs, _optim_rules, _partition, _repeats, _symbolic
+from . import _cuda_kernels, _guards, _logs, _optim_rules, _partition, _repeats, _symbolic
 from . import _mlir_writer as mw
 from ._collective_recording import CollectiveRecording
 from ._graph import Graph, Node, Value
@@ -567,14 +567,14 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
         # `x' = add(x, y)` and later uses of x read x'. A mutated region input
         # is written back by the caller (the graph's "mutations").
         replay = None
-        fused = _fused_attention.as_graph_op(func, args, kwargs)
-        if fused:  # the call replays as it ran; the graph gets the dialect's op
+        kernel = _cuda_kernels.as_graph_op(func, args, kwargs)
+        if kernel:  # the call replays as it ran; the graph gets the dialect's op
             replay = (func, args, kwargs)
-            func, args, kwargs = fused
+            func, args, kwargs, results_of = kernel
             for t in _tensors(out)[1:]:  # read by its backward only
                 self.break_values[id(t)] = f"an output of {_op_name(replay[0])}"
                 self.keepalive.append(t)
-            out = _fused_attention.graph_results(out, args[0])
+            out = results_of(out)
         recorded = recorded_from = func
         if not func._schema.is_mutable:
             mw.check_op(_op_name(func))
