@@ -79,6 +79,7 @@ for name, fn in [("relu", aten.relu), ("sigmoid", aten.sigmoid), ("tanh", aten.t
         CASES[f"{name}{shape}"] = case(f"aten.{name}", [shape], {}, fn)
 CASES["sqrt"] = case("aten.sqrt", [[4, 9]], {}, aten.sqrt)
 CASES["rsqrt"] = case("aten.rsqrt", [[4, 9]], {}, aten.rsqrt)
+CASES["erf"] = case("aten.erf", [[4, 9]], {}, aten.erf)
 CASES["gelu"] = case("aten.gelu", [[5, 33]], {}, aten.gelu)
 CASES["gelu_tanh"] = case("aten.gelu", [[5, 33]], {"approximate": "tanh"},
                           lambda x: aten.gelu(x, approximate="tanh"))

@@ -23,7 +23,7 @@ MODEL_TOLERANCE = {"f32": 1e-4, "bf16": 2e-2}
 # library has, with broadcasting, zero-size and negative-dim cases.
 OP_CASES = [
     "relu[3, 17]", "sigmoid[2, 0, 5]", "tanh[]", "exp[3, 17]", "silu[3, 17]",
-    "sqrt", "rsqrt", "gelu", "gelu_tanh", "add_alpha", "mm", "mm_zero", "addmm",
+    "sqrt", "rsqrt", "erf", "gelu", "gelu_tanh", "add_alpha", "mm", "mm_zero", "addmm",
     "linear", "bmm", "transpose_neg", "permute", "softmax_last", "softmax_mid",
     "log_softmax", "layer_norm", "expand", "embedding", "gather", "cat", "slice",
     "select", "pow3", "sum_all", "sum_last", "sum_mid_keepdim", "sum_zero",
