@@ -8,6 +8,7 @@ say() { echo "[bootstrap] $*" >&2; }
 debs=(libmlir-16-dev mlir-16-tools llvm-16-dev llvm-16-tools bazel-bootstrap
       libcli11-dev libfmt-dev catch2 nlohmann-json3-dev libdnnl-dev libsleef-dev
       libdlpack-dev libomp-16-dev clang-format-16 pybind11-dev
+      libgloo-dev  # gloo: libdynrt's CPU communicator plugin (libdynrt_gloo.so)
       clang-16 libclang-rt-16-dev)  # clang: the fuzz targets (tools/fuzz.sh)
 missing=()
 for p in "${debs[@]}"; do

@@ -6,5 +6,5 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bazel build //tools/dynoc //lib/capture:extensions //lib/runtime/python:_dynrt.abi3.so \
-  //lib/runtime:libdynrt.so //tools/bench:dynrt-bench >&2
+  //lib/runtime:libdynrt.so //lib/runtime/gloo:libdynrt_gloo.so //tools/bench:dynrt-bench >&2
 exec .venv/bin/python tools/make_wheel.py "$@"

@@ -6,6 +6,7 @@ runs the build first, then this):
     _bin/dynrt-bench       dynoc bench without MLIR (the `dynrt-bench` script)
     _data/AtenOps.td       the aten dialect's op list (capture checks ops against it)
     _lib/libdynrt.so       libdynrt, with _include/dynrt/ (C API headers)
+    _lib/libdynrt_gloo.so  libdynrt's gloo communicator plugin (needs libgloo0)
   _dynoc_C*.so             the capture extension, one per CPython version built
                            (_dynoc_C.so: 3.11; _dynoc_C.cpython-312-*.so, ...):
                            the wheel's tags
@@ -29,7 +30,8 @@ BIN = os.path.join(ROOT, "bazel-bin")
 # Debian package names, for METADATA and `dynoc doctor`'s hints.
 EXTERNAL = ["libmlir-16 (LLVM/MLIR 16 shared libraries the dynoc CLI links)",
             "libfmt9", "g++ (a C++17 compiler; or set CXX)", "libdnnl-dev (oneDNN)",
-            "libsleef-dev (Sleef)", "libomp or libgomp (OpenMP)"]
+            "libsleef-dev (Sleef)", "libomp or libgomp (OpenMP)",
+            "libgloo0 (gloo; only for dynoc.GlooCommunicator)"]
 
 
 def version():
@@ -47,6 +49,8 @@ def files():
     yield "dynoc/_bin/dynrt-bench", os.path.join(BIN, "tools/bench/dynrt-bench"), True
     yield "dynoc/_data/AtenOps.td", os.path.join(ROOT, "lib/ir/include/dynoc/IR/AtenOps.td"), False
     yield "dynoc/_lib/libdynrt.so", os.path.join(BIN, "lib/runtime/libdynrt.so"), True
+    yield "dynoc/_lib/libdynrt_gloo.so", \
+        os.path.join(BIN, "lib/runtime/gloo/libdynrt_gloo.so"), True
     for h in ("dynrt.h", "dynrt.hpp"):
         yield f"dynoc/_include/dynrt/{h}", os.path.join(ROOT, "lib/runtime/include/dynrt", h), False
     for name, _ in capture_extensions():

@@ -37,10 +37,11 @@ def main():
     ap.add_argument("--ddp", action="store_true",
                     help="eager's model is a DistributedDataParallel module (the "
                          "capture's was: train.py --ddp)")
-    ap.add_argument("--communicator", default="torch", choices=["torch", "nccl"],
+    ap.add_argument("--communicator", default="torch", choices=["torch", "nccl", "gloo"],
                     help="torch: dynoc.TorchDistributedCommunicator (torch.distributed's "
                          "process group); nccl: libdynrt's own (dynoc.NcclCommunicator, "
-                         "--device cuda)")
+                         "--device cuda); gloo: libdynrt's own gloo communicator "
+                         "(dynoc.GlooCommunicator, the CPU)")
     a = ap.parse_args()
     if a.device == "cuda":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
@@ -55,8 +56,8 @@ def main():
     eager = train.step_function(model, opt, a.ddp)
     for _ in range(train.STEPS + a.steps):
         want = eager(x, y)
-    communicator = dynoc.NcclCommunicator() if a.communicator == "nccl" \
-        else dynoc.TorchDistributedCommunicator()
+    communicator = {"nccl": dynoc.NcclCommunicator, "gloo": dynoc.GlooCommunicator,
+                    "torch": dynoc.TorchDistributedCommunicator}[a.communicator]()
     m = dynoc.load(a.so, communicator=communicator)
     for i in range(a.steps):
         loss = m(x, y)

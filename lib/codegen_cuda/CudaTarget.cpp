@@ -45,8 +45,7 @@ const char *const kSupportedOps[] = {
     "aten.lift_fresh", "aten._to_copy", "aten.view_as", "aten.expand",
     "aten.expand_as", "aten.split.Tensor", "aten.unsafe_split.Tensor",
     "aten.slice.Tensor", "aten.select.int", "aten.cat", "aten.stack",
-    "aten.unbind.int", "aten.gather", "aten.embedding",
-    "aten.constant_pad_nd",
+    "aten.unbind.int", "aten.gather", "aten.embedding", "aten.constant_pad_nd",
     // fills
     "aten.arange", "aten.arange.start", "aten.arange.start_step", "aten.full",
     "aten.ones", "aten.zeros", "aten.full_like", "aten.ones_like",
@@ -144,14 +143,14 @@ std::string printCudaPointwise(const codegen::PointwiseLoop &k,
     params += llvm::formatv(", const T{0} *b{0}", i).str();
     args += ", " + in.buffer;
     if (rank > 0 && isDense(in, k.shape)) {
-      body +=
-          llvm::formatv("        const {0} x{1} = {0}(b{1}[i]);\n", ct, i).str();
+      body += llvm::formatv("        const {0} x{1} = {0}(b{1}[i]);\n", ct, i)
+                  .str();
       continue;
     }
     if (std::string offset = literalOffset(k.shape, in.strides);
         !offset.empty()) {
-      body += llvm::formatv("        const {0} x{1} = {0}(b{1}[{2}]);\n", ct,
-                            i, offset)
+      body += llvm::formatv("        const {0} x{1} = {0}(b{1}[{2}]);\n", ct, i,
+                            offset)
                   .str();
       continue;
     }

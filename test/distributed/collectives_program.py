@@ -14,7 +14,8 @@ prints `RESULT rank=R worst=E tp=T`: the largest relative difference from
 eager, and of the tensor-parallel MLP from one process's whole one. DEVICE=cuda
 runs on GPU LOCAL_RANK with NCCL (the capture: gloo on the CPU);
 COMMUNICATOR=nccl then runs the model through libdynrt's own NCCL communicator
-(dynoc.NcclCommunicator) instead of torch.distributed's.
+(dynoc.NcclCommunicator) instead of torch.distributed's; COMMUNICATOR=gloo, on
+the CPU, through libdynrt's gloo communicator (dynoc.GlooCommunicator).
 """
 import os
 import sys
@@ -69,8 +70,9 @@ import dynoc  # noqa: E402
 want = step(x)  # eager, with torch.distributed's collectives
 unbound = len(sys.argv) > 3 and sys.argv[3] == "unbound"
 weights = sys.argv[4] if len(sys.argv) > 4 else None  # this rank's shards
-communicator = None if unbound else dynoc.NcclCommunicator() \
-    if os.environ.get("COMMUNICATOR") == "nccl" else dynoc.TorchDistributedCommunicator()
+communicators = {"nccl": dynoc.NcclCommunicator, "gloo": dynoc.GlooCommunicator,
+                 None: dynoc.TorchDistributedCommunicator}
+communicator = None if unbound else communicators[os.environ.get("COMMUNICATOR")]()
 m = dynoc.load(sys.argv[2], weights=weights, communicator=communicator)
 try:
     got = m(x)

@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -103,11 +104,15 @@ def test_every_rank_records_the_same_graph_with_its_collectives(captured):
     assert "group_size = 2 : i64" in g0
 
 
-def test_each_rank_runs_the_built_model_as_eager_runs(captured):
+@pytest.mark.parametrize("communicator", ["torch", "gloo"])
+def test_each_rank_runs_the_built_model_as_eager_runs(captured, communicator):
     # One .so for every rank; each rank's weight shards are its capture's
-    # weights file (the same names, dtypes and shapes on every rank).
+    # weights file (the same names, dtypes and shapes on every rank). "gloo":
+    # through libdynrt's own gloo communicator (libdynrt_gloo.so).
+    env = {"COMMUNICATOR": "gloo"} if communicator == "gloo" else None
     results = ranks(lambda r: [sys.executable, PROGRAM, "run", captured / "model.so",
-                               "bound", captured / "cap" / f"rank{r}" / "weights.safetensors"])
+                               "bound", captured / "cap" / f"rank{r}" / "weights.safetensors"],
+                    extra_env=env)
     for r, (rc, out, err) in enumerate(results):
         assert rc == 0, f"rank {r}: {out}{err[-3000:]}"
         line = next(l for l in out.splitlines() if l.startswith("RESULT"))
@@ -116,7 +121,9 @@ def test_each_rank_runs_the_built_model_as_eager_runs(captured):
         assert float(fields["tp"]) <= 1e-5, line
 
 
-def test_a_rank_with_other_graphs_fails_on_every_rank_naming_it(captured, tmp_path):
+@pytest.mark.parametrize("communicator", ["torch", "gloo"])
+def test_a_rank_with_other_graphs_fails_on_every_rank_naming_it(captured, tmp_path,
+                                                                communicator):
     # Rank 1 loads a model whose graph differs (another op after the MLP).
     other = tmp_path / "prog.py"
     other.write_text(open(PROGRAM).read().replace("z = y * 2", "z = y * 3"))
@@ -127,7 +134,8 @@ def test_a_rank_with_other_graphs_fails_on_every_rank_naming_it(captured, tmp_pa
                         tmp_path / "other.so"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     results = ranks(lambda r: [sys.executable, PROGRAM, "run",
-                               captured / "model.so" if r == 0 else tmp_path / "other.so"])
+                               captured / "model.so" if r == 0 else tmp_path / "other.so"],
+                    extra_env={"COMMUNICATOR": "gloo"} if communicator == "gloo" else None)
     for r, (rc, out, err) in enumerate(results):
         assert rc != 0, f"rank {r} ran: {out}"
         assert "loaded other graphs than rank" in err and f"rank(s) {1 - r}" in err, err[-2000:]
@@ -209,11 +217,14 @@ def test_data_parallel_training_from_the_so_equals_eager(tmp_path, ddp):
     built = (tmp_path / "built.mlir").read_text()
     assert built.count('"dynoc.all_reduce"') == 1, built
     assert built.count("aten.slice.Tensor") == 4, built
-    results = ranks(lambda r: [sys.executable, run_py, tmp_path / "step.so", data,
-                               "--steps", "10", *flag])
-    for r, (rc, out, err) in enumerate(results):
-        assert rc == 0, f"rank {r}: {out}{err[-3000:]}"
-        assert "the same on every rank: True -> MATCH" in out, out
+    # Through torch.distributed's gloo group, then libdynrt's own gloo
+    # communicator (no Python in the collectives).
+    for communicator in ("torch", "gloo"):
+        results = ranks(lambda r: [sys.executable, run_py, tmp_path / "step.so", data,
+                                   "--steps", "10", "--communicator", communicator, *flag])
+        for r, (rc, out, err) in enumerate(results):
+            assert rc == 0, f"{communicator} rank {r}: {out}{err[-3000:]}"
+            assert "the same on every rank: True -> MATCH" in out, out
 
 
 def test_ddp_gradient_accumulation_under_no_sync_is_ddps(tmp_path):
@@ -301,3 +312,21 @@ def test_libdynrts_nccl_communicator_says_what_it_lacks():
         assert "libnccl.so.2" in str(e) or "libcudart.so.13" in str(e), str(e)
     else:
         pytest.skip("this machine has NCCL and the CUDA runtime")
+
+
+def test_libdynrts_gloo_communicator_bounds_its_rendezvous(tmp_path):
+    """dynrt_gloo_communicator_create refuses a rank out of range at once, and
+    a rendezvous whose other rank never comes fails within its timeout with
+    DYNRT_DEADLINE_EXCEEDED naming the store, rather than hanging."""
+    sys.path.insert(0, PYTHONPATH)
+    from dynoc import _distributed, _runtime
+    _distributed._default_gloo_plugin()
+    _dynrt = _runtime._dynrt
+    with pytest.raises(_dynrt.Error, match="rank 2 of 2 ranks"):
+        _dynrt.gloo_communicator(str(tmp_path), 2, 2, "0", None, 1000)
+    start = time.monotonic()
+    with pytest.raises(_dynrt.Error) as e:
+        _dynrt.gloo_communicator(str(tmp_path), 2, 0, "0", None, 1500)
+    assert time.monotonic() - start < 30
+    assert "rank 0 of 2" in str(e.value) and str(tmp_path) in str(e.value)
+    assert "timeout" in str(e.value).lower(), e.value  # DYNRT_DEADLINE_EXCEEDED

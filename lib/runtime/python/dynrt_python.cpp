@@ -596,22 +596,37 @@ PyObject *ncclCommunicator(PyObject *, PyObject *args) {
   }
   dynrt_communicator_t *c = nullptr;
   dynrt_status_t *s;
-  Py_BEGIN_ALLOW_THREADS s = dynrt_nccl_communicator_create(
-      reinterpret_cast<const uint8_t *>(id), size, rank, device, group,
-      timeoutMs, &c);
+  Py_BEGIN_ALLOW_THREADS s =
+      dynrt_nccl_communicator_create(reinterpret_cast<const uint8_t *>(id),
+                                     size, rank, device, group, timeoutMs, &c);
   Py_END_ALLOW_THREADS if (s) return raise(s);
   return PyLong_FromVoidPtr(c);
 }
 
-PyObject *ncclCommunicatorFree(PyObject *, PyObject *args) {
+template <void (*Free)(dynrt_communicator_t *)>
+PyObject *communicatorFree(PyObject *, PyObject *args) {
   PyObject *address;
   if (!PyArg_ParseTuple(args, "O", &address))
     return nullptr;
   auto *c = static_cast<dynrt_communicator_t *>(PyLong_AsVoidPtr(address));
   if (!c && PyErr_Occurred())
     return nullptr;
-  Py_BEGIN_ALLOW_THREADS dynrt_nccl_communicator_free(c);
+  Py_BEGIN_ALLOW_THREADS Free(c);
   Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+PyObject *glooCommunicator(PyObject *, PyObject *args) {
+  const char *store, *group, *hostname;
+  int size, rank, timeoutMs;
+  if (!PyArg_ParseTuple(args, "siiszi", &store, &size, &rank, &group, &hostname,
+                        &timeoutMs))
+    return nullptr;
+  dynrt_communicator_t *c = nullptr;
+  dynrt_status_t *s;
+  Py_BEGIN_ALLOW_THREADS s = dynrt_gloo_communicator_create(
+      store, size, rank, group, hostname, timeoutMs, &c);
+  Py_END_ALLOW_THREADS if (s) return raise(s);
+  return PyLong_FromVoidPtr(c);
 }
 
 PyMethodDef moduleMethods[] = {
@@ -620,8 +635,13 @@ PyMethodDef moduleMethods[] = {
     {"nccl_communicator", ncclCommunicator, METH_VARARGS,
      "nccl_communicator(id, size, rank, device, group, timeout_ms) -> address "
      "(dynrt_nccl_communicator_create)"},
-    {"nccl_communicator_free", ncclCommunicatorFree, METH_VARARGS,
-     "nccl_communicator_free(address)"},
+    {"nccl_communicator_free", communicatorFree<dynrt_nccl_communicator_free>,
+     METH_VARARGS, "nccl_communicator_free(address)"},
+    {"gloo_communicator", glooCommunicator, METH_VARARGS,
+     "gloo_communicator(store, size, rank, group, hostname or None, "
+     "timeout_ms) -> address (dynrt_gloo_communicator_create)"},
+    {"gloo_communicator_free", communicatorFree<dynrt_gloo_communicator_free>,
+     METH_VARARGS, "gloo_communicator_free(address)"},
     {"profile_start", profileStart, METH_VARARGS,
      "profile_start(path): record a trace of model runs (dynrt.h)"},
     {"profile_stop", profileStop, METH_NOARGS,

@@ -16,7 +16,7 @@ from ._compiled_module import CompiledModule
 from ._explain import ExplainOutput, ExportResult, explain, export, unsupported_type
 from ._autograd import TrainableModel, load_trainable
 from ._runtime import Error, GuardError, LoadedModel, load, profile, set_runtime_log
-from ._distributed import NcclCommunicator, TorchDistributedCommunicator
+from ._distributed import GlooCommunicator, NcclCommunicator, TorchDistributedCommunicator
 from ._jit import counters
 
 if os.environ.get("DYNOC_STATS"):
@@ -30,7 +30,7 @@ __all__ = ["compile", "optimize", "optimize_assert", "is_compiling", "is_dynamo_
            "run", "install", "register_backend", "counters", "export", "ExportResult",
            "Unsupported", "load", "LoadedModel", "load_trainable", "TrainableModel", "Error", "GuardError", "explain", "ExplainOutput",
            "profile", "set_runtime_log", "TorchDistributedCommunicator",
-           "NcclCommunicator"]
+           "NcclCommunicator", "GlooCommunicator"]
 
 _BACKENDS = {"eager": ("debug",), "aot_eager": ("debug",), "inductor": ()}
 # Dynamo's debugging backends that mean the same here: the recorded graphs run

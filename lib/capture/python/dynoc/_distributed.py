@@ -14,6 +14,7 @@ group, for `dynoc.load(path, communicator=...)`.
 """
 import ctypes
 import functools
+import os
 
 import torch
 
@@ -459,3 +460,57 @@ class NcclCommunicator:
 
     def __del__(self):
         self.close()
+
+
+class GlooCommunicator:
+    """libdynrt's own gloo communicator (dynrt_gloo_communicator_create, in
+    the plugin libdynrt_gloo.so; docs/distributed.md) for a torch.distributed
+    process group (default: the default group) of CPU ranks: the group's
+    rank 0 makes a fresh folder for gloo's file store and torch.distributed
+    hands its path to the others, then every rank joins over TCP at
+    `hostname` (default 127.0.0.1: ranks on one machine; give each rank's
+    own address otherwise, and a `store` folder they share). Collectives run
+    in libdynrt without Python in the step. `timeout_s` bounds the
+    rendezvous and every collective. Pass it to `dynoc.load(path,
+    communicator=...)`; close() (or the object's end) frees it, after the
+    models that use it."""
+
+    def __init__(self, group=None, timeout_s=600.0, hostname=None, store=None):
+        import tempfile
+        import torch.distributed as dist
+        from ._runtime import _dynrt, _require_runtime
+        _require_runtime("dynoc.GlooCommunicator")
+        _default_gloo_plugin()
+        g = group if group is not None else dist.group.WORLD
+        name = _group_name(g)
+        if name is None:
+            raise ValueError("dynoc.GlooCommunicator: torch.distributed gives this "
+                             "process group no name")
+        box = [store or (tempfile.mkdtemp(prefix="dynrt-gloo-") if g.rank() == 0 else None)]
+        if store is None:
+            dist.broadcast_object_list(box, src=dist.get_global_rank(g, 0), group=g)
+        self._free = _dynrt.gloo_communicator_free
+        self.address = _dynrt.gloo_communicator(box[0], g.size(), g.rank(), name, hostname,
+                                                int(timeout_s * 1000))
+
+    def close(self):
+        if getattr(self, "address", None):
+            self._free(self.address)
+            self.address = None
+
+    def __del__(self):
+        self.close()
+
+
+def _default_gloo_plugin():
+    """DYNRT_GLOO_PLUGIN, unless set: the plugin an installed wheel carries,
+    else the checkout's bazel-bin one."""
+    if os.environ.get("DYNRT_GLOO_PLUGIN"):
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join(here, "_lib", "libdynrt_gloo.so"),
+                 os.path.join(here, "..", "..", "..", "..", "bazel-bin", "lib", "runtime",
+                              "gloo", "libdynrt_gloo.so")):
+        if os.path.exists(path):
+            os.environ["DYNRT_GLOO_PLUGIN"] = os.path.abspath(path)
+            return

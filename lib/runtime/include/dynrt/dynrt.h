@@ -370,6 +370,23 @@ dynrt_nccl_communicator_create(const uint8_t *id, int size, int rank,
                                dynrt_communicator_t **out);
 DYNRT_EXPORT void dynrt_nccl_communicator_free(dynrt_communicator_t *c);
 
+// libdynrt's gloo communicator, for CPU models. It lives in a plugin,
+// libdynrt_gloo.so (it links gloo, Debian's libgloo0), loaded when one is
+// first made: from $DYNRT_GLOO_PLUGIN, beside libdynrt.so, or the library
+// path (DYNRT_UNIMPLEMENTED naming what was tried if none loads). Every rank
+// of the group calls it with the same `store`: a folder all ranks reach (a
+// new, empty one per rendezvous; gloo's file store), and connects to the
+// others over TCP at `hostname` (NULL: 127.0.0.1, ranks on one machine).
+// Collectives run on the calling thread and have completed when they return.
+// `timeout_ms` (0: none) bounds the rendezvous (DYNRT_DEADLINE_EXCEEDED) and
+// every collective; after one fails, every later one fails naming it. The
+// communicator is process group `group` ("0" for torch's default group).
+DYNRT_EXPORT dynrt_status_t *
+dynrt_gloo_communicator_create(const char *store, int size, int rank,
+                               const char *group, const char *hostname,
+                               int timeout_ms, dynrt_communicator_t **out);
+DYNRT_EXPORT void dynrt_gloo_communicator_free(dynrt_communicator_t *c);
+
 // Binds `communicator` to the model (NULL unbinds). Before anything runs it
 // checks, for every process group the model's graphs use, that the group
 // has the number of ranks capture saw (DYNRT_FAILED_PRECONDITION naming the
