@@ -53,7 +53,7 @@ import models  # noqa: E402
 DYNOC = ROOT / "bazel-bin" / "tools" / "dynoc" / "dynoc"
 WARM = 3
 ENGINES = ["eager DDP", "compile + DDPOptimizer", "compile + compiled autograd", "dynoc",
-           "dynoc (NCCL communicator)"]
+           "dynoc (NCCL communicator)", "dynoc (gloo communicator)"]
 ST_DTYPES = {"F32": "float32", "F64": "float64", "BF16": "bfloat16", "F16": "float16",
              "I64": "int64", "I32": "int32", "BOOL": "bool", "U8": "uint8"}
 
@@ -295,6 +295,7 @@ def worker(a):
                           {"model": ddp, "opt": opt})
             del ddp, opt
             communicator = dynoc.NcclCommunicator() if "NCCL" in engine \
+                else dynoc.GlooCommunicator() if "gloo" in engine \
                 else dynoc.TorchDistributedCommunicator()
             m = dynoc.load(d / "step.so", weights=path, communicator=communicator)
             path.unlink()
@@ -317,8 +318,8 @@ def worker(a):
         return call
 
     first = {}
-    # libdynrt's NCCL communicator is for GPUs.
-    for engine in [e for e in ENGINES if cuda or "NCCL" not in e]:
+    # libdynrt's NCCL communicator is for GPUs, its gloo one for CPUs.
+    for engine in [e for e in ENGINES if ("gloo" if cuda else "NCCL") not in e]:
         t0 = time.perf_counter()
         try:
             fn = make(engine)
@@ -452,7 +453,9 @@ def write_table(a):
              "dynoc's step `.so` (captured on each rank, built once; its all-reduces in "
              "25 MiB buckets, each in flight while the backward pass goes on) through "
              "`dynoc.TorchDistributedCommunicator` (torch.distributed's NCCL or gloo), and "
-             "through libdynrt's own NCCL communicator (`dynoc.NcclCommunicator`). Scaling "
+             + ("through libdynrt's own NCCL communicator (`dynoc.NcclCommunicator`). "
+                if cuda else "through libdynrt's own gloo communicator "
+                "(`dynoc.GlooCommunicator`). ") + "Scaling "
              "efficiency: the 1-rank step time over the N-rank one."
              + (" All-reduce and exposed: NCCL kernel time per step from a profile of 5 steps, "
                 "and the part of it no other kernel overlapped." if cuda else ""), ""]

@@ -8,10 +8,12 @@
 //
 // The ranks meet through gloo's file store (a folder every rank reaches; a
 // new one per rendezvous) and connect a full mesh over gloo's TCP transport.
-// Collectives are gloo's own algorithms, run on the calling thread: each
-// returns when it has completed (no work handle). Every collective is bounded
-// by the timeout; after one fails (a timeout, a peer gone), the mesh is in an
-// unknown state and every later call fails naming that first failure.
+// Collectives are gloo's own algorithms, run in issue order on a thread of
+// the communicator's: a call queues one and returns its work handle, which
+// `wait` waits for, so the model computes while gloo communicates (the
+// backward pass with its bucketed all-reduces in flight). Every collective is
+// bounded by the timeout; after one fails (a timeout, a peer gone), the mesh
+// is in an unknown state and every later one fails naming that first failure.
 //
 //===----------------------------------------------------------------------===//
 #include "dynrt/dynrt.h"
@@ -26,10 +28,14 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -117,27 +123,45 @@ template <typename T> void divide(void *data, size_t n, int by) {
     p[i] = T(p[i] / T(by));
 }
 
-size_t elementCount(const DLTensor &t) {
+/// What a collective reads of a DLTensor (contiguous on the CPU).
+struct Buffer {
+  void *data;
+  size_t elements, bytes;
+  DLDataType dtype;
+};
+
+Buffer bufferOf(const DLTensor &t) {
   size_t n = 1;
   for (int d = 0; d < t.ndim; ++d)
     n *= size_t(t.shape[d]);
-  return n;
+  return {static_cast<char *>(t.data) + t.byte_offset, n,
+          n * ((t.dtype.bits * t.dtype.lanes + 7) / 8), t.dtype};
 }
 
-size_t byteCount(const DLTensor &t) {
-  return elementCount(t) * ((t.dtype.bits * t.dtype.lanes + 7) / 8);
-}
-
-void *dataOf(const DLTensor &t) {
-  return static_cast<char *>(t.data) + t.byte_offset;
-}
+/// A queued collective: its body, and once the worker ran it, its error
+/// ("" when it succeeded).
+struct Work {
+  std::function<void()> body;
+  std::string what;
+  bool done = false;
+  std::string error;
+};
 
 class GlooCommunicator {
 public:
   GlooCommunicator(std::string group, std::shared_ptr<gloo::Context> context,
                    std::chrono::milliseconds timeout)
       : group_(std::move(group)), context_(std::move(context)),
-        timeout_(timeout) {}
+        timeout_(timeout), worker_([this] { loop(); }) {}
+
+  ~GlooCommunicator() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    queued_.notify_one();
+    worker_.join(); // after what was queued has run
+  }
 
   dynrt_communicator_t *table() { return &table_; }
 
@@ -149,17 +173,25 @@ public:
     return 0;
   }
 
-  int allReduce(const char *group, DLTensor *t, dynrt_reduce_op_t op) {
-    return run(group, "all_reduce", [&] { reduceInPlace(dataOf(*t), *t, op); });
+  // Each collective takes what it needs of the caller's DLTensors now (their
+  // structs are the caller's only until the call returns; their memory until
+  // the wait) and checks its sizes before anything is queued.
+  int allReduce(const char *group, DLTensor *t, dynrt_reduce_op_t op,
+                void **work) {
+    Buffer b = bufferOf(*t);
+    return run(group, "all_reduce", work,
+               [=] { reduceInPlace(b.data, b, op); });
   }
 
-  int allGather(const char *group, const DLTensor *in, DLTensor *out) {
-    return run(group, "all_gather", [&] {
-      if (byteCount(*out) != byteCount(*in) * size_t(context_->size))
-        throw std::runtime_error("the output is not size x the input");
+  int allGather(const char *group, const DLTensor *input, DLTensor *output,
+                void **work) {
+    Buffer in = bufferOf(*input), out = bufferOf(*output);
+    if (out.bytes != in.bytes * size_t(context_->size))
+      return refuse("all_gather", "the output is not group size x the input");
+    return run(group, "all_gather", work, [=] {
       gloo::AllgatherOptions o(context_);
-      o.setInput(static_cast<uint8_t *>(dataOf(*in)), byteCount(*in));
-      o.setOutput(static_cast<uint8_t *>(dataOf(*out)), byteCount(*out));
+      o.setInput(static_cast<uint8_t *>(in.data), in.bytes);
+      o.setOutput(static_cast<uint8_t *>(out.data), out.bytes);
       o.setTimeout(timeout_);
       gloo::allgather(o);
     });
@@ -168,48 +200,66 @@ public:
   // gloo has no reduce-scatter over unbound buffers: the whole input is
   // all-reduced in a copy and this rank's slice kept (as torch's gloo
   // backend does for reduce_scatter_tensor).
-  int reduceScatter(const char *group, const DLTensor *in, DLTensor *out,
-                    dynrt_reduce_op_t op) {
-    return run(group, "reduce_scatter", [&] {
-      size_t slice = byteCount(*out);
-      if (byteCount(*in) != slice * size_t(context_->size))
-        throw std::runtime_error("the input is not size x the output");
-      std::vector<uint8_t> whole(byteCount(*in));
-      std::memcpy(whole.data(), dataOf(*in), whole.size());
-      reduceInPlace(whole.data(), *in, op);
-      std::memcpy(dataOf(*out), whole.data() + slice * size_t(context_->rank),
-                  slice);
+  int reduceScatter(const char *group, const DLTensor *input, DLTensor *output,
+                    dynrt_reduce_op_t op, void **work) {
+    Buffer in = bufferOf(*input), out = bufferOf(*output);
+    if (in.bytes != out.bytes * size_t(context_->size))
+      return refuse("reduce_scatter",
+                    "the input is not group size x the output");
+    return run(group, "reduce_scatter", work, [=] {
+      std::vector<uint8_t> whole(in.bytes);
+      std::memcpy(whole.data(), in.data, in.bytes);
+      reduceInPlace(whole.data(), in, op);
+      std::memcpy(out.data, whole.data() + out.bytes * size_t(context_->rank),
+                  out.bytes);
     });
   }
 
-  int broadcast(const char *group, DLTensor *t, int src) {
-    return run(group, "broadcast", [&] {
-      if (src < 0 || src >= context_->size)
-        throw std::runtime_error("source rank " + std::to_string(src) +
-                                 " is not in the group");
+  int broadcast(const char *group, DLTensor *t, int src, void **work) {
+    if (src < 0 || src >= context_->size)
+      return refuse("broadcast", "source rank " + std::to_string(src) +
+                                     " is not in the group");
+    Buffer b = bufferOf(*t);
+    return run(group, "broadcast", work, [=] {
       gloo::BroadcastOptions o(context_);
-      o.setOutput(static_cast<uint8_t *>(dataOf(*t)), byteCount(*t));
+      o.setOutput(static_cast<uint8_t *>(b.data), b.bytes);
       o.setRoot(src);
       o.setTimeout(timeout_);
       gloo::broadcast(o);
     });
   }
 
-  int allToAll(const char *group, const DLTensor *in, DLTensor *out,
-               const int64_t *inCounts, const int64_t *outCounts) {
-    return run(group, "all_to_all", [&] {
-      size_t elem = (in->dtype.bits * in->dtype.lanes + 7) / 8;
-      std::vector<int64_t> inBytes, outBytes;
-      for (int r = 0; r < context_->size; ++r) {
-        inBytes.push_back(inCounts[r] * int64_t(elem));
-        outBytes.push_back(outCounts[r] * int64_t(elem));
-      }
+  int allToAll(const char *group, const DLTensor *input, DLTensor *output,
+               const int64_t *inCounts, const int64_t *outCounts, void **work) {
+    Buffer in = bufferOf(*input), out = bufferOf(*output);
+    size_t elem = in.elements ? in.bytes / in.elements : 0;
+    std::vector<int64_t> inBytes, outBytes;
+    for (int r = 0; r < context_->size; ++r) {
+      inBytes.push_back(inCounts[r] * int64_t(elem));
+      outBytes.push_back(outCounts[r] * int64_t(elem));
+    }
+    return run(group, "all_to_all", work, [=] {
       gloo::AlltoallvOptions o(context_);
-      o.setInput(static_cast<uint8_t *>(dataOf(*in)), inBytes);
-      o.setOutput(static_cast<uint8_t *>(dataOf(*out)), outBytes);
+      o.setInput(static_cast<uint8_t *>(in.data), inBytes);
+      o.setOutput(static_cast<uint8_t *>(out.data), outBytes);
       o.setTimeout(timeout_);
       gloo::alltoallv(o);
     });
+  }
+
+  /// Waits for `work` (from a collective) to have run; frees it.
+  int wait(void *work) {
+    auto *w = static_cast<Work *>(work);
+    if (!w)
+      return 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    ran_.wait(lock, [&] { return w->done; });
+    std::string error = std::move(w->error);
+    delete w;
+    if (error.empty())
+      return 0;
+    error_ = std::move(error);
+    return 1;
   }
 
   const char *lastError() const {
@@ -226,32 +276,68 @@ private:
     return false;
   }
 
-  template <typename F> int run(const char *group, const char *what, F &&body) {
-    std::lock_guard<std::mutex> lock(mutex_);
+  /// Queues `body` for the worker; *work is its handle.
+  int run(const char *group, const char *what, void **work,
+          std::function<void()> body) {
+    *work = nullptr;
     if (!checkGroup(group, what))
       return 1;
-    if (!failed_.empty()) {
-      error_ = "gloo communicator: " + std::string(what) +
-               " refused: an earlier collective failed (" + failed_ + ")";
-      return 1;
+    auto *w = new Work{std::move(body), what};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(w);
     }
-    try {
-      body();
-      return 0;
-    } catch (const std::exception &e) {
-      failed_ = std::string(what) + " on rank " +
-                std::to_string(context_->rank) + ": " + e.what();
-      error_ = "gloo communicator: " + failed_;
-      return 1;
+    queued_.notify_one();
+    *work = w;
+    return 0;
+  }
+
+  /// The worker: runs the queued collectives in order (every rank issues
+  /// them in the same order, as gloo needs).
+  void loop() {
+    for (;;) {
+      Work *w;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        queued_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty())
+          return;
+        w = queue_.front();
+        queue_.pop_front();
+      }
+      std::string error;
+      if (!failed_.empty()) {
+        error = "gloo communicator: " + w->what +
+                " refused: an earlier collective failed (" + failed_ + ")";
+      } else {
+        try {
+          w->body();
+        } catch (const std::exception &e) {
+          failed_ = w->what + " on rank " + std::to_string(context_->rank) +
+                    ": " + e.what();
+          error = "gloo communicator: " + failed_;
+        }
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        w->error = std::move(error);
+        w->done = true;
+      }
+      ran_.notify_all();
     }
   }
 
-  void reduceInPlace(void *data, const DLTensor &t, dynrt_reduce_op_t op) {
-    size_t n = elementCount(t);
+  int refuse(const char *what, const std::string &why) {
+    error_ = std::string("gloo communicator: ") + what + ": " + why;
+    return 1;
+  }
+
+  void reduceInPlace(void *data, const Buffer &b, dynrt_reduce_op_t op) {
+    size_t n = b.elements;
     ReduceFn fn = nullptr;
     void (*avg)(void *, size_t, int) = nullptr;
-    auto code = t.dtype.code;
-    int bits = t.dtype.bits;
+    auto code = b.dtype.code;
+    int bits = b.dtype.bits;
     if (code == kDLFloat && bits == 32)
       fn = pick<float>(op), avg = &divide<float>;
     else if (code == kDLFloat && bits == 64)
@@ -305,8 +391,13 @@ private:
   std::shared_ptr<gloo::Context> context_;
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;
-  std::string error_, failed_;
+  std::condition_variable queued_, ran_;
+  std::deque<Work *> queue_;
+  bool stop_ = false;
+  std::string error_;
+  std::string failed_; // the worker's
   dynrt_communicator_t table_{};
+  std::thread worker_; // last: starts once the rest is made
 };
 
 GlooCommunicator *self(void *p) { return static_cast<GlooCommunicator *>(p); }
@@ -318,32 +409,24 @@ void fill(dynrt_communicator_t &t, GlooCommunicator *c) {
     return self(s)->groupSize(g, size, rank);
   };
   t.all_reduce = [](void *s, const char *g, DLTensor *x, dynrt_reduce_op_t op,
-                    void *, void **work) {
-    *work = nullptr;
-    return self(s)->allReduce(g, x, op);
-  };
+                    void *,
+                    void **work) { return self(s)->allReduce(g, x, op, work); };
   t.all_gather = [](void *s, const char *g, const DLTensor *in, DLTensor *out,
                     void *, void **work) {
-    *work = nullptr;
-    return self(s)->allGather(g, in, out);
+    return self(s)->allGather(g, in, out, work);
   };
   t.reduce_scatter = [](void *s, const char *g, const DLTensor *in,
                         DLTensor *out, dynrt_reduce_op_t op, void *,
                         void **work) {
-    *work = nullptr;
-    return self(s)->reduceScatter(g, in, out, op);
+    return self(s)->reduceScatter(g, in, out, op, work);
   };
   t.broadcast = [](void *s, const char *g, DLTensor *x, int src, void *,
-                   void **work) {
-    *work = nullptr;
-    return self(s)->broadcast(g, x, src);
-  };
-  t.wait = [](void *, void *, void *) { return 0; }; // collectives complete
+                   void **work) { return self(s)->broadcast(g, x, src, work); };
+  t.wait = [](void *s, void *work, void *) { return self(s)->wait(work); };
   t.all_to_all = [](void *s, const char *g, const DLTensor *in, DLTensor *out,
                     const int64_t *inCounts, const int64_t *outCounts, void *,
                     void **work) {
-    *work = nullptr;
-    return self(s)->allToAll(g, in, out, inCounts, outCounts);
+    return self(s)->allToAll(g, in, out, inCounts, outCounts, work);
   };
   t.last_error = [](void *s) { return self(s)->lastError(); };
 }
