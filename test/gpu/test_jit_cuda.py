@@ -167,40 +167,49 @@ def _print_between(x):
     return (y * 3).sum(-1)
 
 
-def test_a_graph_break_resumes_on_the_gpu(capsys):
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_a_graph_break_resumes_on_the_gpu(capsys, mode):
     import dynoc
     global _model
     torch.manual_seed(0)
     _model = MLP().cuda().eval()
     f = _print_between
-    compiled = dynoc.compile(f)
+    compiled = dynoc.compile(f, mode=mode)
     xs = [torch.randn(4, 64, device="cuda") for _ in range(4)]
     with torch.no_grad():
         want = [f(x) for x in xs]
         before = dynoc.counters["compiled_calls"]
         got = [compiled(x) for x in xs]
+        launches = graph_launches(lambda: [compiled(x) for x in xs])
     for g, w in zip(got, want):
         close(g, w)
-    assert capsys.readouterr().out.count("between the graphs") == 8
+    assert capsys.readouterr().out.count("between the graphs") == 12
     assert dynoc.counters["compiled_calls"] > before
+    assert (launches > 0) == (mode == "reduce-overhead"), launches
 
 
-def test_training_runs_built_forward_and_backward_on_the_gpu():
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_training_runs_built_forward_and_backward_on_the_gpu(mode):
     import dynoc
     torch.manual_seed(0)
     model = MLP().cuda()
     ref = MLP().cuda()
     ref.load_state_dict(model.state_dict())
     x = torch.randn(16, 64, device="cuda")
-    compiled = dynoc.compile(model)
+    compiled = dynoc.compile(model, mode=mode)
     before = dynoc.counters["compiled_calls"]
-    for m in (compiled, ref):
+
+    def steps(m):
         for _ in range(3):
             m.zero_grad()
             m(x).square().sum().backward()
+    steps(ref)
+    launches = graph_launches(lambda: steps(compiled))
     assert dynoc.counters["compiled_calls"] > before
     for (n, p), q in zip(model.named_parameters(), ref.parameters()):
         close(p.grad, q.grad)
+    # Forward and backward graphs both replay from the third step on.
+    assert (launches >= 2) == (mode == "reduce-overhead"), launches
 
 
 def test_a_cache_entry_is_reused_after_reset():

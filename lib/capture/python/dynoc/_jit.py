@@ -104,7 +104,7 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
                 raise NotCompiled(f"argument {src} requires grad but gets no gradient from "
                                   "the recorded backward (not a leaf tensor)")
         from ._jit_train import TrainingGraph
-        return TrainingGraph(forward[0], backward[0], used, sources)
+        return TrainingGraph(forward[0], backward[0], used, sources, cuda_graphs)
     if backend == "inductor":
         return CompiledGraph(forward[0], used, sources, cuda_graphs)
     return BackendGraph(forward[0], used, backend, L, G)

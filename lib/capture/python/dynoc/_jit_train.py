@@ -69,11 +69,11 @@ class TrainingGraph:
     the region's L and G, it returns the region's result with an autograd
     graph whose backward runs the built backward."""
 
-    def __init__(self, forward, backward, weights, sources):
+    def __init__(self, forward, backward, weights, sources, cuda_graphs=False):
         structure = next(g.output_structure for g in (forward, backward)
                          if g.output_structure.get("type") != "intermediate")
-        self.forward_model = _jit.BuiltGraph(forward, weights, sources)
-        self.backward_model = _jit.BuiltGraph(backward, weights, sources)
+        self.forward_model = _jit.BuiltGraph(forward, weights, sources, cuda_graphs)
+        self.backward_model = _jit.BuiltGraph(backward, weights, sources, cuda_graphs)
         self.input_sources = [v.name for v in forward.inputs if v.kind == "user"]
         self.inputs = self.forward_model.inputs
         position = {name: k for k, name in enumerate(self.input_sources)}

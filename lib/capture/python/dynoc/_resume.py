@@ -385,7 +385,8 @@ class ResumingGraph:
         from ._jit import BuiltGraph
         self.point = point
         prefix = prefix_graph(point)
-        self.built = BuiltGraph(prefix, weights, sources) if prefix.nodes else None
+        self.built = BuiltGraph(prefix, weights, sources, region.cuda_graphs) \
+            if prefix.nodes else None
         self.region, self.G = region, G
         self.resumes = {}  # instruction -> the region resuming there
         self.own_calls = 0
@@ -399,7 +400,8 @@ class ResumingGraph:
             r = self.resumes[at] = Region(
                 resume_function(self.point, self.G, at), backend=self.region.backend,
                 dynamic=self.region.dynamic, guard_fail_fn=self.region.guard_fail_fn,
-                guard_export_fn=self.region.guard_export_fn)
+                guard_export_fn=self.region.guard_export_fn,
+                cuda_graphs=self.region.cuda_graphs)
             r.internal = True
         return r
 

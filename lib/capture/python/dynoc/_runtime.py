@@ -20,6 +20,9 @@ from torch.utils import dlpack
 _to_dlpack = torch._C._to_dlpack
 _from_dlpack = torch._C._from_dlpack
 _Tensor = torch.Tensor
+# The current CUDA stream's handle without a torch.cuda.Stream object (what
+# Inductor's generated code reads; CUDA builds of torch have it).
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 try:
     import _dynrt
@@ -148,7 +151,8 @@ class LoadedModel:
                 t = t.detach()
             capsules.append(_to_dlpack(t if t.is_contiguous() else t.contiguous()))
         if self._cuda:
-            stream = torch.cuda.current_stream(self.device).cuda_stream
+            stream = _raw_stream(self.device.index) if _raw_stream else \
+                torch.cuda.current_stream(self.device).cuda_stream
             shapes = self._model.output_shapes(capsules, stream)
             outputs = []
             for k, (shape, dtype) in enumerate(zip(shapes, self._out_dtypes)):
@@ -158,7 +162,7 @@ class LoadedModel:
                     if reuse and k in self._kept_outputs:
                         self._kept[k] = kept
                 outputs.append(kept)
-            self._model.run_into(capsules, [dlpack.to_dlpack(o) for o in outputs], stream)
+            self._model.run_into(capsules, list(map(_to_dlpack, outputs)), stream)
         else:
             outputs = list(map(_from_dlpack, self._model.run(capsules)))
         if self._writebacks:
