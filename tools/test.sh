@@ -113,7 +113,8 @@ for san in asan tsan; do
   # The models come from a binary Bazel does not track: never reuse results.
   bazel test --config=$san --nocache_test_results \
     --test_env=DYNOC_BIN="$root/bazel-bin/tools/dynoc/dynoc" \
-    //test/unit:runtime_test //test/unit:model_run_test //test/unit:threads_test
+    //test/unit:runtime_test //test/unit:model_run_test //test/unit:threads_test \
+    //test/unit:gloo_communicator_test
 done
 # The runtime readers' fuzz targets over their corpora and regression inputs,
 # under AddressSanitizer (the graph and build targets' replays run in the
