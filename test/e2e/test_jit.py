@@ -98,6 +98,37 @@ def test_weights_live_in_the_modules_tensors():
     assert compiled_calls(cm) == 3
 
 
+def test_a_replaced_parameter_is_what_the_next_call_reads(monkeypatch, capsys):
+    """`m.fc.weight = nn.Parameter(...)` (a new object, not an in-place
+    update): the built graph is bound to the new tensor; one of another shape
+    leaves the variant eager; a training graph runs eagerly from then on (the
+    gradient would go to the old parameter), saying why."""
+    monkeypatch.setattr(_logs, "_enabled", {"recompiles"})
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU())
+    cm = dynoc.compile(m)
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        cm(x), cm(x)
+        m[0].weight = torch.nn.Parameter(torch.randn(4, 3))
+        torch.testing.assert_close(cm(x), m(x))
+        assert compiled_calls(cm) == 2
+        m[0].weight = torch.nn.Parameter(torch.randn(4, 3))  # and again
+        torch.testing.assert_close(cm(x), m(x))
+        assert compiled_calls(cm) == 3
+    assert "weight '0.weight' was replaced by another tensor of its shape" in \
+        capsys.readouterr().err
+    # Training: eager from the replacement on, with the gradient where eager's goes.
+    t = torch.nn.Linear(3, 2)
+    ct = dynoc.compile(t)
+    for _ in range(2):
+        ct(x).sum().backward()
+    t.weight = torch.nn.Parameter(torch.zeros(2, 3))
+    ct(x).sum().backward()
+    torch.testing.assert_close(t.weight.grad, x.sum(0).expand(2, 3))
+    assert "(a training graph): calls run eagerly" in capsys.readouterr().err
+
+
 def test_an_input_the_region_changes_in_place_is_written_back():
     def accumulate(x, acc):
         acc.add_(x * 2)

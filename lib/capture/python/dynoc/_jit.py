@@ -20,6 +20,8 @@ import threading
 import time
 
 import torch
+from torch.nn.modules.module import register_module_parameter_registration_hook
+from torch.utils.weak import WeakIdKeyDictionary
 
 from . import _logs, _mlir_writer as mw
 from ._recorder import _tensors
@@ -38,6 +40,25 @@ counters = {"compiled_calls": 0, "builds": 0, "cache_hits": 0, "eager_variants":
 # What a compiled graph returns when a tensor it took as a constant is no
 # longer the one its source names: the call (and later ones) run eagerly.
 STALE = object()
+
+
+# Parameters replaced by another object (`m.fc.weight = nn.Parameter(...)`,
+# `load_state_dict(..., assign=True)`): nn.Module's global registration hook
+# sees each one before it takes the old one's place. A built graph bound to
+# the old tensor follows the chain to the new one (checked when the count
+# moved: one integer compare per call).
+_replacements = WeakIdKeyDictionary()  # old parameter -> its successor
+_replaced = [0]
+
+
+def _note_replacement(module, name, param):
+    old = module._parameters.get(name)
+    if old is not None and old is not param:
+        _replacements[old] = param
+        _replaced[0] += 1
+
+
+register_module_parameter_registration_hook(_note_replacement)
 
 
 class NotCompiled(Exception):
@@ -355,6 +376,7 @@ class BuiltGraph:
             self.weights.append((name, t, data))
         self.weight_tensors = [t for _, t, _ in self.weights]
         self.versions = list(map(_version, self.weight_tensors))
+        self.replaced_seen = _replaced[0]
         # LoadedModel._run itself: one Python call less on every call.
         self.run = lambda *tensors, _run=self.model._run: _run(tensors, False)
         # Constants reached through the arguments or globals (a tensor in a
@@ -379,9 +401,14 @@ class BuiltGraph:
             return True
         return False
 
-    def refresh_weights(self):
+    def refresh_weights(self, rebind_replaced=True):
         """A weight changed in place since the last call: the model
-        recomputes what it precomputed from it (packed convolution weights)."""
+        recomputes what it precomputed from it (packed convolution weights).
+        A parameter replaced by another object is bound in its place (one
+        of another shape, dtype or device, or with `rebind_replaced` False:
+        returns True, the call must run eagerly)."""
+        if _replaced[0] != self.replaced_seen and self._follow_replacements(rebind_replaced):
+            return True
         versions = list(map(_version, self.weight_tensors))
         if versions != self.versions:
             for (name, t, data), now, was in zip(self.weights, versions, self.versions):
@@ -390,6 +417,30 @@ class BuiltGraph:
                         data.copy_(t.detach())
                     self.model.bind_weight(name, data)
             self.versions = versions
+        return False
+
+    def _follow_replacements(self, rebind):
+        self.replaced_seen = _replaced[0]
+        for i, (name, t, data) in enumerate(self.weights):
+            new = t
+            while new in _replacements:
+                new = _replacements[new]
+            if new is t:
+                continue
+            ok = rebind and new.shape == t.shape and new.dtype == t.dtype and \
+                new.device == t.device and new.is_contiguous()
+            if not ok:
+                _logs.log("recompiles", f"weight '{name}' was replaced by another tensor"
+                          + ("" if rebind else " (a training graph)") + ": calls run eagerly")
+                return True
+            data = new.detach()
+            self.model.bind_weight(name, data)
+            self.weights[i] = (name, new, data)
+            self.weight_tensors[i] = new
+            self.versions[i] = new._version
+            _logs.log("recompiles", f"weight '{name}' was replaced by another tensor of its "
+                                    "shape: the built graph reads the new one")
+        return False
 
 
 class CompiledGraph:
@@ -412,8 +463,8 @@ class CompiledGraph:
         built = self.built
         if built.sourced is not None and built.stale(L, G):
             return STALE
-        if built.weight_tensors:
-            built.refresh_weights()
+        if built.weight_tensors and built.refresh_weights():
+            return STALE
         self.calls += 1
         counters["compiled_calls"] += 1
         outputs = self.run(*self.inputs(L, G))

@@ -108,9 +108,9 @@ class TrainingGraph:
 
     def __call__(self, L, G):
         for model in (self.forward_model, self.backward_model):
-            if model.stale(L, G):
+            # A replaced parameter: its gradient would go to the old one.
+            if model.stale(L, G) or model.refresh_weights(rebind_replaced=False):
                 return _jit.STALE
-            model.refresh_weights()
         self.calls += 1
         _jit.counters["compiled_calls"] += 1
         from ._runtime import _rebuild

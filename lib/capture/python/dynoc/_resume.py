@@ -414,9 +414,8 @@ class ResumingGraph:
         from ._jit import STALE, counters
         outputs = ()
         if self.built is not None:
-            if self.built.stale(L, G):
+            if self.built.stale(L, G) or self.built.refresh_weights():
                 return STALE
-            self.built.refresh_weights()
             outputs = self.built.run(*self.built.inputs(L, G))
         self.own_calls += 1
         counters["compiled_calls"] += 1
