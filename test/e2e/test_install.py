@@ -49,6 +49,29 @@ def test_install_lays_out_headers_library_and_package_files(installed):
     assert "SONAME" in run("readelf", "-d", installed / "lib/libdynrt.so").stdout
 
 
+def test_the_gloo_plugin_is_found_beside_the_installed_libdynrt(installed, tmp_path):
+    """libdynrt_gloo.so is installed beside libdynrt.so, where
+    dynrt_gloo_communicator_create looks without DYNRT_GLOO_PLUGIN: a
+    one-rank communicator made through the installed library alone."""
+    assert (installed / "lib/libdynrt_gloo.so").is_file()
+    env = {k: v for k, v in os.environ.items() if k != "DYNRT_GLOO_PLUGIN"}
+    code = (
+        "import ctypes, sys\n"
+        "lib = ctypes.CDLL(sys.argv[1])\n"
+        "lib.dynrt_gloo_communicator_create.restype = ctypes.c_void_p\n"
+        "lib.dynrt_status_message.restype = ctypes.c_char_p\n"
+        "out = ctypes.c_void_p()\n"
+        "s = lib.dynrt_gloo_communicator_create(sys.argv[2].encode(), 1, 0, b'0', None, "
+        "5000, ctypes.byref(out))\n"
+        "print(lib.dynrt_status_message(ctypes.c_void_p(s)).decode() if s else 'made', "
+        "bool(out.value))\n"
+        "lib.dynrt_gloo_communicator_free(out)\n")
+    p = subprocess.run([sys.executable, "-c", code, str(installed / "lib/libdynrt.so"),
+                        str(tmp_path)], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["made", "True"], p.stdout
+
+
 @pytest.mark.skipif(CMAKE is None, reason="cmake is not installed (requirements.txt has it)")
 def test_cmake_consumer_builds_against_the_installed_tree_and_runs_a_model(installed, model,
                                                                             tmp_path):
