@@ -425,7 +425,33 @@ class TorchDistributedCommunicator:
         return self._error
 
 
-class NcclCommunicator:
+class _LibdynrtCommunicator:
+    """A communicator of libdynrt's own, made for a torch.distributed process
+    group; `address` is its dynrt_communicator_t."""
+
+    def _group(self, group, what):
+        """The torch.distributed group (default: the default group) and its
+        name, as the graphs name it."""
+        import torch.distributed as dist
+        from ._runtime import _require_runtime
+        _require_runtime(f"dynoc.{what}")
+        g = group if group is not None else dist.group.WORLD
+        name = _group_name(g)
+        if name is None:
+            raise ValueError(f"dynoc.{what}: torch.distributed gives this process group "
+                             "no name")
+        return g, name
+
+    def close(self):
+        if getattr(self, "address", None):
+            self._free(self.address)
+            self.address = None
+
+    def __del__(self):
+        self.close()
+
+
+class NcclCommunicator(_LibdynrtCommunicator):
     """libdynrt's own NCCL communicator (dynrt_nccl_communicator_create,
     docs/distributed.md) for a torch.distributed process group (default: the
     default group) of GPU ranks: the group's rank 0 makes the NCCL unique id
@@ -439,13 +465,8 @@ class NcclCommunicator:
 
     def __init__(self, group=None, timeout_s=600.0):
         import torch.distributed as dist
-        from ._runtime import _dynrt, _require_runtime
-        _require_runtime("dynoc.NcclCommunicator")
-        g = group if group is not None else dist.group.WORLD
-        name = _group_name(g)
-        if name is None:
-            raise ValueError("dynoc.NcclCommunicator: torch.distributed gives this "
-                             "process group no name")
+        from ._runtime import _dynrt
+        g, name = self._group(group, "NcclCommunicator")
         box = [_dynrt.nccl_unique_id() if g.rank() == 0 else None]
         dist.broadcast_object_list(box, src=dist.get_global_rank(g, 0), group=g)
         self._free = _dynrt.nccl_communicator_free
@@ -453,16 +474,8 @@ class NcclCommunicator:
             box[0], g.size(), g.rank(), torch.cuda.current_device(), name,
             int(timeout_s * 1000))
 
-    def close(self):
-        if getattr(self, "address", None):
-            self._free(self.address)
-            self.address = None
 
-    def __del__(self):
-        self.close()
-
-
-class GlooCommunicator:
+class GlooCommunicator(_LibdynrtCommunicator):
     """libdynrt's own gloo communicator (dynrt_gloo_communicator_create, in
     the plugin libdynrt_gloo.so; docs/distributed.md) for a torch.distributed
     process group (default: the default group) of CPU ranks: the group's
@@ -478,28 +491,20 @@ class GlooCommunicator:
     def __init__(self, group=None, timeout_s=600.0, hostname=None, store=None):
         import tempfile
         import torch.distributed as dist
-        from ._runtime import _dynrt, _require_runtime
-        _require_runtime("dynoc.GlooCommunicator")
+        from ._runtime import _dynrt
+        g, name = self._group(group, "GlooCommunicator")
         _default_gloo_plugin()
-        g = group if group is not None else dist.group.WORLD
-        name = _group_name(g)
-        if name is None:
-            raise ValueError("dynoc.GlooCommunicator: torch.distributed gives this "
-                             "process group no name")
         box = [store or (tempfile.mkdtemp(prefix="dynrt-gloo-") if g.rank() == 0 else None)]
         if store is None:
             dist.broadcast_object_list(box, src=dist.get_global_rank(g, 0), group=g)
         self._free = _dynrt.gloo_communicator_free
         self.address = _dynrt.gloo_communicator(box[0], g.size(), g.rank(), name, hostname,
                                                 int(timeout_s * 1000))
-
-    def close(self):
-        if getattr(self, "address", None):
-            self._free(self.address)
-            self.address = None
-
-    def __del__(self):
-        self.close()
+        if store is None:  # the folder made here goes once every rank has met
+            dist.barrier(group=g)
+            if g.rank() == 0:
+                import shutil
+                shutil.rmtree(box[0], ignore_errors=True)
 
 
 def _default_gloo_plugin():
