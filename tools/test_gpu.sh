@@ -12,6 +12,8 @@
 # context per thread, CUDA graphs on), dynrt-bench and a profile of two models,
 # and compute-sanitizer's memcheck on a transformer block, CNNs and two
 # training steps. Prints a summary last (docs/status.md keeps the latest).
+# dynoc.compile in the same process on the GPU (it builds there) is
+# tools/gpu_jit.sh's.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 art="$root/build/gpu"
