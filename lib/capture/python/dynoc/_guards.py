@@ -23,9 +23,10 @@ def static_marks(t):
 
 def check_tensor(t, dtype, device, requires_grad, size, stride):
     # Checked on every call of a region: the cheapest reads first
-    # (`t.device` makes a torch.device object; `is_cpu` does not).
+    # (`t.device` makes a torch.device object; `is_cpu`/`is_cuda` do not).
     if not isinstance(t, _Tensor) or t.dtype != dtype or t.requires_grad != requires_grad or \
-            not (t.is_cpu if device == "cpu" else t.device.type == device):
+            not (t.is_cpu if device == "cpu" else t.is_cuda if device == "cuda"
+                 else t.device.type == device):
         return False
     if None in size:
         return _match(t.shape, size) and _match(t.stride(), stride) and \
