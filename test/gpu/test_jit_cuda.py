@@ -243,3 +243,19 @@ def test_a_transformers_model_on_the_gpu():
             got = compiled(ids).last_hidden_state
     close(got, want)
     assert dynoc.counters["compiled_calls"] - before == 2
+
+
+def test_new_batch_sizes_make_a_dynamic_variant_on_the_gpu():
+    """The second batch size recompiles with a dynamic batch dim (automatic
+    dynamic shapes, as on the CPU); later sizes run that variant's built code."""
+    import dynoc
+    torch.manual_seed(0)
+    model = Block().cuda().eval()
+    compiled = dynoc.compile(model)
+    with torch.no_grad():
+        for b in (2, 2, 3, 5, 7, 5):
+            x = torch.randn(b, 16, 64, device="cuda")
+            close(compiled(x), model(x))
+    region = compiled._dynoc_region
+    assert region.compiled[-1] is not None, region.session.eager_reasons
+    assert region.compiled_calls() >= 3  # sizes 5, 7 and 5 ran the dynamic variant
