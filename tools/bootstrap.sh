@@ -98,7 +98,7 @@ cublas="$cache/nvidia-cublas-$cublas_version"
 if [ ! -f "$cublas/nvidia/cu13/include/cublasLt.h" ]; then
   say "installing cuBLAS $cublas_version (PyPI nvidia-cublas) into $cublas"
   rm -rf "$cublas.tmp"
-  "$venv/bin/python" -m pip install -q --no-deps --target "$cublas.tmp" \
+  "$root/.venv/bin/python" -m pip install -q --no-deps --target "$cublas.tmp" \
     "nvidia-cublas==$cublas_version" >&2
   mv "$cublas.tmp" "$cublas"
 else
@@ -112,9 +112,9 @@ cudnn="$cache/nvidia-cudnn-$cudnn_version"
 if [ ! -f "$cudnn/nvidia/cudnn/include/cudnn.h" ]; then
   say "installing cuDNN $cudnn_version headers (PyPI nvidia-cudnn-cu13) into $cudnn"
   rm -rf "$cudnn.tmp" && mkdir -p "$cudnn.tmp"
-  "$venv/bin/python" -m pip download -q --no-deps -d "$cudnn.tmp" \
+  "$root/.venv/bin/python" -m pip download -q --no-deps -d "$cudnn.tmp" \
     "nvidia-cudnn-cu13==$cudnn_version" >&2
-  "$venv/bin/python" - "$cudnn.tmp" <<'PY'
+  "$root/.venv/bin/python" - "$cudnn.tmp" <<'PY'
 import pathlib, sys, zipfile
 tmp = pathlib.Path(sys.argv[1])
 wheel = next(tmp.glob("nvidia_cudnn_cu13-*.whl"))

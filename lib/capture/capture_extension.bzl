@@ -22,6 +22,8 @@ EVALUATOR_SRCS = [
     "exceptions.cpp",
     "exceptions.h",
     "frame_hook.h",
+    "guard_check.cpp",
+    "guard_check.h",
     "opcodes.h",
     "opcodes_common.inc",
     "opcodes_since312.inc",

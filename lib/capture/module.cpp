@@ -2,6 +2,7 @@
 #include "evaluator.h"
 #include "evaluator_internal.h"
 #include "frame_hook.h"
+#include "guard_check.h"
 
 namespace {
 using namespace dynoc::capture;
@@ -158,6 +159,12 @@ PyMethodDef kMethods[] = {
     {"set_entry", setEntry, METH_VARARGS,
      "set_entry(modules, func_name, callback): calls of that function become "
      "capture regions."},
+    {"attr", reinterpret_cast<PyCFunction>(attr), METH_FASTCALL,
+     "attr(obj, name): getattr, with nn.Module attributes found fast."},
+    {"check_tensor", reinterpret_cast<PyCFunction>(checkTensor),
+     METH_FASTCALL | METH_KEYWORDS,
+     "check_tensor(t, dtype, device, requires_grad, size, stride): a tensor "
+     "guard."},
     {"init", init, METH_VARARGS, "Hand the evaluator the objects it needs."},
     {"run_region", runRegion, METH_VARARGS,
      "run_region(fn, args, kwargs, arg_sources, tracker): run fn under the "

@@ -184,7 +184,15 @@ dynrt_status_t *runPrepare(dynrt_model_t &m, const dynrt::GraphSpec &p,
                                                 "' failed with code " +
                                                 std::to_string(rc))
                : m.device.failed("graph '" + p.name + "'", rc);
-  return m.device.sync(nullptr);
+  if (dynrt_status_t *s = m.device.sync(nullptr))
+    return s;
+  // A prepare run again (a weight it reads changed) wrote new values where
+  // the old ones were: kernels that cached something computed from them
+  // by address (packed convolution weights) must drop it.
+  if (!first && m.weightChanged)
+    for (void *data : outPtrs)
+      m.weightChanged(data);
+  return nullptr;
 }
 
 dynrt_status_t *bindVariants(dynrt_model_t &m) {
@@ -701,10 +709,10 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
     // While profiling, every kernel is seen: no CUDA graph replays. A graph
     // with collectives waits on the host before each (the communicator
     // queues its work elsewhere): it runs directly too.
-    dynrt_status_t *s = context && !dynrt::profile::active() &&
-                                !dynrt::usesCollectives(spec)
-                            ? context->graphs.run(run, inputs)
-                            : dynrt::runDirect(run);
+    dynrt_status_t *s =
+        context && !dynrt::profile::active() && !dynrt::usesCollectives(spec)
+            ? context->graphs.run(run, inputs)
+            : dynrt::runDirect(run);
     if (s)
       return s;
   }

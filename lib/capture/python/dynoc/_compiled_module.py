@@ -9,6 +9,7 @@ the capture region; the wrapper's own hooks run around it, the original's
 inside it (as Dynamo compiles the original's __call__).
 """
 import torch
+from torch.nn.modules import module as _mm
 
 # Attributes that live on the wrapper itself; every other one is the original's.
 _OWN = {"_orig_mod", "_dynoc_region", "forward", "__dict__", "_super_module_initialized"}
@@ -25,6 +26,18 @@ class CompiledModule(torch.nn.Module):
 
     def forward(self, *args, **kwargs):
         return self._dynoc_region(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        # nn.Module.__call__ goes through two Python frames before forward;
+        # with no hook on the wrapper (the original's are the region's) the
+        # region is called directly, as torch's own fast path would.
+        d = self.__dict__
+        if d["_forward_hooks"] or d["_forward_pre_hooks"] or d["_backward_hooks"] or \
+                d["_backward_pre_hooks"] or _mm._global_forward_hooks or \
+                _mm._global_forward_pre_hooks or _mm._global_backward_hooks or \
+                _mm._global_backward_pre_hooks or d.get("_compiled_call_impl") is not None:
+            return torch.nn.Module.__call__(self, *args, **kwargs)
+        return d["_dynoc_region"](*args, **kwargs)
 
     def _get_name(self):
         # print(model) shows what it shows under torch.compile.

@@ -152,8 +152,15 @@ def optimizer_state(opt):
     return repr(groups)
 
 
+# The capture extension's check_tensor and attr (guard_check.cpp): the same
+# check and lookup without Python frames; set when the extension is
+# initialized.
+native_check_tensor = None
+native_attr = None
+
+
 def _scope():
-    return {"torch": torch, "check_tensor": check_tensor,
+    return {"torch": torch, "check_tensor": native_check_tensor or check_tensor,
             "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids,
             "___type_id": type_id, "___G": module_globals,
             "___optimizer_state": optimizer_state}
@@ -186,6 +193,37 @@ def _chain_key(node):
 
 
 _TENSOR_ARGS = ("device", "requires_grad", "size", "stride")
+
+
+def _chain_root(node):
+    """The name an attribute/subscript path starts from (`L`, `G`, a hoisted
+    `___pN`), looking through attr() calls; None for anything else."""
+    n = node
+    while True:
+        if isinstance(n, (ast.Attribute, ast.Subscript)):
+            n = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                n.func.id == "___attr" and n.args:
+            n = n.args[0]
+        else:
+            break
+    return n.id if isinstance(n, ast.Name) else None
+
+
+class _ModuleAttrs(ast.NodeTransformer):
+    """`L['self'].bn1.eps` -> `___attr(___attr(L['self'], 'bn1'), 'eps')`:
+    a submodule or buffer read through nn.Module.__getattr__ costs a raised
+    and caught AttributeError and a Python call; attr() finds it directly
+    (the same object, or the same error)."""
+
+    def visit_Attribute(self, node):
+        node = self.generic_visit(node)
+        root = _chain_root(node.value)
+        if not isinstance(node.ctx, ast.Load) or not (
+                root in ("L", "G") or (root or "").startswith("___p")):
+            return node
+        return ast.Call(ast.Name("___attr", ast.Load()),
+                        [node.value, ast.Constant(node.attr)], [])
 
 
 class _Literals(ast.NodeTransformer):
@@ -234,6 +272,12 @@ def _check_source(texts, scope=None):
             if key is not None:
                 counts[key] = counts.get(key, 0) + 1
     names = {}
+    fast_attrs = scope is not None and native_attr is not None
+    if fast_attrs:
+        scope["___attr"] = native_attr
+
+    def attrs(tree):
+        return _ModuleAttrs().visit(tree) if fast_attrs else tree
 
     class Hoist(ast.NodeTransformer):
         def visit(self, node):
@@ -249,10 +293,10 @@ def _check_source(texts, scope=None):
                          if _chain_key(n) is not None and counts[_chain_key(n)] > 1
                          and _chain_key(n) not in names})
         for _, key in wanted:
-            rhs = ast.unparse(Hoist().visit(ast.parse(key, mode="eval").body))
+            rhs = attrs(Hoist().visit(ast.parse(key, mode="eval").body))
             names[key] = f"___p{len(names)}"
-            lines.append(f"        {names[key]} = {rhs}")
-        lines.append(f"        if not ({ast.unparse(Hoist().visit(tree))}):")
+            lines.append(f"        {names[key]} = {ast.unparse(rhs)}")
+        lines.append(f"        if not ({ast.unparse(attrs(Hoist().visit(tree)))}):")
         lines.append("            return False")
     lines += ["        return True", "    except Exception:", "        return False"]
     return "\n".join(lines)

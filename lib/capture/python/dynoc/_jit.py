@@ -20,7 +20,8 @@ import threading
 import time
 
 import torch
-from torch.nn.modules.module import register_module_parameter_registration_hook
+from torch.nn.modules.module import (register_module_buffer_registration_hook,
+                                     register_module_parameter_registration_hook)
 from torch.utils.weak import WeakIdKeyDictionary
 
 from . import _logs, _mlir_writer as mw
@@ -42,23 +43,27 @@ counters = {"compiled_calls": 0, "builds": 0, "cache_hits": 0, "eager_variants":
 STALE = object()
 
 
-# Parameters replaced by another object (`m.fc.weight = nn.Parameter(...)`,
-# `load_state_dict(..., assign=True)`): nn.Module's global registration hook
-# sees each one before it takes the old one's place. A built graph bound to
+# Parameters and buffers replaced by another object (`m.fc.weight =
+# nn.Parameter(...)`, `m.bn.running_mean = torch.zeros(...)`,
+# `load_state_dict(..., assign=True)`): nn.Module's global registration hooks
+# see each one before it takes the old one's place. A built graph bound to
 # the old tensor follows the chain to the new one (checked when the count
 # moved: one integer compare per call).
-_replacements = WeakIdKeyDictionary()  # old parameter -> its successor
+_replacements = WeakIdKeyDictionary()  # old tensor -> its successor (or None)
 _replaced = [0]
 
 
-def _note_replacement(module, name, param):
-    old = module._parameters.get(name)
-    if old is not None and old is not param:
-        _replacements[old] = param
-        _replaced[0] += 1
+def _replacement_hook(table):
+    def note(module, name, value):
+        old = module.__dict__.get(table, {}).get(name)
+        if old is not None and old is not value:
+            _replacements[old] = value
+            _replaced[0] += 1
+    return note
 
 
-register_module_parameter_registration_hook(_note_replacement)
+register_module_parameter_registration_hook(_replacement_hook("_parameters"))
+register_module_buffer_registration_hook(_replacement_hook("_buffers"))
 
 
 class NotCompiled(Exception):
@@ -374,8 +379,16 @@ class BuiltGraph:
                 raise NotCompiled(f"weight '{name}' is not contiguous")
             self.model.bind_weight(name, data)
             self.weights.append((name, t, data))
-        self.weight_tensors = [t for _, t, _ in self.weights]
-        self.versions = list(map(_version, self.weight_tensors))
+        # An in-place change reaches the model through the bound memory; only
+        # a weight the model computed something from (LoadedModel.
+        # derived_weights: packed convolution weights) or holds a copy of (a
+        # CPU scalar of a CUDA graph) needs it told. Those are the ones whose
+        # version counter every call compares.
+        prepared = self.model.derived_weights()
+        self.tracked = [i for i, (name, t, data) in enumerate(self.weights)
+                        if name in prepared or data.device != t.device]
+        self.tracked_tensors = [self.weights[i][1] for i in self.tracked]
+        self.versions = list(map(_version, self.tracked_tensors))
         self.replaced_seen = _replaced[0]
         # LoadedModel._run itself: one Python call less on every call.
         self.run = lambda *tensors, _run=self.model._run: _run(tensors, False)
@@ -409,10 +422,11 @@ class BuiltGraph:
         returns True, the call must run eagerly)."""
         if _replaced[0] != self.replaced_seen and self._follow_replacements(rebind_replaced):
             return True
-        versions = list(map(_version, self.weight_tensors))
+        versions = list(map(_version, self.tracked_tensors))
         if versions != self.versions:
-            for (name, t, data), now, was in zip(self.weights, versions, self.versions):
+            for i, now, was in zip(self.tracked, versions, self.versions):
                 if now != was:
+                    name, t, data = self.weights[i]
                     if data.device != t.device:
                         data.copy_(t.detach())
                     self.model.bind_weight(name, data)
@@ -423,11 +437,11 @@ class BuiltGraph:
         self.replaced_seen = _replaced[0]
         for i, (name, t, data) in enumerate(self.weights):
             new = t
-            while new in _replacements:
+            while new is not None and new in _replacements:
                 new = _replacements[new]
             if new is t:
                 continue
-            ok = rebind and new.shape == t.shape and new.dtype == t.dtype and \
+            ok = rebind and new is not None and new.shape == t.shape and new.dtype == t.dtype and \
                 new.device == t.device and new.is_contiguous()
             if not ok:
                 _logs.log("recompiles", f"weight '{name}' was replaced by another tensor"
@@ -436,8 +450,10 @@ class BuiltGraph:
             data = new.detach()
             self.model.bind_weight(name, data)
             self.weights[i] = (name, new, data)
-            self.weight_tensors[i] = new
-            self.versions[i] = new._version
+            if i in self.tracked:
+                k = self.tracked.index(i)
+                self.tracked_tensors[k] = new
+                self.versions[k] = new._version
             _logs.log("recompiles", f"weight '{name}' was replaced by another tensor of its "
                                     "shape: the built graph reads the new one")
         return False
@@ -463,7 +479,7 @@ class CompiledGraph:
         built = self.built
         if built.sourced is not None and built.stale(L, G):
             return STALE
-        if built.weight_tensors and built.refresh_weights():
+        if (built.tracked or _replaced[0] != built.replaced_seen) and built.refresh_weights():
             return STALE
         self.calls += 1
         counters["compiled_calls"] += 1

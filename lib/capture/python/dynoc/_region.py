@@ -14,7 +14,7 @@ import opcode
 import torch
 
 from . import _logs, _mlir_writer as mw
-from . import _dynamic, _guards, _jit, _session, _step, _symbolic
+from . import _dispatch, _dynamic, _guards, _jit, _session, _step, _symbolic
 from ._compiled_module import CompiledModule, forward_inside_region
 from ._recorder import Tracker
 
@@ -176,6 +176,8 @@ def _ext():
         _dynoc_C.init(torch.Tensor, torch.nn.Module, _inline_cache_entries(),
                       _follow, _forward_of, special_calls, Region, _on_entry)
         _C = _dynoc_C
+        _guards.native_check_tensor = _dynoc_C.check_tensor
+        _guards.native_attr = _dynoc_C.attr
     return _C
 
 
@@ -299,6 +301,14 @@ class Region:
         self.internal = False
         self.eager_reason = None  # set: every call runs eagerly (resume functions)
         self.session = None
+        # The fast dispatcher of the variants as they are (_dispatch.py):
+        # None until the next call makes it, False when calls need _call.
+        self._fast = None
+
+    def invalidate_dispatch(self):
+        """The variants or their compiled code changed: the next call
+        makes the dispatcher again."""
+        self._fast = None
 
     def forget(self):
         """Drops every variant and its compiled code (dynoc.reset()); the
@@ -307,6 +317,7 @@ class Region:
                     self._checks):
             lst.clear()
         self.eager_reason = None
+        self.invalidate_dispatch()
 
     def compiled_calls(self):
         """How many calls ran built code (each variant's counter, summed)."""
@@ -327,6 +338,13 @@ class Region:
         return t, tuple(args), None
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast and not kwargs and len(args) == fast[1]:
+            result = fast[0](*args)
+            if result is not _dispatch.MISS:
+                return result
+        elif fast is None and self.compiled:
+            self._fast = _dispatch.make(self) or False
         t = self.target
         if type(t) is _FunctionType:
             return self._call(*args, **kwargs)
@@ -356,6 +374,7 @@ class Region:
                     if result is not _jit.STALE:
                         return result
                     self.compiled[i] = None
+                    self.invalidate_dispatch()
                 return _stand_in(fn, fargs, kwargs)
         if self.eager_reason:
             return fn(*fargs, **kwargs)
@@ -478,6 +497,7 @@ class Region:
         self.variant_computed.append(computed)
         self.compiled.append(self._compile(graphs, tracker, result, entry, L,
                                            fn.__globals__))
+        self.invalidate_dispatch()
         if self.guard_export_fn is not None:
             self.guard_export_fn([g["text"] for g in guards])
         return result
@@ -594,6 +614,7 @@ class Region:
 
             self.compiled[i] = self._compile(self.variant_graphs[i], tracker, result, entry,
                                              L, G)
+            self.invalidate_dispatch()
             dims = _dynamic.dynamic_dims(merged)
             session.recompiles[-1]["dynamic"] = dims
             _logs.log("recompiles", f"{entry}: sizes changed, same graphs: dims {dims} "

@@ -192,6 +192,23 @@ class LoadedModel:
         """The names of the tensors the model reads besides its inputs."""
         return self._model.weight_names()
 
+    def derived_weights(self):
+        """The names of the weights the model keeps something computed from:
+        its prepare graphs' inputs (folded BatchNorms, packed convolution
+        weights) and, in a model with a convolution kernel, every weight
+        (those kernels keep packed weights by address). After an in-place
+        change to one, bind_weight it again; other weights are read where
+        they are bound on every run."""
+        import json
+        names = set()
+        for g in json.loads(self._model.manifest()).get("graphs", []):
+            if any(k.get("category") == "convolution" for k in g.get("kernels", ())):
+                return set(self.weight_names())
+            prepare = g.get("prepare") or []
+            for p in [prepare] if isinstance(prepare, dict) else prepare:
+                names.update(i["name"] for i in p.get("inputs", ()))
+        return names
+
     def read_weight(self, name):
         """A copy of weight `name`'s current value (after the training steps
         run so far)."""

@@ -1,0 +1,24 @@
+//===- guard_check.h - tensor guards checked in C ---------------*- C++ -*-===//
+#ifndef DYNOC_CAPTURE_GUARD_CHECK_H
+#define DYNOC_CAPTURE_GUARD_CHECK_H
+
+#include <Python.h>
+
+namespace dynoc::capture {
+
+/// _dynoc_C.check_tensor(t, dtype, device, requires_grad, size, stride): True
+/// when `t` is a tensor of that dtype, device type and requires_grad whose
+/// sizes and strides match (None: a dynamic dim, which must not be one the
+/// caller marked static). Raises only for malformed arguments or a failing
+/// attribute read. Needs init() first (the tensor type).
+PyObject *checkTensor(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames);
+
+/// _dynoc_C.attr(obj, name): getattr(obj, name), with nn.Module's
+/// submodules, parameters and buffers found without the AttributeError and
+/// Python-level __getattr__ call that the ordinary lookup goes through.
+PyObject *attr(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+} // namespace dynoc::capture
+
+#endif // DYNOC_CAPTURE_GUARD_CHECK_H
