@@ -182,37 +182,40 @@ def cache_dir():
     return base
 
 
+def _file_identity(program):
+    """A program's identity for the cache key: where it resolves to (through
+    symlinks and alternatives), its size and modification time. A stat, not
+    `program --version`: a process per tool cost tens of milliseconds of
+    every warm first call, and an upgrade replaces the file anyway."""
+    path = program if os.sep in program else shutil.which(program)
+    if not path:
+        return f"{program}|(not found)"
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return f"{program}|(not found)"
+    return f"{program}|{real}|{st.st_size}|{st.st_mtime_ns}"
+
+
 def _tool_identity():
-    """What besides the graph decides the built code: the dynoc binary (its
-    version line, size and time) and the C++ compiler (`$CXX --version`)."""
+    """What besides the graph decides the built code: dynoc's version, the
+    dynoc binary and the C++ compiler ($CXX, else c++) it runs."""
     global _identity
     if _identity is None:
-        binary = dynoc_binary()
-        st = os.stat(binary)
-        version = subprocess.run([binary, "--version"], capture_output=True,
-                                 text=True).stdout.strip()
-        cxx = os.environ.get("CXX", "c++")
-        try:
-            compiler = subprocess.run([cxx, "--version"], capture_output=True,
-                                      text=True).stdout.splitlines()[:1]
-        except OSError:
-            compiler = ["(no compiler)"]
-        _identity = f"{version}|{st.st_size}|{st.st_mtime_ns}|{cxx}|{compiler}"
+        from ._version import __version__
+        _identity = "|".join((__version__, _file_identity(dynoc_binary()),
+                              _file_identity(os.environ.get("CXX", "c++"))))
     return _identity
 
 
 def _nvcc_identity():
     """The CUDA compiler a --target=cuda build runs (as the build finds it:
-    $NVCC, PATH, $CUDA_HOME) and its version line."""
+    $NVCC, PATH, $CUDA_HOME)."""
     global _nvcc
     if _nvcc is None:
-        nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or os.path.join(
-            os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
-        try:
-            out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
-        except OSError:
-            out = "(no nvcc)"
-        _nvcc = f"{nvcc}|{out.strip().splitlines()[-1:] if out else ''}"
+        _nvcc = _file_identity(os.environ.get("NVCC") or shutil.which("nvcc") or os.path.join(
+            os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc"))
     return _nvcc
 
 
