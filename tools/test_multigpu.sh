@@ -13,8 +13,11 @@
 # test/distributed/collectives_program.py: tensor-parallel layers and the
 # four collectives from one .so, each rank with its weight shards, against
 # eager and the one-process MLP; both again through libdynrt's own NCCL
-# communicator, which must also bound a rendezvous and a collective that a
-# rank never comes to. Prints a summary last.
+# communicator, which must also bound a rendezvous, a collective and a CUDA
+# graph replay's collectives that a rank never comes to. With libdynrt's NCCL
+# communicator the DDP step replays a CUDA graph that holds its all-reduces
+# (checked: 9 replays in 10 steps), and runs again with CUDA graphs off.
+# Prints a summary last.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 art="$root/build/gpu"
@@ -33,10 +36,11 @@ status=0
 # Data parallel: the step averaging the gradients itself, then a DDP module's,
 # then the DDP step through libdynrt's own NCCL communicator
 # (dynoc.NcclCommunicator) instead of torch.distributed's.
-for variant in step ddp_step nccl; do
+for variant in step ddp_step nccl nccl_nographs; do
   so=$variant; flag=""
   [ $variant = ddp_step ] && flag="--ddp"
   [ $variant = nccl ] && { so=ddp_step; flag="--ddp --communicator nccl"; }
+  [ $variant = nccl_nographs ] && { so=ddp_step; flag="--ddp --communicator nccl --cuda-graphs off"; }
   port=$(( port + 1 ))
   pids=()
   for r in 0 1; do
@@ -47,8 +51,17 @@ for variant in step ddp_step nccl; do
   done
   for r in 0 1; do
     wait "${pids[$r]}" || status=1
-    grep -v Warning "$out/${variant}_rank$r.log" | tail -4
+    grep -v Warning "$out/${variant}_rank$r.log" | tail -5
   done
+  # With libdynrt's NCCL communicator, steps 2-10 replay a CUDA graph that
+  # holds their all-reduces (the first runs directly, the second captures
+  # the graph, then replays it).
+  if [ $variant = nccl ]; then
+    for r in 0 1; do
+      grep -q "cudaGraphLaunch calls: 9 in 10 steps" "$out/nccl_rank$r.log" || {
+        echo "nccl: rank $r: expected 9 CUDA graph replays in 10 steps"; status=1; }
+    done
+  fi
 done
 # Tensor-parallel layers and the four collectives, each rank with its shards,
 # through torch.distributed's NCCL, then libdynrt's.
@@ -71,8 +84,8 @@ for communicator in torch nccl; do
     echo "$line" | "$py" -c 'import sys; f = dict(kv.split("=") for kv in sys.stdin.read().split()[1:]); sys.exit(0 if float(f["worst"]) <= 1e-5 and float(f["tp"]) <= 1e-5 else 1)' || status=1
   done
 done
-# libdynrt's NCCL communicator bounds a rendezvous and a collective that a
-# rank never comes to.
+# libdynrt's NCCL communicator bounds a rendezvous, a collective and a CUDA
+# graph replay's collectives that a rank never comes to.
 port=$(( port + 1 ))
 pids=()
 for r in 0 1; do
@@ -83,12 +96,13 @@ for r in 0 1; do
   pids+=($!)
 done
 for r in 0 1; do wait "${pids[$r]}" || status=1; done
-grep -q "TIMEOUT rendezvous=ok collective=ok" "$out/timeout0.log" || status=1
+grep -q "TIMEOUT rendezvous=ok collective=ok replay=ok" "$out/timeout0.log" || status=1
 echo
 echo "== test_multigpu.sh summary =="
 for r in 0 1; do echo "  data parallel (by hand), rank $r: $(grep -E "^rank $r:" "$out/step_rank$r.log" || echo "no result (see step_rank$r.log)")"; done
 for r in 0 1; do echo "  data parallel (DDP module), rank $r: $(grep -E "^rank $r:" "$out/ddp_step_rank$r.log" || echo "no result (see ddp_step_rank$r.log)")"; done
 for r in 0 1; do echo "  data parallel (DDP module, libdynrt's NCCL communicator), rank $r: $(grep -E "^rank $r:" "$out/nccl_rank$r.log" || echo "no result (see nccl_rank$r.log)")"; done
+for r in 0 1; do echo "  data parallel (DDP module, libdynrt's NCCL communicator, CUDA graphs off), rank $r: $(grep -E "^rank $r:" "$out/nccl_nographs_rank$r.log" || echo "no result (see nccl_nographs_rank$r.log)")"; done
 for c in torch nccl; do for r in 0 1; do echo "  tensor parallel + collectives ($c communicator), rank $r: $(grep RESULT "$out/tp_$c$r.log" || echo "no result (see tp_$c$r.log)")"; done; done
 echo "  timeouts (libdynrt's NCCL communicator): $(grep TIMEOUT "$out/timeout0.log" || echo "no result (see timeout0.log)")"
 grep "rank 0:" "$out/timeout0.log" | sed 's/^/    /'

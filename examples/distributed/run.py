@@ -5,12 +5,15 @@ checks the result against eager PyTorch running the same steps.
 
     RANK=r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29501 \\
         python3 examples/distributed/run.py STEP.so DATA_DIR [--steps N] [--device cuda] [--ddp]
-            [--communicator torch|nccl]
+            [--communicator torch|nccl|gloo] [--cuda-graphs on|off]
 
 Each rank prints its loss per step, then the largest relative difference of
 its parameters from eager's after the same steps (eager first runs the 3
 steps the capture ran, then N more) and whether every rank holds the same
-parameters. Exit code 1 if the difference is over --tolerance.
+parameters; on GPUs, how many cudaGraphLaunch calls the steps made (with
+libdynrt's NCCL communicator, the steps from the third on replay a CUDA
+graph that holds their all-reduces). Exit code 1 if the difference is over
+--tolerance.
 """
 import argparse
 import os
@@ -25,6 +28,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train  # noqa: E402  (the model and the step)
 
 import dynoc  # noqa: E402
+
+
+def graph_launches(step):
+    """(how many cudaGraphLaunch calls `step()` made, its result): CUPTI,
+    through torch.profiler, sees libdynrt's calls too."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        result = step()
+        torch.cuda.synchronize()
+    return sum(e.count for e in prof.key_averages() if e.key == "cudaGraphLaunch"), result
 
 
 def main():
@@ -42,6 +55,10 @@ def main():
                          "process group); nccl: libdynrt's own (dynoc.NcclCommunicator, "
                          "--device cuda); gloo: libdynrt's own gloo communicator "
                          "(dynoc.GlooCommunicator, the CPU)")
+    ap.add_argument("--cuda-graphs", default="on", choices=["on", "off"],
+                    help="on (dynoc.load's default): from its third step the model replays "
+                         "a CUDA graph where its communicator can capture collectives "
+                         "(libdynrt's NCCL one); the run counts the cudaGraphLaunch calls")
     a = ap.parse_args()
     if a.device == "cuda":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
@@ -58,10 +75,18 @@ def main():
         want = eager(x, y)
     communicator = {"nccl": dynoc.NcclCommunicator, "gloo": dynoc.GlooCommunicator,
                     "torch": dynoc.TorchDistributedCommunicator}[a.communicator]()
-    m = dynoc.load(a.so, communicator=communicator)
+    m = dynoc.load(a.so, cuda_graphs=a.cuda_graphs == "on", communicator=communicator)
+    launches = 0
     for i in range(a.steps):
-        loss = m(x, y)
+        if a.device == "cuda":
+            n, loss = graph_launches(lambda: m(x, y))
+            launches += n
+        else:
+            loss = m(x, y)
         print(f"rank {rank} step {i + 1} loss {loss.item():.7g}", flush=True)
+    if a.device == "cuda":
+        print(f"rank {rank}: cudaGraphLaunch calls: {launches} in {a.steps} steps "
+              f"(CUDA graphs {a.cuda_graphs})", flush=True)
     params = dict((model.module if a.ddp else model).named_parameters())
     worst, mine = 0.0, []
     for name in m.weight_names():

@@ -47,18 +47,21 @@ struct dynrt::CollectivesBinding {
   dynoc_collectives table;
   const dynrt_communicator_t *communicator;
   DLDevice device;
+  // The communicator's graph_replay (ABI 3), or null: its collectives may
+  // be captured into CUDA graphs when it is not.
+  int (*graphReplay)(void *self, void *stream, int queued) = nullptr;
 };
 
 namespace {
 int startCollective(void *self, int kind, const char *group, const void *in,
-                    void *out, int64_t inCount, int64_t outCount,
-                    int dtypeCode, int dtypeBits, int reduceOp, int64_t root,
-                    void *stream, void **work) {
+                    void *out, int64_t inCount, int64_t outCount, int dtypeCode,
+                    int dtypeBits, int reduceOp, int64_t root, void *stream,
+                    void **work) {
   auto *b = static_cast<dynrt::CollectivesBinding *>(self);
   const dynrt_communicator_t *c = b->communicator;
   DLDataType dtype{uint8_t(dtypeCode), uint8_t(dtypeBits), 1};
-  DLTensor input{const_cast<void *>(in), b->device, 1, dtype, &inCount,
-                 nullptr, 0};
+  DLTensor input{
+      const_cast<void *>(in), b->device, 1, dtype, &inCount, nullptr, 0};
   DLTensor output{out, b->device, 1, dtype, &outCount, nullptr, 0};
   auto op = static_cast<dynrt_reduce_op_t>(reduceOp);
   int rc = 1;
@@ -68,8 +71,7 @@ int startCollective(void *self, int kind, const char *group, const void *in,
   else if (kind == kAllGather)
     rc = c->all_gather(c->self, group, &input, &output, stream, work);
   else if (kind == kReduceScatter)
-    rc = c->reduce_scatter(c->self, group, &input, &output, op, stream,
-                           work);
+    rc = c->reduce_scatter(c->self, group, &input, &output, op, stream, work);
   else if (kind == kBroadcast)
     rc = c->broadcast(c->self, group, &output, int(root), stream, work);
   if (rc == 0)
@@ -81,8 +83,8 @@ int startCollective(void *self, int kind, const char *group, const void *in,
 }
 
 int allToAllCollective(void *self, const char *group, const void *in, void *out,
-                       const int64_t *inCounts, const int64_t *outCounts,
-                       int n, int dtypeCode, int dtypeBits, void *stream,
+                       const int64_t *inCounts, const int64_t *outCounts, int n,
+                       int dtypeCode, int dtypeBits, void *stream,
                        void **work) {
   auto *b = static_cast<dynrt::CollectivesBinding *>(self);
   const dynrt_communicator_t *c = b->communicator;
@@ -92,15 +94,15 @@ int allToAllCollective(void *self, const char *group, const void *in, void *out,
     outTotal += outCounts[i];
   }
   DLDataType dtype{uint8_t(dtypeCode), uint8_t(dtypeBits), 1};
-  DLTensor input{const_cast<void *>(in), b->device, 1, dtype, &inTotal,
-                 nullptr, 0};
+  DLTensor input{
+      const_cast<void *>(in), b->device, 1, dtype, &inTotal, nullptr, 0};
   DLTensor output{out, b->device, 1, dtype, &outTotal, nullptr, 0};
   *work = nullptr;
   if (c->all_to_all(c->self, group, &input, &output, inCounts, outCounts,
                     stream, work) == 0)
     return 0;
-  lastFailure = std::string("all_to_all_single over process group '") +
-                group + "' failed: " + communicatorError(c);
+  lastFailure = std::string("all_to_all_single over process group '") + group +
+                "' failed: " + communicatorError(c);
   return dynrt::kCollectiveFailed;
 }
 
@@ -122,10 +124,11 @@ dynrt_status_t *groupsOf(const dynrt_model_t &m,
       auto [it, fresh] = groups.emplace(pg.name, pg.size);
       if (!fresh && it->second != pg.size)
         return makeStatus(DYNRT_DATA_LOSS,
-                          "model '" + m.path + "': its graphs disagree on the "
-                          "size of process group '" + pg.name + "' (" +
-                              std::to_string(it->second) + " and " +
-                              std::to_string(pg.size) + ")");
+                          "model '" + m.path +
+                              "': its graphs disagree on the "
+                              "size of process group '" +
+                              pg.name + "' (" + std::to_string(it->second) +
+                              " and " + std::to_string(pg.size) + ")");
     }
   return nullptr;
 }
@@ -169,13 +172,12 @@ dynrt_status_t *sameGraphsOnEveryRank(dynrt_model_t &m,
       differ += (differ.empty() ? "" : ", ") + std::to_string(r);
   if (differ.empty())
     return nullptr;
-  return makeStatus(DYNRT_FAILED_PRECONDITION,
-                    "model '" + m.path + "': rank(s) " + differ +
-                        " of process group '" + group +
-                        "' loaded other graphs than rank " +
-                        std::to_string(rank) +
-                        " (every rank must run the same graphs; no collective "
-                        "was issued)");
+  return makeStatus(
+      DYNRT_FAILED_PRECONDITION,
+      "model '" + m.path + "': rank(s) " + differ + " of process group '" +
+          group + "' loaded other graphs than rank " + std::to_string(rank) +
+          " (every rank must run the same graphs; no collective "
+          "was issued)");
 }
 } // namespace
 
@@ -192,6 +194,20 @@ dynrt_status_t *collectiveFailed(const std::string &graph) {
 }
 
 bool usesCollectives(const GraphSpec &g) { return !g.processGroups.empty(); }
+
+bool collectivesCapturable(const dynrt_model_t &m) {
+  return m.collectives && m.collectives->graphReplay;
+}
+
+dynrt_status_t *graphReplay(const dynrt_model_t &m, const GraphSpec &g,
+                            void *stream, bool queued) {
+  const CollectivesBinding &b = *m.collectives;
+  if (b.graphReplay(b.communicator->self, stream, queued ? 1 : 0) == 0)
+    return nullptr;
+  return makeStatus(DYNRT_INTERNAL, "graph '" + g.name +
+                                        "': its CUDA graph's collectives: " +
+                                        communicatorError(b.communicator));
+}
 
 dynrt_status_t *requireCommunicator(const dynrt_model_t &m,
                                     const GraphSpec &g) {
@@ -232,11 +248,13 @@ dynrt_model_set_communicator(dynrt_model_t *model,
     m.collectives.reset();
     return nullptr;
   }
-  if (c->abi_version != DYNRT_COMMUNICATOR_ABI_VERSION)
+  // Version 2 is version 3 without graph_replay (not read from it).
+  if (c->abi_version != DYNRT_COMMUNICATOR_ABI_VERSION && c->abi_version != 2)
     return makeStatus(DYNRT_INVALID_ARGUMENT,
                       "dynrt_model_set_communicator: the communicator has ABI "
                       "version " +
                           std::to_string(c->abi_version) + ", this runtime " +
+                          "2 or " +
                           std::to_string(DYNRT_COMMUNICATOR_ABI_VERSION));
   const std::pair<const char *, bool> functions[] = {
       {"group_size", c->group_size != nullptr},
@@ -258,25 +276,29 @@ dynrt_model_set_communicator(dynrt_model_t *model,
           {DYNOC_COLLECTIVES_ABI_VERSION, nullptr, startCollective,
            waitCollective, allToAllCollective},
           c,
-          m.device.dl()});
+          m.device.dl(),
+          c->abi_version >= 3 ? c->graph_replay : nullptr});
   binding->table.self = binding.get();
-  const uint64_t digest = dynrt::xxh64(m.manifestText.data(),
-                                       m.manifestText.size());
+  const uint64_t digest =
+      dynrt::xxh64(m.manifestText.data(), m.manifestText.size());
   for (auto &[group, want] : groups) {
     int size = 0, rank = -1;
     if (c->group_size(c->self, group.c_str(), &size, &rank) != 0)
       return makeStatus(DYNRT_FAILED_PRECONDITION,
-                        "model '" + m.path + "': the communicator has no "
-                        "process group '" + group +
-                            "': " + communicatorError(c));
+                        "model '" + m.path +
+                            "': the communicator has no "
+                            "process group '" +
+                            group + "': " + communicatorError(c));
     if (size != want)
       return makeStatus(DYNRT_FAILED_PRECONDITION,
-                        "model '" + m.path + "' was captured with process "
-                        "group '" + group + "' of " + std::to_string(want) +
+                        "model '" + m.path +
+                            "' was captured with process "
+                            "group '" +
+                            group + "' of " + std::to_string(want) +
                             " ranks; the communicator's has " +
                             std::to_string(size));
-    if (dynrt_status_t *s = sameGraphsOnEveryRank(m, c, *binding, group, size,
-                                                  rank, digest))
+    if (dynrt_status_t *s =
+            sameGraphsOnEveryRank(m, c, *binding, group, size, rank, digest))
       return s;
   }
   if (int rc = bind(&binding->table))

@@ -28,6 +28,16 @@ dynrt_status_t *collectiveFailed(const std::string &graph);
 /// Whether graph `g` runs collectives (its manifest lists process groups).
 bool usesCollectives(const GraphSpec &g);
 
+/// Whether `m`'s communicator lets its collectives be captured into CUDA
+/// graphs (it has graph_replay).
+bool collectivesCapturable(const dynrt_model_t &m);
+
+/// Tells `m`'s communicator that a replay of graph `g`'s CUDA graph is about
+/// to be queued on `stream` (`queued` false: an error refuses it) or was
+/// (`queued` true). collectivesCapturable(m) must hold.
+dynrt_status_t *graphReplay(const dynrt_model_t &m, const GraphSpec &g,
+                            void *stream, bool queued);
+
 /// Null, or DYNRT_FAILED_PRECONDITION where `g` runs collectives and `m` has
 /// no communicator bound.
 dynrt_status_t *requireCommunicator(const dynrt_model_t &m, const GraphSpec &g);

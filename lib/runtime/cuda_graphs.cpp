@@ -90,8 +90,14 @@ dynrt_status_t *GraphCache::replay(Entry &e, const GraphRun &r,
             dev.copy(e.ins[i]->data(), r.args[i], e.inBytes[i], r.stream))
       return s;
   (void)inputs;
+  if (r.onReplay)
+    if (dynrt_status_t *s = (*r.onReplay)(r.stream, false))
+      return s;
   if (int rc = dev.api()->graph_launch(e.exec, r.stream))
     return dev.failed("launching the CUDA graph of '" + r.name + "'", rc);
+  if (r.onReplay)
+    if (dynrt_status_t *s = (*r.onReplay)(r.stream, true))
+      return s;
   for (size_t i = 0; i < e.outs.size(); ++i)
     if (dynrt_status_t *s =
             dev.copy(r.outPtrs[i], e.outs[i]->data(), r.outBytes[i], r.stream))

@@ -17,6 +17,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,11 @@ struct GraphRun {
   const std::vector<size_t> &outBytes;
   void *workspace;
   void *stream;
+  // Called before (queued false: an error refuses the replay) and after
+  // (queued true) each replay on `stream`: a graph with collectives, whose
+  // communicator must be healthy and watches the replay. May be null.
+  const std::function<dynrt_status_t *(void *stream, bool queued)> *onReplay =
+      nullptr;
 };
 
 /// Queues the graph's kernels on the run's stream.

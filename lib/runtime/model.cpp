@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -707,10 +708,21 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
     if (grown && context)
       context->graphs.clear(); // their captured workspace is gone
     // While profiling, every kernel is seen: no CUDA graph replays. A graph
-    // with collectives waits on the host before each (the communicator
-    // queues its work elsewhere): it runs directly too.
+    // with collectives is captured only where its communicator records them
+    // into the capture (NCCL's); another (torch.distributed's, which may wait
+    // on the host) runs it directly. Each replay is handed to the
+    // communicator, whose timeout then bounds the replay's collectives.
+    const bool collectives = dynrt::usesCollectives(spec);
+    std::function<dynrt_status_t *(void *, bool)> replay;
+    if (collectives) {
+      replay = [&](void *st, bool queued) {
+        return dynrt::graphReplay(m, spec, st, queued);
+      };
+      run.onReplay = &replay;
+    }
     dynrt_status_t *s =
-        context && !dynrt::profile::active() && !dynrt::usesCollectives(spec)
+        context && !dynrt::profile::active() &&
+                (!collectives || dynrt::collectivesCapturable(m))
             ? context->graphs.run(run, inputs)
             : dynrt::runDirect(run);
     if (s)

@@ -39,11 +39,23 @@ struct ncclUniqueId {
 };
 using ncclResult_t = int;
 constexpr ncclResult_t ncclSuccess = 0, ncclInProgress = 7;
-enum ncclDataType { ncclInt8 = 0, ncclUint8 = 1, ncclInt32 = 2, ncclInt64 = 4,
-                    ncclFloat16 = 6, ncclFloat32 = 7, ncclFloat64 = 8,
-                    ncclBfloat16 = 9 };
-enum ncclRedOp { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3,
-                 ncclAvg = 4 };
+enum ncclDataType {
+  ncclInt8 = 0,
+  ncclUint8 = 1,
+  ncclInt32 = 2,
+  ncclInt64 = 4,
+  ncclFloat16 = 6,
+  ncclFloat32 = 7,
+  ncclFloat64 = 8,
+  ncclBfloat16 = 9
+};
+enum ncclRedOp {
+  ncclSum = 0,
+  ncclProd = 1,
+  ncclMax = 2,
+  ncclMin = 3,
+  ncclAvg = 4
+};
 // ncclConfig_t as NCCL 2.14 laid it out; later versions read an older
 // layout by its `version`.
 struct ncclConfig {
@@ -61,6 +73,7 @@ using cudaEvent_t = void *;
 using cudaError_t = int;
 constexpr cudaError_t cudaSuccess = 0, cudaErrorNotReady = 600;
 constexpr unsigned cudaStreamNonBlocking = 1, cudaEventDisableTiming = 2;
+constexpr int cudaStreamCaptureStatusNone = 0;
 
 struct Libraries {
   void *nccl = nullptr, *cudart = nullptr;
@@ -96,6 +109,7 @@ struct Libraries {
   cudaError_t (*eventRecord)(cudaEvent_t, cudaStream_t);
   cudaError_t (*eventQuery)(cudaEvent_t);
   cudaError_t (*eventSynchronize)(cudaEvent_t);
+  cudaError_t (*streamIsCapturing)(cudaStream_t, int *);
   const char *(*cudaErrorString)(cudaError_t);
 };
 
@@ -121,36 +135,35 @@ const Libraries &libraries() {
         return l;
       }
     }
-    bool ok = bindSymbol(l.nccl, "ncclGetUniqueId", l.getUniqueId) &&
-              bindSymbol(l.nccl, "ncclCommInitRankConfig",
-                         l.commInitRankConfig) &&
-              bindSymbol(l.nccl, "ncclCommGetAsyncError",
-                         l.commGetAsyncError) &&
-              bindSymbol(l.nccl, "ncclCommAbort", l.commAbort) &&
-              bindSymbol(l.nccl, "ncclCommDestroy", l.commDestroy) &&
-              bindSymbol(l.nccl, "ncclGetErrorString", l.getErrorString) &&
-              bindSymbol(l.nccl, "ncclAllReduce", l.allReduce) &&
-              bindSymbol(l.nccl, "ncclAllGather", l.allGather) &&
-              bindSymbol(l.nccl, "ncclReduceScatter", l.reduceScatter) &&
-              bindSymbol(l.nccl, "ncclBroadcast", l.broadcast) &&
-              bindSymbol(l.nccl, "ncclSend", l.send) &&
-              bindSymbol(l.nccl, "ncclRecv", l.recv) &&
-              bindSymbol(l.nccl, "ncclGroupStart", l.groupStart) &&
-              bindSymbol(l.nccl, "ncclGroupEnd", l.groupEnd) &&
-              bindSymbol(l.cudart, "cudaSetDevice", l.setDevice) &&
-              bindSymbol(l.cudart, "cudaGetDevice", l.getDevice) &&
-              bindSymbol(l.cudart, "cudaStreamCreateWithFlags",
-                         l.streamCreateWithFlags) &&
-              bindSymbol(l.cudart, "cudaStreamDestroy", l.streamDestroy) &&
-              bindSymbol(l.cudart, "cudaStreamWaitEvent", l.streamWaitEvent) &&
-              bindSymbol(l.cudart, "cudaEventCreateWithFlags",
-                         l.eventCreateWithFlags) &&
-              bindSymbol(l.cudart, "cudaEventDestroy", l.eventDestroy) &&
-              bindSymbol(l.cudart, "cudaEventRecord", l.eventRecord) &&
-              bindSymbol(l.cudart, "cudaEventQuery", l.eventQuery) &&
-              bindSymbol(l.cudart, "cudaEventSynchronize",
-                         l.eventSynchronize) &&
-              bindSymbol(l.cudart, "cudaGetErrorString", l.cudaErrorString);
+    bool ok =
+        bindSymbol(l.nccl, "ncclGetUniqueId", l.getUniqueId) &&
+        bindSymbol(l.nccl, "ncclCommInitRankConfig", l.commInitRankConfig) &&
+        bindSymbol(l.nccl, "ncclCommGetAsyncError", l.commGetAsyncError) &&
+        bindSymbol(l.nccl, "ncclCommAbort", l.commAbort) &&
+        bindSymbol(l.nccl, "ncclCommDestroy", l.commDestroy) &&
+        bindSymbol(l.nccl, "ncclGetErrorString", l.getErrorString) &&
+        bindSymbol(l.nccl, "ncclAllReduce", l.allReduce) &&
+        bindSymbol(l.nccl, "ncclAllGather", l.allGather) &&
+        bindSymbol(l.nccl, "ncclReduceScatter", l.reduceScatter) &&
+        bindSymbol(l.nccl, "ncclBroadcast", l.broadcast) &&
+        bindSymbol(l.nccl, "ncclSend", l.send) &&
+        bindSymbol(l.nccl, "ncclRecv", l.recv) &&
+        bindSymbol(l.nccl, "ncclGroupStart", l.groupStart) &&
+        bindSymbol(l.nccl, "ncclGroupEnd", l.groupEnd) &&
+        bindSymbol(l.cudart, "cudaSetDevice", l.setDevice) &&
+        bindSymbol(l.cudart, "cudaGetDevice", l.getDevice) &&
+        bindSymbol(l.cudart, "cudaStreamCreateWithFlags",
+                   l.streamCreateWithFlags) &&
+        bindSymbol(l.cudart, "cudaStreamDestroy", l.streamDestroy) &&
+        bindSymbol(l.cudart, "cudaStreamWaitEvent", l.streamWaitEvent) &&
+        bindSymbol(l.cudart, "cudaEventCreateWithFlags",
+                   l.eventCreateWithFlags) &&
+        bindSymbol(l.cudart, "cudaEventDestroy", l.eventDestroy) &&
+        bindSymbol(l.cudart, "cudaEventRecord", l.eventRecord) &&
+        bindSymbol(l.cudart, "cudaEventQuery", l.eventQuery) &&
+        bindSymbol(l.cudart, "cudaEventSynchronize", l.eventSynchronize) &&
+        bindSymbol(l.cudart, "cudaStreamIsCapturing", l.streamIsCapturing) &&
+        bindSymbol(l.cudart, "cudaGetErrorString", l.cudaErrorString);
     if (!ok) {
       const char *why = dlerror();
       l.error = std::string("libnccl.so.2 or libcudart.so.13 lacks a "
@@ -167,13 +180,17 @@ const Libraries &libraries() {
 
 int ncclTypeOf(const DLDataType &t) {
   if (t.code == kDLFloat)
-    return t.bits == 32 ? ncclFloat32 : t.bits == 64 ? ncclFloat64
-                        : t.bits == 16 ? ncclFloat16 : -1;
+    return t.bits == 32   ? ncclFloat32
+           : t.bits == 64 ? ncclFloat64
+           : t.bits == 16 ? ncclFloat16
+                          : -1;
   if (t.code == kDLBfloat && t.bits == 16)
     return ncclBfloat16;
   if (t.code == kDLInt)
-    return t.bits == 64 ? ncclInt64 : t.bits == 32 ? ncclInt32
-                        : t.bits == 8 ? ncclInt8 : -1;
+    return t.bits == 64   ? ncclInt64
+           : t.bits == 32 ? ncclInt32
+           : t.bits == 8  ? ncclInt8
+                          : -1;
   if ((t.code == kDLUInt || t.code == 6 /* kDLBool */) && t.bits == 8)
     return ncclUint8;
   return -1;
@@ -181,11 +198,16 @@ int ncclTypeOf(const DLDataType &t) {
 
 int ncclOpOf(dynrt_reduce_op_t op) {
   switch (op) {
-  case DYNRT_REDUCE_SUM: return ncclSum;
-  case DYNRT_REDUCE_AVG: return ncclAvg;
-  case DYNRT_REDUCE_PRODUCT: return ncclProd;
-  case DYNRT_REDUCE_MIN: return ncclMin;
-  case DYNRT_REDUCE_MAX: return ncclMax;
+  case DYNRT_REDUCE_SUM:
+    return ncclSum;
+  case DYNRT_REDUCE_AVG:
+    return ncclAvg;
+  case DYNRT_REDUCE_PRODUCT:
+    return ncclProd;
+  case DYNRT_REDUCE_MIN:
+    return ncclMin;
+  case DYNRT_REDUCE_MAX:
+    return ncclMax;
   }
   return -1;
 }
@@ -224,6 +246,8 @@ public:
       (failed_.load() ? l.commAbort : l.commDestroy)(comm_);
     for (cudaEvent_t e : freeEvents_)
       l.eventDestroy(e);
+    for (const Replay &r : replays_)
+      l.eventDestroy(r.done);
     if (ready_)
       l.eventDestroy(ready_);
     if (stream_)
@@ -275,8 +299,9 @@ public:
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (r != ncclSuccess)
-      return makeStatus(DYNRT_INTERNAL, "NCCL communicator for process group '" +
-                                            group_ + "': " + ncclText(r));
+      return makeStatus(DYNRT_INTERNAL,
+                        "NCCL communicator for process group '" + group_ +
+                            "': " + ncclText(r));
     watchdog_ = std::thread([this] { watch(); });
     return nullptr;
   }
@@ -336,7 +361,15 @@ public:
       return fail(cudaText("cudaEventRecord", e));
     w->started = std::chrono::steady_clock::now();
     w->what = std::string(what) + " over process group '" + group_ + "'";
-    inFlight_.push_back(w.get());
+    // Issued into a CUDA graph being captured: nothing ran, and the event is
+    // a node of the capture that the watchdog must not query. The replays
+    // are watched instead (graphReplay).
+    int capturing = cudaStreamCaptureStatusNone;
+    if (modelStream &&
+        l.streamIsCapturing(modelStream, &capturing) != cudaSuccess)
+      capturing = cudaStreamCaptureStatusNone;
+    if (capturing == cudaStreamCaptureStatusNone)
+      inFlight_.push_back(w.get());
     *work = w.release();
     return 0;
   }
@@ -367,6 +400,27 @@ public:
     return rc;
   }
 
+  /// A replay of a CUDA graph holding this communicator's collectives: before
+  /// it is queued, refused once the communicator failed (its NCCL resources
+  /// are gone); after, watched until done, as a collective is.
+  int graphReplay(void *stream, int queued) {
+    const Libraries &l = libraries();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_.load())
+      return fail(failure_);
+    if (!queued)
+      return 0;
+    cudaEvent_t e = takeEvent();
+    if (!e)
+      return fail("cudaEventCreateWithFlags failed");
+    if (cudaError_t err = l.eventRecord(e, stream)) {
+      freeEvents_.push_back(e);
+      return fail(cudaText("cudaEventRecord", err));
+    }
+    replays_.push_back({e, std::chrono::steady_clock::now()});
+    return 0;
+  }
+
   int allReduce(const char *group, DLTensor *t, dynrt_reduce_op_t op,
                 void *stream, void **work) {
     int type = ncclTypeOf(t->dtype), red = ncclOpOf(op);
@@ -376,8 +430,8 @@ public:
       return fail("all_reduce: reduce op " + std::to_string(int(op)) +
                   " has no NCCL form");
     return start("all_reduce", stream, work, [&](cudaStream_t s) {
-      return libraries().allReduce(dataOf(t), dataOf(t), countOf(t), type,
-                                   red, comm_, s);
+      return libraries().allReduce(dataOf(t), dataOf(t), countOf(t), type, red,
+                                   comm_, s);
     });
   }
   int allGather(const char *group, const DLTensor *in, DLTensor *out,
@@ -428,8 +482,8 @@ public:
       ncclResult_t r = l.groupStart();
       size_t inAt = 0, outAt = 0;
       for (int peer = 0; peer < size_ && r == ncclSuccess; ++peer) {
-        r = l.send(src + inAt * item, size_t(inCounts[peer]), type, peer,
-                   comm_, s);
+        r = l.send(src + inAt * item, size_t(inCounts[peer]), type, peer, comm_,
+                   s);
         if (r == ncclSuccess)
           r = l.recv(dst + outAt * item, size_t(outCounts[peer]), type, peer,
                      comm_, s);
@@ -451,7 +505,12 @@ private:
   cudaEvent_t ready_ = nullptr;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<Work *> inFlight_;       // issue order; null: waited for
+  std::deque<Work *> inFlight_; // issue order; null: waited for
+  struct Replay {
+    cudaEvent_t done;
+    std::chrono::steady_clock::time_point started;
+  };
+  std::deque<Replay> replays_;         // CUDA graph replays queued, in order
   std::deque<cudaEvent_t> freeEvents_; // recycled (guarded by mutex_)
   std::atomic<bool> failed_{false}, stop_{false};
   std::string failure_; // set once, before failed_
@@ -470,7 +529,8 @@ private:
     return std::string(call) + ": " + libraries().cudaErrorString(e);
   }
   dynrt_status_t *cudaFailure(const char *call, cudaError_t e) {
-    return makeStatus(DYNRT_INTERNAL, "NCCL communicator: " + cudaText(call, e));
+    return makeStatus(DYNRT_INTERNAL,
+                      "NCCL communicator: " + cudaText(call, e));
   }
   int fail(std::string message) {
     lastError_ = std::move(message);
@@ -520,6 +580,18 @@ private:
                (!inFlight_.front() ||
                 l.eventQuery(inFlight_.front()->done) != cudaErrorNotReady))
           inFlight_.pop_front();
+        while (!replays_.empty() &&
+               l.eventQuery(replays_.front().done) != cudaErrorNotReady) {
+          freeEvents_.push_back(replays_.front().done);
+          replays_.pop_front();
+        }
+        if (!replays_.empty() && timeoutMs_ > 0 &&
+            std::chrono::steady_clock::now() - replays_.front().started >
+                std::chrono::milliseconds(timeoutMs_))
+          why = "the collectives of a CUDA graph replay over process group '" +
+                group_ + "' did not complete within " +
+                std::to_string(timeoutMs_) +
+                " ms (a rank that died or replayed other graphs?)";
         if (!inFlight_.empty() && timeoutMs_ > 0 &&
             std::chrono::steady_clock::now() - inFlight_.front()->started >
                 std::chrono::milliseconds(timeoutMs_))
@@ -537,8 +609,13 @@ private:
       if (!why.empty()) {
         failure_ = "NCCL communicator aborted: " + why;
         failed_.store(true);
-        l.commAbort(comm_); // its kernels return; the streams go on
+        ncclComm_t comm = comm_;
         comm_ = nullptr;
+        // Aborted outside the lock: NCCL's teardown of a communicator whose
+        // collectives were captured into CUDA graphs can take long, and
+        // every later call must fail at once with the reason meanwhile.
+        issuing.unlock();
+        l.commAbort(comm); // its kernels return; the streams go on
         return;
       }
     }
@@ -559,14 +636,16 @@ NcclCommunicator *self(void *p) { return static_cast<NcclCommunicator *>(p); }
 extern "C" dynrt_status_t *dynrt_nccl_unique_id(uint8_t *id) {
   return dynrt::guarded("dynrt_nccl_unique_id", [&]() -> dynrt_status_t * {
     if (!id)
-      return makeStatus(DYNRT_INVALID_ARGUMENT, "dynrt_nccl_unique_id: id is null");
+      return makeStatus(DYNRT_INVALID_ARGUMENT,
+                        "dynrt_nccl_unique_id: id is null");
     const Libraries &l = libraries();
     if (!l.error.empty())
-      return makeStatus(DYNRT_UNIMPLEMENTED, "dynrt_nccl_unique_id: " + l.error);
+      return makeStatus(DYNRT_UNIMPLEMENTED,
+                        "dynrt_nccl_unique_id: " + l.error);
     ncclUniqueId u;
     if (ncclResult_t r = l.getUniqueId(&u))
-      return makeStatus(DYNRT_INTERNAL, std::string("ncclGetUniqueId: ") +
-                                            l.getErrorString(r));
+      return makeStatus(DYNRT_INTERNAL,
+                        std::string("ncclGetUniqueId: ") + l.getErrorString(r));
     std::memcpy(id, u.internal, sizeof u.internal);
     return nullptr;
   });
@@ -576,61 +655,67 @@ extern "C" dynrt_status_t *
 dynrt_nccl_communicator_create(const uint8_t *id, int size, int rank,
                                int device, const char *group, int timeout_ms,
                                dynrt_communicator_t **out) {
-  return dynrt::guarded("dynrt_nccl_communicator_create",
-                        [&]() -> dynrt_status_t * {
-    if (!id || !out || !group)
-      return makeStatus(DYNRT_INVALID_ARGUMENT,
-                        "dynrt_nccl_communicator_create: id, group and out "
-                        "must not be null");
-    *out = nullptr;
-    if (size < 1 || rank < 0 || rank >= size || device < 0 || timeout_ms < 0)
-      return makeStatus(DYNRT_INVALID_ARGUMENT,
-                        "dynrt_nccl_communicator_create: rank " +
-                            std::to_string(rank) + " of " +
-                            std::to_string(size) + " ranks on device " +
-                            std::to_string(device) + ", timeout " +
-                            std::to_string(timeout_ms) + " ms is not valid");
-    const Libraries &l = libraries();
-    if (!l.error.empty())
-      return makeStatus(DYNRT_UNIMPLEMENTED,
-                        "dynrt_nccl_communicator_create: " + l.error);
-    auto c = std::make_unique<NcclCommunicator>(group, size, rank, device,
-                                                timeout_ms);
-    ncclUniqueId u;
-    std::memcpy(u.internal, id, sizeof u.internal);
-    if (dynrt_status_t *s = c->init(u))
-      return s;
-    dynrt_communicator_t &t = c->table;
-    t.abi_version = DYNRT_COMMUNICATOR_ABI_VERSION;
-    t.self = c.get();
-    t.group_size = [](void *p, const char *g, int *size, int *rank) {
-      return self(p)->groupSize(g, size, rank);
-    };
-    t.all_reduce = [](void *p, const char *g, DLTensor *x, dynrt_reduce_op_t op,
-                      void *s, void **w) {
-      return self(p)->allReduce(g, x, op, s, w);
-    };
-    t.all_gather = [](void *p, const char *g, const DLTensor *in, DLTensor *o,
-                      void *s, void **w) {
-      return self(p)->allGather(g, in, o, s, w);
-    };
-    t.reduce_scatter = [](void *p, const char *g, const DLTensor *in,
-                          DLTensor *o, dynrt_reduce_op_t op, void *s,
-                          void **w) {
-      return self(p)->reduceScatter(g, in, o, op, s, w);
-    };
-    t.broadcast = [](void *p, const char *g, DLTensor *x, int src, void *s,
-                     void **w) { return self(p)->broadcast(g, x, src, s, w); };
-    t.wait = [](void *p, void *w, void *s) { return self(p)->wait(w, s); };
-    t.all_to_all = [](void *p, const char *g, const DLTensor *in, DLTensor *o,
-                      const int64_t *inCounts, const int64_t *outCounts,
-                      void *s, void **w) {
-      return self(p)->allToAll(g, in, o, inCounts, outCounts, s, w);
-    };
-    t.last_error = [](void *p) { return self(p)->lastError(); };
-    *out = &c.release()->table;
-    return nullptr;
-  });
+  return dynrt::guarded(
+      "dynrt_nccl_communicator_create", [&]() -> dynrt_status_t * {
+        if (!id || !out || !group)
+          return makeStatus(DYNRT_INVALID_ARGUMENT,
+                            "dynrt_nccl_communicator_create: id, group and out "
+                            "must not be null");
+        *out = nullptr;
+        if (size < 1 || rank < 0 || rank >= size || device < 0 ||
+            timeout_ms < 0)
+          return makeStatus(
+              DYNRT_INVALID_ARGUMENT,
+              "dynrt_nccl_communicator_create: rank " + std::to_string(rank) +
+                  " of " + std::to_string(size) + " ranks on device " +
+                  std::to_string(device) + ", timeout " +
+                  std::to_string(timeout_ms) + " ms is not valid");
+        const Libraries &l = libraries();
+        if (!l.error.empty())
+          return makeStatus(DYNRT_UNIMPLEMENTED,
+                            "dynrt_nccl_communicator_create: " + l.error);
+        auto c = std::make_unique<NcclCommunicator>(group, size, rank, device,
+                                                    timeout_ms);
+        ncclUniqueId u;
+        std::memcpy(u.internal, id, sizeof u.internal);
+        if (dynrt_status_t *s = c->init(u))
+          return s;
+        dynrt_communicator_t &t = c->table;
+        t.abi_version = DYNRT_COMMUNICATOR_ABI_VERSION;
+        t.self = c.get();
+        t.group_size = [](void *p, const char *g, int *size, int *rank) {
+          return self(p)->groupSize(g, size, rank);
+        };
+        t.all_reduce = [](void *p, const char *g, DLTensor *x,
+                          dynrt_reduce_op_t op, void *s, void **w) {
+          return self(p)->allReduce(g, x, op, s, w);
+        };
+        t.all_gather = [](void *p, const char *g, const DLTensor *in,
+                          DLTensor *o, void *s, void **w) {
+          return self(p)->allGather(g, in, o, s, w);
+        };
+        t.reduce_scatter = [](void *p, const char *g, const DLTensor *in,
+                              DLTensor *o, dynrt_reduce_op_t op, void *s,
+                              void **w) {
+          return self(p)->reduceScatter(g, in, o, op, s, w);
+        };
+        t.broadcast = [](void *p, const char *g, DLTensor *x, int src, void *s,
+                         void **w) {
+          return self(p)->broadcast(g, x, src, s, w);
+        };
+        t.wait = [](void *p, void *w, void *s) { return self(p)->wait(w, s); };
+        t.all_to_all = [](void *p, const char *g, const DLTensor *in,
+                          DLTensor *o, const int64_t *inCounts,
+                          const int64_t *outCounts, void *s, void **w) {
+          return self(p)->allToAll(g, in, o, inCounts, outCounts, s, w);
+        };
+        t.last_error = [](void *p) { return self(p)->lastError(); };
+        t.graph_replay = [](void *p, void *stream, int queued) {
+          return self(p)->graphReplay(stream, queued);
+        };
+        *out = &c.release()->table;
+        return nullptr;
+      });
 }
 
 extern "C" void dynrt_nccl_communicator_free(dynrt_communicator_t *c) {

@@ -71,6 +71,7 @@ want = step(x)  # eager, with torch.distributed's collectives
 unbound = len(sys.argv) > 3 and sys.argv[3] == "unbound"
 weights = sys.argv[4] if len(sys.argv) > 4 else None  # this rank's shards
 communicators = {"nccl": dynoc.NcclCommunicator, "gloo": dynoc.GlooCommunicator,
+                 "torch": dynoc.TorchDistributedCommunicator,
                  None: dynoc.TorchDistributedCommunicator}
 communicator = None if unbound else communicators[os.environ.get("COMMUNICATOR")]()
 m = dynoc.load(sys.argv[2], weights=weights, communicator=communicator)

@@ -6,11 +6,16 @@ what it waits for, on 2 GPU ranks:
 2. both ranks join and bind MODEL.so (test/distributed/collectives_program.py's
    build), then rank 1 leaves without running it: rank 0's collectives never
    complete, its communicator aborts them after the 5 s timeout, and its next
-   run fails with a message naming the collective.
+   run fails with a message naming the collective;
+3. with a new communicator both ranks run the model twice (the second call
+   captures it into a CUDA graph, collectives included, and replays it),
+   then rank 1 stops: rank 0's next replay never completes, the watchdog
+   aborts it after the 5 s timeout, and rank 0's next run fails naming the
+   replay.
 
     python3 nccl_timeout_program.py MODEL.so WEIGHTS_DIR
 
-Prints `TIMEOUT rendezvous=ok collective=ok` on rank 0 when both hold.
+Prints `TIMEOUT rendezvous=ok collective=ok replay=ok` on rank 0 when all hold.
 """
 import os
 import sys
@@ -61,6 +66,42 @@ else:
         text = str(e)
         results["collective"] = "ok" if ("did not complete within 5000 ms" in text
                                          or "NCCL reported an error" in text) else text
+dist.barrier()
+# 3. A CUDA graph replay whose collectives rank 1 never joins.
+print(f"rank {rank}: case 3: a new communicator", flush=True)
+communicator = dynoc.NcclCommunicator(timeout_s=5)
+m = dynoc.load(sys.argv[1], weights=os.path.join(sys.argv[2], f"weights{rank}.safetensors"),
+               communicator=communicator)
+print(f"rank {rank}: case 3: loaded", flush=True)
+for _ in range(2):  # a direct run, then the capture and its first replay
+    m(x)
+torch.cuda.synchronize()
+print(f"rank {rank}: case 3: two runs", flush=True)
+dist.barrier()
+if rank == 1:
+    time.sleep(20)
+else:
+    t0 = time.perf_counter()
+    try:
+        m(x)  # a replay
+        print(f"rank 0: case 3: a replay queued", flush=True)
+        # Polled, not synchronized: a replay the abort does not release
+        # must fail this check, not hang it.
+        stream = torch.cuda.current_stream()
+        while not stream.query() and time.perf_counter() - t0 < 30:
+            time.sleep(0.05)
+        if not stream.query():
+            raise RuntimeError("the replay still runs 30 s later: not bounded by the timeout")
+        print(f"rank 0: case 3: the replay ended after {time.perf_counter() - t0:.1f} s; "
+              "running again", flush=True)
+        m(x)
+        results["replay"] = "the run after the replay succeeded?!"
+    except Exception as e:  # noqa: BLE001
+        waited = time.perf_counter() - t0
+        print(f"rank 0: {type(e).__name__}: {e} (after {waited:.1f} s)", flush=True)
+        text = str(e)
+        results["replay"] = "ok" if ("CUDA graph replay" in text
+                                     and "did not complete within 5000 ms" in text) else text
     print(f"TIMEOUT rendezvous={results.get('rendezvous')} "
-          f"collective={results.get('collective')}", flush=True)
-os._exit(0)  # the aborted communicator and the process group: no orderly teardown
+          f"collective={results.get('collective')} replay={results.get('replay')}", flush=True)
+os._exit(0)  # the aborted communicators and the process group: no orderly teardown

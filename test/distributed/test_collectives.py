@@ -330,3 +330,23 @@ def test_libdynrts_gloo_communicator_bounds_its_rendezvous(tmp_path):
     assert time.monotonic() - start < 30
     assert "rank 0 of 2" in str(e.value) and str(tmp_path) in str(e.value)
     assert "timeout" in str(e.value).lower(), e.value  # DYNRT_DEADLINE_EXCEEDED
+
+
+def test_a_communicator_of_another_abi_version_is_refused(captured):
+    """A dynrt_communicator_t whose abi_version libdynrt does not read (it
+    takes 2, which ends before graph_replay, and 3) is refused before any
+    of its functions is called, naming both versions."""
+    import ctypes
+
+    import dynoc
+    from dynoc import _distributed
+    model = dynoc.load(str(captured / "model.so"))
+    for version in (1, 4, 99):
+        table = _distributed._Communicator(version)
+        with pytest.raises(RuntimeError, match=f"the communicator has ABI version {version}, "
+                                               "this runtime 2 or 3"):
+            model._model.set_communicator(ctypes.addressof(table))
+    # Version 2 gets past the version check to the table's functions.
+    table = _distributed._Communicator(2)
+    with pytest.raises(RuntimeError, match="the communicator's 'group_size' is null"):
+        model._model.set_communicator(ctypes.addressof(table))

@@ -308,7 +308,7 @@ typedef enum {
   DYNRT_REDUCE_MAX = 4,
 } dynrt_reduce_op_t;
 
-#define DYNRT_COMMUNICATOR_ABI_VERSION 2
+#define DYNRT_COMMUNICATOR_ABI_VERSION 3
 
 // The caller's communicator: function pointers over DLPack tensors on the
 // model's device (contiguous, 1-D), each returning 0 or non-zero (then
@@ -348,6 +348,18 @@ typedef struct dynrt_communicator {
                     const int64_t *output_counts, void *stream, void **work);
   // The last failure's text (NULL: none).
   const char *(*last_error)(void *self);
+  // ABI version 3 (a version 2 communicator ends above; libdynrt takes both).
+  // Optional. NULL: a context's CUDA graphs leave out a model's graphs that
+  // run collectives (they run directly). Non-NULL says that the collectives
+  // and `wait` may be called while `stream` is being captured into a CUDA
+  // graph (thread-local capture mode): they are recorded into it, with no
+  // host synchronization, and run again at each replay. libdynrt calls it
+  // around each replay of such a graph on `stream`: with `queued` 0 before
+  // it is launched (non-zero refuses the replay: a communicator that failed
+  // must not launch collectives it can no longer run), with `queued` 1 after,
+  // so that the communicator bounds the replay's collectives by its timeout
+  // as it bounds its own. NCCL's communicator has it.
+  int (*graph_replay)(void *self, void *stream, int queued);
 } dynrt_communicator_t;
 
 // libdynrt's NCCL communicator, for CUDA models. NCCL (libnccl.so.2, the
