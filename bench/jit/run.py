@@ -252,12 +252,13 @@ def write_table(rows, oh, path, torch_version, train=()):
         "the C++ compile against the precompiled prelude) plus the load; a warm "
         "first call is the capture and the load of the cache entry. `dynoc.load` "
         "runs the same cache entry's model.so through the AOT path, so the last "
-        "column is the in-process dispatch alone: the region's guard check "
-        "(one compiled Python function of the arguments), the weight version "
-        "check, the DLPack round trip and rebuilding the result (a transformers "
-        "`ModelOutput` costs tens of microseconds to construct, as it does in "
-        "eager). That dispatch is Python; at batch 32 it is within a few percent "
-        "of the AOT path, at batch 1 it is the gap."
+        "column is the in-process dispatch alone: the region's generated "
+        "dispatcher and its guards (tensor checks and module attribute reads in "
+        "C, the rest Python; docs/capture.md, \"The call path\"), the version "
+        "check of weights the model derives something from, and rebuilding the "
+        "result (a transformers `ModelOutput` costs tens of microseconds to "
+        "construct, as it does in eager). At batch 32 it is within a few percent "
+        "of the AOT path; at batch 1, where a call is 20-300 us, it is the gap."
         " The training rows run the same backward code as a `dynoc build` of a captured backward graph, through one extra autograd Function per call; where it is slower than eager (conv and attention backward kernels, unfused elementwise backward) is what docs/perf-train.md analyses for the training issue.",
         "",
     ]
