@@ -908,25 +908,6 @@ dynrt_model_load_from_memory(const void *data, size_t size,
 
 extern "C" void dynrt_model_release(dynrt_model_t *model) { delete model; }
 
-extern "C" const char *dynrt_model_manifest(const dynrt_model_t *model) {
-  return model ? model->manifestText.c_str() : "";
-}
-
-extern "C" size_t dynrt_model_num_inputs(const dynrt_model_t *model) {
-  return model ? model->manifest.graphs.front().numUserInputs : 0;
-}
-
-extern "C" size_t dynrt_model_num_outputs(const dynrt_model_t *model) {
-  return model ? model->manifest.graphs.front().outputs.size() : 0;
-}
-
-extern "C" int32_t dynrt_model_output_ndim(const dynrt_model_t *model,
-                                           size_t index) {
-  if (!model || index >= model->manifest.graphs.front().outputs.size())
-    return -1;
-  return (int32_t)model->manifest.graphs.front().outputs[index].shape.size();
-}
-
 extern "C" dynrt_status_t *dynrt_model_run(dynrt_model_t *model,
                                            const DLTensor *const *inputs,
                                            size_t num_inputs,
@@ -1014,6 +995,3 @@ dynrt_context_set_cuda_graphs(dynrt_context_t *context, int enabled) {
   return nullptr;
 }
 
-extern "C" DLDevice dynrt_model_device(const dynrt_model_t *model) {
-  return model ? model->device.dl() : DLDevice{kDLCPU, 0};
-}
