@@ -7,6 +7,10 @@ load("@python313//:defs.bzl", PY313 = "AVAILABLE", PY313_SUFFIX = "EXT_SUFFIX")
 # is the frame hook's accessor block (frame_hook.c) and the bytecode decoder
 # (opcodes_py3XX.cpp), both compiled against that version's headers.
 EVALUATOR_SRCS = [
+    "attr_snapshot.cpp",
+    "attr_snapshot.h",
+    "dispatcher.cpp",
+    "dispatcher.h",
     "evaluator.cpp",
     "evaluator.h",
     "evaluator_calls.cpp",

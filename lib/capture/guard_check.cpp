@@ -127,7 +127,8 @@ int onDevice(PyObject *t, PyObject *device) {
   return r;
 }
 
-/// The guard itself: 1 when it passes, 0 when not, -1 on an error.
+} // namespace
+
 int checkTensorGuard(PyObject *t, PyObject *dtype, PyObject *device,
                      PyObject *requiresGrad, PyObject *size, PyObject *stride) {
   static PyObject *dtypeName = PyUnicode_InternFromString("dtype");
@@ -171,6 +172,8 @@ int checkTensorGuard(PyObject *t, PyObject *dtype, PyObject *device,
   return marked < 0 ? -1 : !marked;
 }
 
+namespace {
+
 /// nn.Module.__getattr__'s own lookup, without raising: the entry `name` of
 /// the instance dict's _parameters, _buffers or _modules (in that order), as
 /// a new reference, or null (no error) when none has it.
@@ -196,15 +199,10 @@ PyObject *moduleEntry(PyObject *obj, PyObject *name) {
 
 } // namespace
 
-PyObject *attr(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+PyObject *attrLookup(PyObject *obj, PyObject *name) {
   static PyObject *getattrName = PyUnicode_InternFromString("__getattr__");
   static PyObject *getattributeName =
       PyUnicode_InternFromString("__getattribute__");
-  if (nargs != 2 || !PyUnicode_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "attr(obj, name: str)");
-    return nullptr;
-  }
-  PyObject *obj = args[0], *name = args[1];
   PyObject *moduleType = runtime().moduleType;
   PyTypeObject *tp = Py_TYPE(obj);
   // An nn.Module whose type keeps Module's __getattr__ and object's
@@ -229,6 +227,14 @@ PyObject *attr(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   // Anything else (and a Module attribute that is nowhere): Python's own
   // lookup, with its error.
   return PyObject_GetAttr(obj, name);
+}
+
+PyObject *attr(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyUnicode_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "attr(obj, name: str)");
+    return nullptr;
+  }
+  return attrLookup(args[0], args[1]);
 }
 
 PyObject *checkTensor(PyObject *, PyObject *const *args, Py_ssize_t nargs,
@@ -273,6 +279,30 @@ PyObject *checkTensor(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   if (r < 0)
     return nullptr;
   return PyBool_FromLong(r);
+}
+
+PyObject *sameVersions(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  static PyObject *versionName = PyUnicode_InternFromString("_version");
+  if (nargs != 2 || !PyList_Check(args[0]) || !PyList_Check(args[1]) ||
+      PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "same_versions(tensors: list, versions: list) of one "
+                    "length");
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(args[0]); ++i) {
+    PyObject *v = PyObject_GetAttr(PyList_GET_ITEM(args[0], i), versionName);
+    if (!v)
+      return nullptr;
+    PyObject *want = PyList_GET_ITEM(args[1], i);
+    int same = v == want ? 1 : PyObject_RichCompareBool(v, want, Py_EQ);
+    Py_DECREF(v);
+    if (same < 0)
+      return nullptr;
+    if (!same)
+      Py_RETURN_FALSE;
+  }
+  Py_RETURN_TRUE;
 }
 
 } // namespace dynoc::capture

@@ -14,10 +14,23 @@ namespace dynoc::capture {
 PyObject *checkTensor(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames);
 
+/// The tensor guard itself: 1 when `t` passes, 0 when not, -1 with an error
+/// set. `size` and `stride` are sequences whose None items are dynamic dims.
+int checkTensorGuard(PyObject *t, PyObject *dtype, PyObject *device,
+                     PyObject *requiresGrad, PyObject *size, PyObject *stride);
+
+/// A new reference to getattr(obj, name) as attr() finds it, or null with
+/// an error set.
+PyObject *attrLookup(PyObject *obj, PyObject *name);
+
 /// _dynoc_C.attr(obj, name): getattr(obj, name), with nn.Module's
 /// submodules, parameters and buffers found without the AttributeError and
 /// Python-level __getattr__ call that the ordinary lookup goes through.
 PyObject *attr(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/// _dynoc_C.same_versions(tensors, versions): True when each tensor's
+/// _version equals the int at its index (two lists of one length).
+PyObject *sameVersions(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 } // namespace dynoc::capture
 

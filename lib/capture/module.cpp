@@ -1,4 +1,5 @@
 //===- module.cpp - the _dynoc_C extension module -------------------------===//
+#include "dispatcher.h"
 #include "evaluator.h"
 #include "evaluator_internal.h"
 #include "frame_hook.h"
@@ -165,6 +166,9 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL | METH_KEYWORDS,
      "check_tensor(t, dtype, device, requires_grad, size, stride): a tensor "
      "guard."},
+    {"same_versions", reinterpret_cast<PyCFunction>(sameVersions),
+     METH_FASTCALL,
+     "same_versions(tensors, versions): each tensor's _version unchanged."},
     {"init", init, METH_VARARGS, "Hand the evaluator the objects it needs."},
     {"run_region", runRegion, METH_VARARGS,
      "run_region(fn, args, kwargs, arg_sources, tracker): run fn under the "
@@ -188,5 +192,8 @@ PyMODINIT_FUNC PyInit__dynoc_C() {
                  int((Py_Version >> 16) & 0xFF));
     return nullptr;
   }
-  return PyModule_Create(&kModule);
+  PyObject *module = PyModule_Create(&kModule);
+  if (module && addDispatcherType(module) < 0)
+    Py_CLEAR(module);
+  return module;
 }

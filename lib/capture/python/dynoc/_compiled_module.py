@@ -11,6 +11,8 @@ inside it (as Dynamo compiles the original's __call__).
 import torch
 from torch.nn.modules import module as _mm
 
+from ._dispatch import MISS as _MISS
+
 # Attributes that live on the wrapper itself; every other one is the original's.
 _OWN = {"_orig_mod", "_dynoc_region", "forward", "__dict__", "_super_module_initialized"}
 
@@ -37,7 +39,13 @@ class CompiledModule(torch.nn.Module):
                 _mm._global_forward_pre_hooks or _mm._global_backward_hooks or \
                 _mm._global_backward_pre_hooks or d.get("_compiled_call_impl") is not None:
             return torch.nn.Module.__call__(self, *args, **kwargs)
-        return d["_dynoc_region"](*args, **kwargs)
+        region = d["_dynoc_region"]
+        fast = region._fast  # Region.__call__'s first step, one frame less
+        if fast and not kwargs and len(args) == fast[1]:
+            result = fast[0](*args)
+            if result is not _MISS:
+                return result
+        return region(*args, **kwargs)
 
     def _get_name(self):
         # print(model) shows what it shows under torch.compile.

@@ -1,25 +1,30 @@
-"""A region's fast dispatcher: the per-call path of a compiled region, made
-into one generated function (docs/capture.md, "In the same process").
+"""A region's fast dispatcher: the per-call path of a compiled region, run
+in C (docs/capture.md, "The call path").
 
 The general path (_region.Region._call) resolves the target, binds the call's
 arguments with defaults and closure variables into L, then tries each
 variant's guards. For the common call (positional arguments only, every
 parameter given, no closure variables) all of that is known when the
-variants are: the dispatcher builds L as a dict literal of its parameters,
-tries the variants in order and calls the first one whose guards pass. It
+variants are: _dynoc_C.Dispatcher (lib/capture/dispatcher.cpp) takes the
+arguments, runs each variant's guards as a program of checks planned here
+from their texts, and calls the first variant whose guards pass. Guards of
+a form it has no check for stay Python (compiled once, given L and G). It
 returns MISS whenever the general path must decide (no variant passes, the
 passing variant runs eagerly, a tensor constant went stale), so what a call
 does is the same on both paths; only the time differs.
 """
+import ast
 import inspect
 import types
 
 import torch
+from torch.utils.hooks import RemovableHandle
 
-from . import _jit
+from . import _guards, _jit
 
 MISS = object()  # the general path decides this call
 _NO_HOOKS = "___hook_ids(L['self']) == ()"
+_CONSTANT_TYPES = (bool, int, float, str, type(None))
 
 
 def make(region):
@@ -42,32 +47,116 @@ def make(region):
     names = code.co_varnames[:code.co_argcount]
     if len(names) < len(bound):
         return None
-    scope = {"___MISS": MISS, "___STALE": _jit.STALE, "G": fn.__globals__,
-             "___stale": lambda i: _forget_stale(region, i)}
-    params = [f"___a{k}" for k in range(len(bound), len(names))]
-    for k, value in enumerate(bound):
-        scope[f"___a{k}"] = value
-    lines = [f"def ___dispatch({', '.join(params)}):",
-             "    L = {" + ", ".join(f"{n!r}: ___a{k}" for k, n in enumerate(names)) + "}"]
+    variants = []
     for i, guards in enumerate(region.variants):
-        compiled = region.compiled[i] if i < len(region.compiled) else None
         if bound and not any(g["text"] == _NO_HOOKS for g in guards):
             # Hooks ran around this variant's capture; the general path runs
             # them. It also decides every call this variant could take.
-            lines.append("    return ___MISS")
+            variants.append(None)
             break
-        scope[f"___check{i}"] = region._check(i)
-        lines.append(f"    if ___check{i}(L, G):")
-        if compiled is None:
-            lines.append("        return ___MISS")  # runs eagerly: the general path
+        ops, rest = plan([g["text"] for g in guards], names)
+        residual = _guards.compile_check([{"text": t} for t in rest]) if rest else None
+        compiled = region.compiled[i] if i < len(region.compiled) else None
+        direct = compiled.direct(names) if hasattr(compiled, "direct") else None
+        variants.append((ops, residual, compiled, direct))
+    from . import _region
+    dispatcher = _region._ext().Dispatcher(
+        tuple(names), bound, fn.__globals__, variants, MISS, _jit.STALE,
+        lambda i: _forget_stale(region, i))
+    return dispatcher, len(names) - len(bound)
+
+
+def plan(texts, names):
+    """(ops, the texts left to Python): the guard `texts` of a function of
+    parameters `names` as the checks of _dynoc_C.Dispatcher (dispatcher.cpp
+    lists them). An attribute path several guards read is loaded once."""
+    slots = {f"L[{n!r}]": k for k, n in enumerate(names)}
+    ops, rest = [], []
+
+    def slot(path):
+        """The slot of an attribute path, loading its prefixes as needed."""
+        key = ast.unparse(path)
+        if key not in slots:
+            ops.append(("attr", slot(path.value), path.attr))
+            slots[key] = len(slots)
+        return slots[key]
+
+    for text in texts:
+        op = _op(ast.parse(text, mode="eval").body, lambda p: p is not None and _is_path(p, slots))
+        if op is None:
+            rest.append(text)
             continue
-        scope[f"___variant{i}"] = compiled
-        lines += [f"        r = ___variant{i}(L, G)",
-                  f"        return ___stale({i}) if r is ___STALE else r"]
-    else:
-        lines.append("    return ___MISS")
-    exec("\n".join(lines), scope)  # noqa: S102 - dynoc's own source
-    return scope["___dispatch"], len(params)
+        kind, path, *fields = op
+        ops.append((kind, *(() if path is None else (slot(path),)), *fields))
+    return ops, rest
+
+
+def _is_path(node, slots):
+    """Is `node` L['name'] (a parameter) or an attribute path from one?"""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return ast.unparse(node) in slots
+
+
+def _constant(node):
+    """(True, value) for a literal constant or a torch dtype (`torch.float32`)
+    the checks compare against, else (False, None)."""
+    if isinstance(node, ast.Constant) and type(node.value) in _CONSTANT_TYPES:
+        return True, node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id == "torch" and isinstance(getattr(torch, node.attr, None), torch.dtype):
+        return True, getattr(torch, node.attr)
+    return False, None
+
+
+def _op(node, is_path):
+    """(kind, path or None, fields...) for a guard the dispatcher checks in C,
+    or None."""
+    if isinstance(node, ast.Call):
+        return _tensor_op(node, is_path)
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    left, op, right = node.left, type(node.ops[0]), node.comparators[0]
+    if op is ast.Eq and isinstance(left, ast.Call) and not left.keywords:
+        func = ast.unparse(left.func)
+        if func == "___hook_ids" and len(left.args) == 1 and is_path(left.args[0]) and \
+                isinstance(right, ast.Tuple) and not right.elts:
+            return ("no_hooks", left.args[0], _guards.hook_ids, RemovableHandle,
+                    _guards._removals)
+        known, value = _constant(right)
+        if known and not left.args and func in ("___is_grad_enabled", "torch.is_grad_enabled"):
+            return ("call_eq", None, torch.is_grad_enabled, value)
+        if known and not left.args and func == "torch.get_default_dtype":
+            return ("call_eq", None, torch.get_default_dtype, value)
+        return None
+    kinds = {ast.Eq: "eq", ast.Is: "is", ast.IsNot: "is_not"}
+    known, value = _constant(right)
+    if op in kinds and known and is_path(left):
+        return (kinds[op], left, value)
+    return None
+
+
+def _tensor_op(node, is_path):
+    """check_tensor(path, torch.<dtype>, device=..., requires_grad=...,
+    size=[...], stride=[...]) as a "tensor" op, or None."""
+    if not (isinstance(node.func, ast.Name) and node.func.id == "check_tensor") or \
+            len(node.args) != 2 or not is_path(node.args[0]):
+        return None
+    known, dtype = _constant(node.args[1])
+    kw = {k.arg: k.value for k in node.keywords}
+    if not known or not isinstance(dtype, torch.dtype) or \
+            sorted(kw) != sorted(("device", "requires_grad", "size", "stride")):
+        return None
+    try:
+        device, grad, size, stride = (ast.literal_eval(kw[k]) for k in
+                                      ("device", "requires_grad", "size", "stride"))
+    except ValueError:
+        return None
+    if not isinstance(device, str) or not isinstance(grad, bool) or \
+            not isinstance(size, (list, tuple)) or not isinstance(stride, (list, tuple)) or \
+            not all(d is None or type(d) is int and 0 <= d < 2 ** 63 for d in (*size, *stride)):
+        return None  # the general check says what it makes of these
+    return ("tensor", node.args[0], dtype, device, grad, tuple(size), tuple(stride))
 
 
 def _forget_stale(region, i):

@@ -21,6 +21,7 @@ import time
 
 import torch
 from torch.nn.modules.module import (register_module_buffer_registration_hook,
+                                     register_module_module_registration_hook,
                                      register_module_parameter_registration_hook)
 from torch.utils.weak import WeakIdKeyDictionary
 
@@ -62,8 +63,42 @@ def _replacement_hook(table):
     return note
 
 
+def _submodule_registered(module, name, value):
+    # A submodule assigned (`m.bn = nn.BatchNorm1d(4)`): the weights a built
+    # graph reads through it may be other tensors now. Which ones only the
+    # graph's own module knows (a tied weight lives on in its other owner),
+    # so each built graph looks its weights up again (BuiltGraph.paths).
+    _replaced[0] += 1
+
+
 register_module_parameter_registration_hook(_replacement_hook("_parameters"))
 register_module_buffer_registration_hook(_replacement_hook("_buffers"))
+register_module_module_registration_hook(_submodule_registered)
+
+
+def _weight_paths(root, tensors):
+    """{index: [(submodule names, table, name), ...]}: everywhere module
+    `root` holds each of `tensors` (a tied weight: in several places), for
+    those it holds."""
+    where = {}
+    for prefix, m in root.named_modules(remove_duplicate=False):
+        for table in ("_parameters", "_buffers"):
+            for name, t in m.__dict__.get(table, {}).items():
+                if t is not None:
+                    path = (tuple(prefix.split(".")) if prefix else (), table, name)
+                    where.setdefault(id(t), []).append(path)
+    return {i: where[id(t)] for i, t in enumerate(tensors) if id(t) in where}
+
+
+def _held_at(root, path):
+    """The tensor `root` holds at a _weight_paths path now, or None."""
+    names, table, name = path
+    m = root
+    for part in names:
+        m = m.__dict__.get("_modules", {}).get(part)
+        if m is None:
+            return None
+    return m.__dict__.get(table, {}).get(name)
 
 
 class NotCompiled(Exception):
@@ -132,7 +167,9 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
         from ._jit_train import TrainingGraph
         return TrainingGraph(forward[0], backward[0], used, sources, cuda_graphs)
     if backend == "inductor":
-        return CompiledGraph(forward[0], used, sources, cuda_graphs)
+        root = L.get("self")
+        return CompiledGraph(forward[0], used, sources, cuda_graphs,
+                             root if isinstance(root, torch.nn.Module) else None)
     return BackendGraph(forward[0], used, backend, L, G)
 
 
@@ -354,7 +391,7 @@ class BuiltGraph:
     """One graph built and loaded, its weights bound to the program's tensors:
     the part of a compiled variant that runs a graph."""
 
-    def __init__(self, graph, weights, sources, cuda_graphs=False):
+    def __init__(self, graph, weights, sources, cuda_graphs=False, root=None):
         for v in graph.inputs:
             if v.kind == "user" and not v.name.startswith(("L[", "G[")) and \
                     not (graph.kind == "backward" and v.name.startswith(("graph_", "grad("))):
@@ -366,6 +403,7 @@ class BuiltGraph:
             if tmpdir:  # DYNOC_CACHE=0: the loaded .so needs no files any more
                 shutil.rmtree(tmpdir, ignore_errors=True)
         users = [v.name for v in graph.inputs if v.kind == "user"]
+        self.user_sources = users
         self.inputs = _compile_source(users) if graph.kind == "forward" else None
         # Weights live in the module's own tensors (no copy): what an eager
         # in-place update (an optimizer step, load_state_dict) writes is what
@@ -392,7 +430,14 @@ class BuiltGraph:
                         if name in prepared or data.device != t.device]
         self.tracked_tensors = [self.weights[i][1] for i in self.tracked]
         self.versions = list(map(_version, self.tracked_tensors))
+        from . import _region
+        self.same_versions = _region._ext().same_versions  # (C) every call
         self.replaced_seen = _replaced[0]
+        # The region's module (a module region): where each weight is held
+        # in it, looked up again after a submodule was assigned.
+        self.root = root
+        self.paths = _weight_paths(root, [t for _, t, _ in self.weights]) \
+            if root is not None else {}
         # LoadedModel._run itself: one Python call less on every call.
         self.run = lambda *tensors, _run=self.model._run: _run(tensors, False)
         # Constants reached through the arguments or globals (a tensor in a
@@ -425,6 +470,8 @@ class BuiltGraph:
         returns True, the call must run eagerly)."""
         if _replaced[0] != self.replaced_seen and self._follow_replacements(rebind_replaced):
             return True
+        if self.same_versions(self.tracked_tensors, self.versions):
+            return False
         versions = list(map(_version, self.tracked_tensors))
         if versions != self.versions:
             for i, now, was in zip(self.tracked, versions, self.versions):
@@ -442,6 +489,13 @@ class BuiltGraph:
             new = t
             while new is not None and new in _replacements:
                 new = _replacements[new]
+            if new is t and i in self.paths:
+                held = [_held_at(self.root, p) for p in self.paths[i]]
+                if any(h is not held[0] for h in held):
+                    _logs.log("recompiles", f"weight '{name}' is held by several modules and "
+                                            "one of them now holds another: calls run eagerly")
+                    return True
+                new = held[0]
             if new is t:
                 continue
             ok = rebind and new is not None and new.shape == t.shape and new.dtype == t.dtype and \
@@ -467,8 +521,8 @@ class CompiledGraph:
     it runs the model on the tensors its user inputs name and returns the
     region's result."""
 
-    def __init__(self, graph, weights, sources, cuda_graphs=False):
-        self.built = BuiltGraph(graph, weights, sources, cuda_graphs)
+    def __init__(self, graph, weights, sources, cuda_graphs=False, root=None):
+        self.built = BuiltGraph(graph, weights, sources, cuda_graphs, root)
         self.model = self.built.model
         self.inputs, self.run = self.built.inputs, self.built.run
         structure = graph.output_structure
@@ -477,6 +531,33 @@ class CompiledGraph:
         self.structure = structure
         self.returned = ReturnedArguments(structure)
         self.calls = 0
+
+    def direct(self, names):
+        """For _dispatch: (a call of the graph's input tensors, their
+        positions in `names`, the region's parameters) when the inputs are
+        parameters themselves and nothing else of L or G is read (no tensor
+        constant of an argument's, no argument returned as it is); else None."""
+        built = self.built
+        if self.inputs is None or built.sourced is not None or self.returned.values is not None:
+            return None
+        where = {f"L[{n!r}]": k for k, n in enumerate(names)}
+        if not all(src in where for src in built.user_sources):
+            return None
+        return self._call_tensors, tuple(where[src] for src in built.user_sources)
+
+    def _call_tensors(self, *tensors):
+        # __call__ for the inputs as direct() gives them (every compiled call
+        # of a module's forward at batch 1 goes through here: kept short).
+        built = self.built
+        if (built.tracked or _replaced[0] != built.replaced_seen) and built.refresh_weights():
+            return STALE
+        self.calls += 1
+        counters["compiled_calls"] += 1
+        outputs = built.model._run(tensors, False)
+        if self.single is not None:
+            return outputs[self.single]
+        from ._runtime import _rebuild
+        return _rebuild(self.structure, outputs, None)
 
     def __call__(self, L, G):
         built = self.built
