@@ -96,7 +96,7 @@ for r in 0 1; do
   pids+=($!)
 done
 for r in 0 1; do wait "${pids[$r]}" || status=1; done
-grep -q "TIMEOUT rendezvous=ok collective=ok replay=ok" "$out/timeout0.log" || status=1
+grep -q "TIMEOUT rendezvous=ok collective=ok replay=ok teardown=ok" "$out/timeout0.log" || status=1
 echo
 echo "== test_multigpu.sh summary =="
 for r in 0 1; do echo "  data parallel (by hand), rank $r: $(grep -E "^rank $r:" "$out/step_rank$r.log" || echo "no result (see step_rank$r.log)")"; done

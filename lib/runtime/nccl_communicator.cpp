@@ -513,6 +513,7 @@ private:
   std::deque<Replay> replays_;         // CUDA graph replays queued, in order
   std::deque<cudaEvent_t> freeEvents_; // recycled (guarded by mutex_)
   std::atomic<bool> failed_{false}, stop_{false};
+  bool aborting_ = false; // the watchdog is in ncclCommAbort (mutex_)
   std::string failure_; // set once, before failed_
   std::thread watchdog_;
   thread_local static std::string lastError_;
@@ -601,7 +602,7 @@ private:
       }
       ncclResult_t async = ncclSuccess;
       std::unique_lock<std::mutex> issuing(mutex_);
-      if (!comm_) // aborted by start(): nothing left to watch
+      if (!comm_ || stop_.load()) // aborted by start(), or being destroyed
         return;
       if (why.empty() && l.commGetAsyncError(comm_, &async) == ncclSuccess &&
           async != ncclSuccess && async != ncclInProgress)
@@ -614,6 +615,9 @@ private:
         // Aborted outside the lock: NCCL's teardown of a communicator whose
         // collectives were captured into CUDA graphs can take long, and
         // every later call must fail at once with the reason meanwhile.
+        // From here on this thread touches no member: the destructor may
+        // leave it to finish on its own (stopWatchdog).
+        aborting_ = true;
         issuing.unlock();
         l.commAbort(comm); // its kernels return; the streams go on
         return;
@@ -621,10 +625,22 @@ private:
     }
   }
 
+  /// Ends the watchdog. One inside ncclCommAbort is not waited for: that
+  /// abort may not return while a CUDA graph that captured the
+  /// communicator's work lives on, and the destructor must not hang.
   void stopWatchdog() {
-    stop_.store(true);
+    bool aborting;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_.store(true);
+      aborting = aborting_;
+    }
     wake_.notify_all();
-    if (watchdog_.joinable())
+    if (!watchdog_.joinable())
+      return;
+    if (aborting)
+      watchdog_.detach();
+    else
       watchdog_.join();
   }
 };

@@ -11,14 +11,20 @@ what it waits for, on 2 GPU ranks:
    captures it into a CUDA graph, collectives included, and replays it),
    then rank 1 stops: rank 0's next replay never completes, the watchdog
    aborts it after the 5 s timeout, and rank 0's next run fails naming the
-   replay.
+   replay;
+4. rank 0 then drops that model and its aborted communicator: the teardown
+   returns (NCCL's abort of a communicator whose work a CUDA graph captured
+   may still be running in the watchdog; the destructor does not wait).
 
     python3 nccl_timeout_program.py MODEL.so WEIGHTS_DIR
 
-Prints `TIMEOUT rendezvous=ok collective=ok replay=ok` on rank 0 when all hold.
+Prints `TIMEOUT rendezvous=ok collective=ok replay=ok teardown=ok` on rank 0
+when all hold.
 """
+import gc
 import os
 import sys
+import threading
 import time
 
 import torch
@@ -102,6 +108,23 @@ else:
         text = str(e)
         results["replay"] = "ok" if ("CUDA graph replay" in text
                                      and "did not complete within 5000 ms" in text) else text
+    # 4. The teardown, on a thread: a destructor that waits for the abort
+    # must fail this check, not hang the program.
+    holder = [m, communicator]
+    del m, communicator
+    dropped = threading.Event()
+
+    def drop():
+        holder.clear()
+        gc.collect()
+        dropped.set()
+
+    t0 = time.perf_counter()
+    threading.Thread(target=drop, daemon=True).start()
+    results["teardown"] = "ok" if dropped.wait(20) else "blocked for 20 s"
+    print(f"rank 0: case 4: teardown {results['teardown']} after "
+          f"{time.perf_counter() - t0:.1f} s", flush=True)
     print(f"TIMEOUT rendezvous={results.get('rendezvous')} "
-          f"collective={results.get('collective')} replay={results.get('replay')}", flush=True)
+          f"collective={results.get('collective')} replay={results.get('replay')} "
+          f"teardown={results.get('teardown')}", flush=True)
 os._exit(0)  # the aborted communicators and the process group: no orderly teardown
