@@ -11,6 +11,7 @@
 #include "dynoc/Codegen/Dims.h"
 #include "dynoc/CodegenCPU/CpuCodegen.h"
 
+#include "mlir/IR/Operation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -96,6 +97,12 @@ std::string printCpuPointwise(const codegen::PointwiseLoop &k,
   return call + "    " + name + "(" + args + ", shape);\n  }\n";
 }
 
+/// GEMMs that run on bf16/f16 themselves (prelude/dynoc_kernels_nn.h's
+/// oneDNN matmuls): widened to f32 around sgemm, they spent most of a bf16
+/// training step converting operands.
+const llvm::StringRef kReducedPrecisionGemms[] = {"aten.mm", "aten.addmm",
+                                                  "aten.linear", "aten.bmm"};
+
 class CpuTarget final : public codegen::Target {
 public:
   llvm::StringRef name() const override { return "cpu"; }
@@ -105,6 +112,16 @@ public:
   printPointwise(const codegen::PointwiseLoop &loop,
                  codegen::KernelDefinitions &definitions) const override {
     return printCpuPointwise(loop, definitions);
+  }
+  unsigned dtypes(mlir::Operation *op, unsigned shared) const override {
+    if (llvm::is_contained(kReducedPrecisionGemms,
+                           op->getName().getStringRef()))
+      return shared | codegen::kBF16 | codegen::kF16;
+    return shared;
+  }
+  std::vector<std::string> reducedPrecisionOps() const override {
+    return {std::begin(kReducedPrecisionGemms),
+            std::end(kReducedPrecisionGemms)};
   }
   bool hostReadsTensors() const override { return true; }
   bool convolutionFallback() const override { return true; }

@@ -99,6 +99,10 @@ CASES["addmm"] = case("aten.addmm", [[3], [5, 7], [7, 3]], {"beta": 0.5, "alpha"
                       lambda b, x, y: aten.addmm(b, x, y, beta=0.5, alpha=2.0))
 CASES["linear"] = case("aten.linear", [[2, 4, 6], [5, 6], [5]], {}, aten.linear)
 CASES["bmm"] = case("aten.bmm", [[3, 4, 5], [3, 5, 2]], {}, aten.bmm)
+# Large enough for oneDNN's blocked kernels (their bf16/f16 forms too).
+CASES["mm_large"] = case("aten.mm", [[67, 130], [130, 45]], {}, aten.mm)
+CASES["linear_large"] = case("aten.linear", [[3, 33, 96], [80, 96], [80]], {}, aten.linear)
+CASES["bmm_large"] = case("aten.bmm", [[6, 40, 64], [6, 64, 24]], {}, aten.bmm)
 # Bloom's attention scores: an ALiBi bias plus the scaled q @ k (decomposed).
 # Built through dynoc-decompose, which runs from -O1: tested at -O2 only.
 CASES["baddbmm"] = dict(case("aten.baddbmm", [[3, 1, 2], [3, 4, 5], [3, 5, 2]],

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
@@ -45,8 +46,9 @@ inline void copy(void *dst, const void *src, int64_t bytes) {
 inline void *collective_stream() { return nullptr; }
 
 // Reduced-precision storage types. Arithmetic on them happens in float (the
-// dynoc-widen-reduced-precision pass converts around every op that computes);
-// kernels that only move elements copy them as they are.
+// dynoc-widen-reduced-precision pass converts around every op that computes,
+// except the GEMMs of dynoc_kernels_nn.h, which read them and accumulate in
+// f32); kernels that only move elements copy them as they are.
 struct bf16 {
   uint16_t bits;
   bf16() = default;

@@ -36,6 +36,159 @@ inline void expand(double *out, const double *in, const int64_t *s,
                  [scale](double x, double) { return x * scale; });
 }
 
+// --- GEMMs on bf16/f16 (CpuTarget lists them as computing in the reduced
+// type): f32 accumulation, the result rounded once, as ATen's CPU GEMMs on
+// these types. A oneDNN matmul primitive (AVX512-BF16 instructions where the
+// CPU has them) per shape, made on first use; where oneDNN has none for the
+// type on this CPU, the operands are widened to f32 around sgemm.
+
+inline dnnl_data_type_t dnnlType(const bf16 *) { return dnnl_bf16; }
+inline dnnl_data_type_t dnnlType(const f16 *) { return dnnl_f16; }
+
+struct ReducedGemm {
+  int64_t key[10];
+  dnnl_primitive_t matmul = nullptr; // null: oneDNN has none (widen instead)
+  dnnl_memory_desc_t a, b, c;
+  ~ReducedGemm() {
+    if (matmul)
+      dnnl_primitive_destroy(matmul);
+  }
+};
+
+// The plan of C[batch] = alpha * op(A[b]) @ op(B[b]) + beta * C[b] (a batch
+// of 1 broadcasts that operand), made once per shape and kept for the
+// model's lifetime.
+template <class T>
+inline const ReducedGemm *reducedGemm(bool transA, bool transB,
+                                      int64_t batchA, int64_t batchB,
+                                      int64_t M, int64_t N, int64_t K,
+                                      float alpha, float beta) {
+  static std::mutex mu;
+  static std::vector<std::unique_ptr<ReducedGemm>> plans;
+  int32_t ab, bb;
+  std::memcpy(&ab, &alpha, 4);
+  std::memcpy(&bb, &beta, 4);
+  const int64_t key[10] = {transA, transB, batchA, batchB, M, N, K, ab, bb, 0};
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto &p : plans)
+    if (std::memcmp(p->key, key, sizeof(key)) == 0)
+      return p.get();
+  auto plan = std::make_unique<ReducedGemm>();
+  std::memcpy(plan->key, key, sizeof(key));
+  const dnnl_data_type_t type = dnnlType(static_cast<const T *>(nullptr));
+  const int64_t batch = std::max(batchA, batchB);
+  dnnl_dims_t ad = {batchA, M, K}, bd = {batchB, K, N}, cd = {batch, M, N};
+  dnnl_dims_t as = {M * K, transA ? 1 : K, transA ? M : 1};
+  dnnl_dims_t bs = {K * N, transB ? 1 : N, transB ? K : 1};
+  dnnl_dims_t cs = {M * N, N, 1};
+  dnnl_matmul_desc_t md;
+  dnnl_primitive_attr_t attr = nullptr;
+  dnnl_post_ops_t ops = nullptr;
+  dnnl_primitive_desc_t pd = nullptr;
+  bool ok =
+      dnnlEngine() &&
+      dnnl_memory_desc_init_by_strides(&plan->a, 3, ad, type, as) == 0 &&
+      dnnl_memory_desc_init_by_strides(&plan->b, 3, bd, type, bs) == 0 &&
+      dnnl_memory_desc_init_by_strides(&plan->c, 3, cd, type, cs) == 0 &&
+      dnnl_matmul_desc_init(&md, &plan->a, &plan->b, nullptr, &plan->c) == 0 &&
+      dnnl_primitive_attr_create(&attr) == 0 &&
+      (alpha == 1.f ||
+       dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) == 0) &&
+      (beta == 0.f || (dnnl_post_ops_create(&ops) == 0 &&
+                       dnnl_post_ops_append_sum(ops, beta) == 0 &&
+                       dnnl_primitive_attr_set_post_ops(attr, ops) == 0)) &&
+      dnnl_primitive_desc_create(&pd, &md, attr, dnnlEngine(), nullptr) == 0 &&
+      dnnl_primitive_create(&plan->matmul, pd) == 0;
+  if (!ok && plan->matmul) {
+    dnnl_primitive_destroy(plan->matmul);
+    plan->matmul = nullptr;
+  }
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  if (ops)
+    dnnl_post_ops_destroy(ops);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  plans.push_back(std::move(plan));
+  return plans.back().get();
+}
+
+// The same through f32: the operands widened, sgemm per batch entry, the
+// result rounded back.
+template <class T>
+inline int widenedGemm(bool transA, bool transB, int64_t batch, int64_t M,
+                       int64_t N, int64_t K, float alpha, const T *A,
+                       int64_t sa, const T *B, int64_t sb, float beta, T *C) {
+  std::vector<float> a(M * K), b(K * N), c(M * N);
+  int rc = 0;
+  for (int64_t e = 0; e < batch && rc == 0; ++e) {
+    const T *pa = A + e * sa, *pb = B + e * sb;
+    T *pc = C + e * M * N;
+    for (int64_t i = 0; i < M * K; ++i)
+      a[i] = float(pa[i]);
+    for (int64_t i = 0; i < K * N; ++i)
+      b[i] = float(pb[i]);
+    for (int64_t i = 0; beta != 0.f && i < M * N; ++i)
+      c[i] = float(pc[i]);
+    rc = gemm(transA, transB, M, N, K, alpha, a.data(), b.data(), beta,
+              c.data());
+    for (int64_t i = 0; i < M * N; ++i)
+      pc[i] = T(c[i]);
+  }
+  return rc;
+}
+
+template <class T>
+inline int reducedBatchedGemm(bool transA, bool transB, int64_t batch,
+                              int64_t M, int64_t N, int64_t K, float alpha,
+                              const T *A, int64_t sa, const T *B, int64_t sb,
+                              float beta, T *C) {
+  if (M == 0 || N == 0 || batch == 0)
+    return 0;
+  const ReducedGemm *plan =
+      reducedGemm<T>(transA, transB, sa == 0 && batch > 1 ? 1 : batch,
+                     sb == 0 && batch > 1 ? 1 : batch, M, N, K, alpha, beta);
+  if (!plan->matmul)
+    return widenedGemm(transA, transB, batch, M, N, K, alpha, A, sa, B, sb,
+                       beta, C);
+  bool ok = dnnlRun(plan->matmul,
+                    {{DNNL_ARG_SRC, &plan->a, const_cast<T *>(A)},
+                     {DNNL_ARG_WEIGHTS, &plan->b, const_cast<T *>(B)},
+                     {DNNL_ARG_DST, &plan->c, C}});
+  return ok ? 0 : 199;
+}
+
+inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
+                float alpha, const bf16 *A, const bf16 *B, float beta,
+                bf16 *C) {
+  return reducedBatchedGemm(transA, transB, 1, M, N, K, alpha, A, 0, B, 0,
+                            beta, C);
+}
+inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
+                float alpha, const f16 *A, const f16 *B, float beta, f16 *C) {
+  return reducedBatchedGemm(transA, transB, 1, M, N, K, alpha, A, 0, B, 0,
+                            beta, C);
+}
+inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const bf16 *A,
+               int64_t sa, const bf16 *B, int64_t sb, bf16 *C) {
+  return reducedBatchedGemm(false, false, batch, M, N, K, 1.f, A, sa, B, sb,
+                            0.f, C);
+}
+inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const f16 *A,
+               int64_t sa, const f16 *B, int64_t sb, f16 *C) {
+  return reducedBatchedGemm(false, false, batch, M, N, K, 1.f, A, sa, B, sb,
+                            0.f, C);
+}
+
+// out[idx] = in[idx . s] * scale on bf16/f16 (a GEMM's bias, broadcast).
+template <class T>
+inline std::enable_if_t<std::is_same_v<T, bf16> || std::is_same_v<T, f16>>
+expand(T *out, const T *in, const int64_t *s, const int64_t *shape, int rank,
+       float scale) {
+  binary<float>(out, in, s, in, s, shape, rank,
+                [scale](float x, float) { return T(x * scale); });
+}
+
 // nll_loss_forward: input [N, C] (or [C] with a 0-d target), target [N];
 // reduction 0 none ([N] out), 1 mean, 2 sum. total_weight is the sum of the
 // weights of the targets not ignored. Returns 2 for a target out of range.
