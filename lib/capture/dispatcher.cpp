@@ -1,16 +1,20 @@
 //===- dispatcher.cpp - a compiled region's per-call dispatch in C --------===//
 //
-// Dispatcher(names, bound, G, variants, miss, stale, on_stale)
+// Dispatcher(names, bound, G, variants, miss, stale, on_stale, binding=None)
 //
-//   names     the region function's parameters, in order: L's keys
+//   names     L's keys, in slot order: the region function's positional
+//             parameters, then its *args, keyword-only, **kwargs and free
+//             variable names, as `binding` says it has them
 //   bound     values of the first parameters (a module region's `self`)
 //   G         the function's globals
 //   variants  per variant, in order: None (the general path decides every
 //             call from here on) or (ops, residual, run, direct):
 //               ops       guard checks, each a tuple:
 //                 ("attr", slot, name)       appends getattr(slots[slot], name)
+//                 ("item", slot, key)        appends slots[slot][key]
 //                 ("tensor", slot, dtype, device, requires_grad, size, stride)
 //                 ("eq" | "is" | "is_not", slot, constant)
+//                 ("len_eq", slot, n)        len(slots[slot]) == n
 //                 ("call_eq", fn, constant)  fn() == constant
 //                 ("no_hooks", slot, hook_ids, handle_type, removals)
 //                                            hook_ids(slots[slot]) == ()
@@ -26,6 +30,12 @@
 //   miss      returned whenever the general path must decide
 //   stale     what run returns when its constants went stale; the call then
 //             returns on_stale(variant index)
+//   binding   None (every name a positional parameter, all given), or
+//             (nparams, defaults, varargs, kwonly, varkw, cells): the number
+//             of positional parameters, the defaults of the last ones, a
+//             *args (a tuple of the arguments past nparams), the
+//             keyword-only parameters' defaults, a **kwargs (an empty dict),
+//             and the closure's cells (their values, read at each call)
 //
 // A guard that raises fails, as in the compiled Python check
 // (_guards.compile_check); any failure only moves on to the next variant,
@@ -39,6 +49,7 @@
 #include "evaluator_internal.h"
 #include "guard_check.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,7 +57,7 @@
 namespace dynoc::capture {
 namespace {
 
-enum class OpKind { Attr, Tensor, Eq, Is, IsNot, CallEq, NoHooks };
+enum class OpKind { Attr, Item, Tensor, Eq, Is, IsNot, LenEq, CallEq, NoHooks };
 
 /// One guard check. Borrowed references into `Op::args`, which owns them.
 struct Op {
@@ -86,7 +97,12 @@ struct DispatcherObject {
   PyObject *globals;             // dict
   PyObject *variants;            // the constructor's list, kept for traversal
   PyObject *miss, *stale, *onStale;
+  PyObject *binding; // None or the constructor's tuple, kept for traversal
   std::vector<Variant> *parsed;
+  // binding's fields (borrowed from it)
+  Py_ssize_t nparams;
+  PyObject *defaults, *kwonly, *cells; // tuples
+  bool varargs, varkw;
 };
 
 /// The sizes or strides of a tensor op as integers, -1 for None.
@@ -157,10 +173,12 @@ int parseOp(PyObject *tuple, Op &op) {
     bool slotFirst;
   };
   static const Shape kShapes[] = {{"attr", OpKind::Attr, 3, true},
+                                  {"item", OpKind::Item, 3, true},
                                   {"tensor", OpKind::Tensor, 7, true},
                                   {"eq", OpKind::Eq, 3, true},
                                   {"is", OpKind::Is, 3, true},
                                   {"is_not", OpKind::IsNot, 3, true},
+                                  {"len_eq", OpKind::LenEq, 3, true},
                                   {"call_eq", OpKind::CallEq, 3, false},
                                   {"no_hooks", OpKind::NoHooks, 5, true}};
   for (const Shape &s : kShapes) {
@@ -358,6 +376,14 @@ int runOp(Op &op, std::vector<PyObject *> &slots, size_t &owned,
     ++owned;
     return 1;
   }
+  case OpKind::Item: {
+    PyObject *loaded = PyObject_GetItem(v, op.a);
+    if (!loaded)
+      return -1;
+    slots.push_back(loaded);
+    ++owned;
+    return 1;
+  }
   case OpKind::Tensor:
     return tensorOp(op, v);
   case OpKind::Eq:
@@ -370,6 +396,12 @@ int runOp(Op &op, std::vector<PyObject *> &slots, size_t &owned,
     return v == op.a;
   case OpKind::IsNot:
     return v != op.a;
+  case OpKind::LenEq: {
+    Py_ssize_t n = PyObject_Length(v), want = PyLong_AsSsize_t(op.a);
+    if (n < 0 || (want == -1 && PyErr_Occurred()))
+      return -1;
+    return n == want;
+  }
   case OpKind::NoHooks:
     return noHooks(op, v);
   case OpKind::CallEq:
@@ -391,19 +423,83 @@ PyObject *buildLocals(DispatcherObject *self,
   return L;
 }
 
+/// New references the call's own slots hold (*args, **kwargs), released
+/// when the call returns.
+struct BaseSlots {
+  std::vector<PyObject *> owned;
+  ~BaseSlots() {
+    for (PyObject *o : owned)
+      Py_DECREF(o);
+  }
+};
+
+/// L's values in slot order for positional `args` (after the bound ones), as
+/// the function's parameters take them: 1, 0 when the call needs the general
+/// path (too few or too many arguments, an empty cell), -1 on an error.
+int bindSlots(DispatcherObject *self, PyObject *args,
+              std::vector<PyObject *> &slots, BaseSlots &base) {
+  // The call's positional values: the bound ones, then `args`.
+  Py_ssize_t nbound = PyTuple_GET_SIZE(self->bound);
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+  Py_ssize_t given = nbound + nargs;
+  auto value = [&](Py_ssize_t i) {
+    return i < nbound ? PyTuple_GET_ITEM(self->bound, i)
+                      : PyTuple_GET_ITEM(args, i - nbound);
+  };
+  Py_ssize_t ndefaults = self->defaults ? PyTuple_GET_SIZE(self->defaults) : 0;
+  if (given < self->nparams - ndefaults ||
+      (given > self->nparams && !self->varargs))
+    return 0;
+  Py_ssize_t positional = std::min(given, self->nparams);
+  for (Py_ssize_t i = 0; i < positional; ++i)
+    slots.push_back(value(i));
+  for (Py_ssize_t p = positional; p < self->nparams; ++p)
+    slots.push_back(
+        PyTuple_GET_ITEM(self->defaults, p - (self->nparams - ndefaults)));
+  if (self->varargs) {
+    PyObject *rest = PyTuple_New(given - positional);
+    if (!rest)
+      return -1;
+    for (Py_ssize_t i = positional; i < given; ++i)
+      PyTuple_SET_ITEM(rest, i - positional, Py_NewRef(value(i)));
+    base.owned.push_back(rest);
+    slots.push_back(rest);
+  }
+  for (Py_ssize_t i = 0; self->kwonly && i < PyTuple_GET_SIZE(self->kwonly);
+       ++i)
+    slots.push_back(PyTuple_GET_ITEM(self->kwonly, i));
+  if (self->varkw) {
+    PyObject *none = PyDict_New();
+    if (!none)
+      return -1;
+    base.owned.push_back(none);
+    slots.push_back(none);
+  }
+  for (Py_ssize_t i = 0; self->cells && i < PyTuple_GET_SIZE(self->cells);
+       ++i) {
+    PyObject *value = PyCell_GET(PyTuple_GET_ITEM(self->cells, i));
+    if (!value)
+      return 0; // an empty cell: the general path leaves it out of L
+    base.owned.push_back(Py_NewRef(value)); // the cell may be set meanwhile
+    slots.push_back(value);
+  }
+  return 1;
+}
+
 PyObject *dispatcherCall(PyObject *obj, PyObject *args, PyObject *kwargs) {
   auto *self = reinterpret_cast<DispatcherObject *>(obj);
-  Py_ssize_t nbound = PyTuple_GET_SIZE(self->bound);
   Py_ssize_t nnames = PyTuple_GET_SIZE(self->names);
-  if ((kwargs && PyDict_GET_SIZE(kwargs) > 0) ||
-      PyTuple_GET_SIZE(args) != nnames - nbound)
-    return Py_NewRef(self->miss);
   std::vector<PyObject *> slots;
   slots.reserve(nnames + 8);
-  for (Py_ssize_t i = 0; i < nbound; ++i)
-    slots.push_back(PyTuple_GET_ITEM(self->bound, i));
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); ++i)
-    slots.push_back(PyTuple_GET_ITEM(args, i));
+  BaseSlots base; // the *args tuple and **kwargs dict it made
+  if (kwargs && PyDict_GET_SIZE(kwargs) > 0)
+    return Py_NewRef(self->miss);
+  switch (bindSlots(self, args, slots, base)) {
+  case 0:
+    return Py_NewRef(self->miss);
+  case -1:
+    return nullptr;
+  }
   PyObject *L = nullptr;
   PyObject *result = nullptr;
   std::vector<Variant> &variants = *self->parsed;
@@ -486,14 +582,45 @@ PyObject *dispatcherCall(PyObject *obj, PyObject *args, PyObject *kwargs) {
 
 int dispatcherInit(PyObject *obj, PyObject *args, PyObject *kwargs) {
   auto *self = reinterpret_cast<DispatcherObject *>(obj);
-  static const char *kwlist[] = {"names", "bound", "G",        "variants",
-                                 "miss",  "stale", "on_stale", nullptr};
-  PyObject *names, *bound, *globals, *variants, *miss, *stale, *onStale;
+  static const char *kwlist[] = {"names",    "bound",   "G",
+                                 "variants", "miss",    "stale",
+                                 "on_stale", "binding", nullptr};
+  PyObject *names, *bound, *globals, *variants, *miss, *stale, *onStale,
+      *binding = Py_None;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O!O!O!O!OOO", const_cast<char **>(kwlist),
+          args, kwargs, "O!O!O!O!OOO|O", const_cast<char **>(kwlist),
           &PyTuple_Type, &names, &PyTuple_Type, &bound, &PyDict_Type, &globals,
-          &PyList_Type, &variants, &miss, &stale, &onStale))
+          &PyList_Type, &variants, &miss, &stale, &onStale, &binding))
     return -1;
+  Py_ssize_t nparams = PyTuple_GET_SIZE(names);
+  PyObject *defaults = nullptr, *kwonly = nullptr, *cells = nullptr;
+  int varargs = 0, varkw = 0;
+  if (binding != Py_None) {
+    if (!PyTuple_Check(binding) ||
+        !PyArg_ParseTuple(binding, "nO!pO!pO!", &nparams, &PyTuple_Type,
+                          &defaults, &varargs, &PyTuple_Type, &kwonly, &varkw,
+                          &PyTuple_Type, &cells)) {
+      if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError,
+                        "Dispatcher: binding is (nparams, defaults, varargs, "
+                        "kwonly, varkw, cells)");
+      return -1;
+    }
+    Py_ssize_t described = nparams + varargs + PyTuple_GET_SIZE(kwonly) +
+                           varkw + PyTuple_GET_SIZE(cells);
+    if (described != PyTuple_GET_SIZE(names) ||
+        PyTuple_GET_SIZE(defaults) > nparams ||
+        (PyTuple_GET_SIZE(bound) > nparams && !varargs)) {
+      PyErr_SetString(PyExc_ValueError,
+                      "Dispatcher: the binding does not describe the names");
+      return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(cells); ++i)
+      if (!PyCell_Check(PyTuple_GET_ITEM(cells, i))) {
+        PyErr_SetString(PyExc_TypeError, "Dispatcher: cells are cells");
+        return -1;
+      }
+  }
   if (PyTuple_GET_SIZE(bound) > PyTuple_GET_SIZE(names)) {
     PyErr_SetString(PyExc_ValueError,
                     "Dispatcher: more bound values than names");
@@ -530,8 +657,8 @@ int dispatcherInit(PyObject *obj, PyObject *args, PyObject *kwargs) {
     Variant &added = parsed.back();
     // Which slots hold a bound value or an attribute read from one.
     std::vector<bool> staticSlot(PyTuple_GET_SIZE(names), false);
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(bound); ++k)
-      staticSlot[k] = true;
+    for (Py_ssize_t k = 0; k < std::min(PyTuple_GET_SIZE(bound), nparams); ++k)
+      staticSlot[k] = true; // (bound values past nparams are in *args)
     bool readsStaticLoads = false;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(ops); ++k) {
       Op op;
@@ -552,6 +679,10 @@ int dispatcherInit(PyObject *obj, PyObject *args, PyObject *kwargs) {
       case OpKind::Attr:
         kept.isStatic = fromStatic;
         staticSlot.push_back(fromStatic);
+        break;
+      case OpKind::Item: // never skipped: a snapshot has no item reads
+        readsStaticLoads |= fromStatic && kept.slot >= PyTuple_GET_SIZE(names);
+        staticSlot.push_back(false);
         break;
       case OpKind::Eq:
       case OpKind::Is:
@@ -598,6 +729,13 @@ int dispatcherInit(PyObject *obj, PyObject *args, PyObject *kwargs) {
   Py_XSETREF(self->miss, Py_NewRef(miss));
   Py_XSETREF(self->stale, Py_NewRef(stale));
   Py_XSETREF(self->onStale, Py_NewRef(onStale));
+  Py_XSETREF(self->binding, Py_NewRef(binding));
+  self->nparams = nparams;
+  self->defaults = defaults;
+  self->kwonly = kwonly;
+  self->cells = cells;
+  self->varargs = varargs;
+  self->varkw = varkw;
   if (!self->parsed)
     self->parsed = new std::vector<Variant>();
   clearVariants(*self->parsed);
@@ -617,6 +755,7 @@ int dispatcherTraverse(PyObject *obj, visitproc visit, void *arg) {
   Py_VISIT(self->miss);
   Py_VISIT(self->stale);
   Py_VISIT(self->onStale);
+  Py_VISIT(self->binding);
   if (self->parsed)
     for (const Variant &v : *self->parsed)
       if (v.snapshot)
@@ -636,6 +775,8 @@ int dispatcherClear(PyObject *obj) {
   Py_CLEAR(self->miss);
   Py_CLEAR(self->stale);
   Py_CLEAR(self->onStale);
+  Py_CLEAR(self->binding);
+  self->defaults = self->kwonly = self->cells = nullptr;
   return 0;
 }
 

@@ -232,3 +232,59 @@ def test_replacing_one_owner_of_a_tied_weight_leaves_the_other():
     # The graph shares one weight between the two layers: no longer true,
     # so its calls run eagerly (logged under recompiles).
     assert cm._dynoc_region.compiled == [None]
+
+
+def wrapped(func):
+    """A decorator as transformers' (`*args, **kwargs`, the wrapped function
+    a free variable)."""
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapper
+
+
+class Wrapped(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    @wrapped
+    def forward(self, x, scale=2.0, *, shift=1.0):
+        return self.lin(x) * scale + shift
+
+
+def test_a_wrapper_of_args_and_kwargs_with_a_closure_is_dispatched_in_c():
+    torch.manual_seed(0)
+    m = Wrapped()
+    cm = dynoc.compile(m)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(cm(x), m(x))
+        region = cm._dynoc_region
+        assert type(region._fast).__name__ == "Dispatcher"
+        calls = region.compiled_calls()
+        torch.testing.assert_close(cm(x), m(x))
+        assert region.compiled_calls() == calls + 1  # through the dispatcher
+        torch.testing.assert_close(cm(x, 3.0), m(x, 3.0))  # another variant
+        torch.testing.assert_close(cm(x, shift=0.5), m(x, shift=0.5))  # general path
+
+
+def defaults_and_keywords(x, y=None, scale=2.0, *, bias=1.0):
+    return (x * scale + bias) if y is None else (x + y) * scale + bias
+
+
+def test_defaults_and_keyword_only_defaults_fill_the_slots(C):
+    cf = dynoc.compile(defaults_and_keywords)
+    x, y = torch.randn(5), torch.randn(5)
+    with torch.no_grad():
+        for args in [(x,), (x,), (x, y), (x, y), (x, None, 3.0), (x, None, 3.0), (x,)]:
+            torch.testing.assert_close(cf(*args), defaults_and_keywords(*args))
+    region = _region.region_of(defaults_and_keywords) if hasattr(_region, "region_of") else None
+    assert region is None or type(region._fast).__name__ == "Dispatcher"
+
+
+def test_a_binding_that_does_not_describe_the_names_is_an_error(C):
+    with pytest.raises(ValueError, match="does not describe the names"):
+        C.Dispatcher(("a", "b"), (), {}, [], None, None, None, (1, (), False, (), False, ()))
+    with pytest.raises(TypeError, match="cells are cells"):
+        C.Dispatcher(("a", "f"), (), {}, [], None, None, None, (1, (), False, (), False, (3,)))

@@ -41,8 +41,8 @@ class CompiledModule(torch.nn.Module):
             return torch.nn.Module.__call__(self, *args, **kwargs)
         region = d["_dynoc_region"]
         fast = region._fast  # Region.__call__'s first step, one frame less
-        if fast and not kwargs and len(args) == fast[1]:
-            result = fast[0](*args)
+        if fast and not kwargs:  # the dispatcher checks the count itself
+            result = fast(*args)
             if result is not _MISS:
                 return result
         return region(*args, **kwargs)

@@ -23,14 +23,12 @@ from torch.utils.hooks import RemovableHandle
 from . import _guards, _jit
 
 MISS = object()  # the general path decides this call
-_NO_HOOKS = "___hook_ids(L['self']) == ()"
 _CONSTANT_TYPES = (bool, int, float, str, type(None))
 
 
 def make(region):
-    """(the dispatcher, the number of positional arguments it takes) for
-    `region`'s variants as they are now, or None when its calls need the
-    general path."""
+    """The dispatcher of `region`'s variants as they are now, or None when
+    its calls need the general path."""
     t = region.target
     if type(t) is types.FunctionType:
         fn, bound = t, ()
@@ -39,17 +37,19 @@ def make(region):
     else:
         return None
     code = fn.__code__
-    if code.co_freevars or code.co_kwonlyargcount or \
-            code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+    binding = _binding(fn)
+    if binding is None or not any(c is not None for c in region.compiled):
         return None
-    if not any(c is not None for c in region.compiled):
+    names, binding = binding
+    if binding[0] < len(bound) and not binding[2]:
         return None
-    names = code.co_varnames[:code.co_argcount]
-    if len(names) < len(bound):
-        return None
+    # The module's source in L: its parameter, or the first of *args (a
+    # wrapper's); a variant captured without hooks has this guard.
+    source = f"L[{names[0]!r}]" if binding[0] else f"L[{names[0]!r}][0]"
+    no_hooks = f"___hook_ids({source}) == ()"
     variants = []
     for i, guards in enumerate(region.variants):
-        if bound and not any(g["text"] == _NO_HOOKS for g in guards):
+        if bound and not any(g["text"] == no_hooks for g in guards):
             # Hooks ran around this variant's capture; the general path runs
             # them. It also decides every call this variant could take.
             variants.append(None)
@@ -62,14 +62,43 @@ def make(region):
     from . import _region
     dispatcher = _region._ext().Dispatcher(
         tuple(names), bound, fn.__globals__, variants, MISS, _jit.STALE,
-        lambda i: _forget_stale(region, i))
-    return dispatcher, len(names) - len(bound)
+        lambda i: _forget_stale(region, i), binding)
+    return dispatcher
+
+
+def _binding(fn):
+    """(L's keys in slot order, the Dispatcher's binding) for calls of `fn`
+    with positional arguments only, as _region._locals binds them: the
+    positional parameters (defaults for those left out), *args, keyword-only
+    parameters (each with a default, else None: the general path's), **kwargs
+    and the closure's free variables."""
+    code = fn.__code__
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    names = list(code.co_varnames[:npos])
+    varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    varkw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    if varargs:
+        names.append(code.co_varnames[npos + nkw])
+    kwonly_names = code.co_varnames[npos:npos + nkw]
+    kwdefaults = fn.__kwdefaults__ or {}
+    if any(n not in kwdefaults for n in kwonly_names):
+        return None
+    names += kwonly_names
+    if varkw:
+        names.append(code.co_varnames[npos + nkw + varargs])
+    cells = tuple(fn.__closure__ or ())
+    names += code.co_freevars
+    # A free variable named as a parameter is the parameter's value in L.
+    if len(set(names)) != len(names):
+        return None
+    return names, (npos, tuple(fn.__defaults__ or ()), varargs,
+                   tuple(kwdefaults[n] for n in kwonly_names), varkw, cells)
 
 
 def plan(texts, names):
-    """(ops, the texts left to Python): the guard `texts` of a function of
-    parameters `names` as the checks of _dynoc_C.Dispatcher (dispatcher.cpp
-    lists them). An attribute path several guards read is loaded once."""
+    """(ops, the texts left to Python): the guard `texts` of a function whose
+    L has the keys `names` as the checks of _dynoc_C.Dispatcher
+    (dispatcher.cpp lists them). A path several guards read is loaded once."""
     slots = {f"L[{n!r}]": k for k, n in enumerate(names)}
     ops, rest = [], []
 
@@ -77,7 +106,10 @@ def plan(texts, names):
         """The slot of an attribute path, loading its prefixes as needed."""
         key = ast.unparse(path)
         if key not in slots:
-            ops.append(("attr", slot(path.value), path.attr))
+            if isinstance(path, ast.Attribute):
+                ops.append(("attr", slot(path.value), path.attr))
+            else:
+                ops.append(("item", slot(path.value), path.slice.value))
             slots[key] = len(slots)
         return slots[key]
 
@@ -92,10 +124,16 @@ def plan(texts, names):
 
 
 def _is_path(node, slots):
-    """Is `node` L['name'] (a parameter) or an attribute path from one?"""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return ast.unparse(node) in slots
+    """Is `node` L['name'] or an attribute/constant-subscript path from one?"""
+    while ast.unparse(node) not in slots:
+        if isinstance(node, ast.Attribute):
+            node = node.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
+                type(node.slice.value) in (int, str):
+            node = node.value
+        else:
+            return False
+    return True
 
 
 def _constant(node):
@@ -119,6 +157,12 @@ def _op(node, is_path):
     left, op, right = node.left, type(node.ops[0]), node.comparators[0]
     if op is ast.Eq and isinstance(left, ast.Call) and not left.keywords:
         func = ast.unparse(left.func)
+        if func == "len" and len(left.args) == 1 and is_path(left.args[0]) and \
+                isinstance(right, ast.Constant) and type(right.value) is int:
+            return ("len_eq", left.args[0], right.value)
+        if func == "sorted" and len(left.args) == 1 and is_path(left.args[0]) and \
+                isinstance(right, ast.List) and not right.elts:
+            return ("len_eq", left.args[0], 0)
         if func == "___hook_ids" and len(left.args) == 1 and is_path(left.args[0]) and \
                 isinstance(right, ast.Tuple) and not right.elts:
             return ("no_hooks", left.args[0], _guards.hook_ids, RemovableHandle,

@@ -193,6 +193,24 @@ def _positional(code, fargs):
     return out
 
 
+def _guard_star_arguments(tracker, fn, fargs, kwargs):
+    """How many arguments a call put in the function's *args and which
+    keywords in its **kwargs decide what the captured code read: another
+    count or other keywords recompile (Dynamo guards them too)."""
+    code = fn.__code__
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    star = code.co_flags & inspect.CO_VARARGS
+    if star:
+        name = code.co_varnames[npos + nkw]
+        tracker.value_guards[f"len(L['{name}'])"] = \
+            f"len(L['{name}']) == {max(0, len(fargs) - npos)}"
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        name = code.co_varnames[npos + nkw + bool(star)]
+        named = set(code.co_varnames[:npos + nkw])
+        extra = sorted(k for k in kwargs if k not in named)
+        tracker.value_guards[f"sorted(L['{name}'])"] = f"sorted(L['{name}']) == {extra!r}"
+
+
 _signatures = weakref.WeakKeyDictionary()  # fn -> (its defaults, its signature)
 
 
@@ -339,8 +357,8 @@ class Region:
 
     def __call__(self, *args, **kwargs):
         fast = self._fast
-        if fast and not kwargs and len(args) == fast[1]:
-            result = fast[0](*args)
+        if fast and not kwargs:  # the dispatcher checks the count itself
+            result = fast(*args)
             if result is not _dispatch.MISS:
                 return result
         elif fast is None and self.compiled:
@@ -423,6 +441,7 @@ class Region:
         tracker.call_scope = (L, fn.__globals__)
         if module is not None and sources:
             tracker.on_module_call(sources[0], module)
+        _guard_star_arguments(tracker, fn, fargs, kwargs)
         # Python scalars passed in are specialized on, as Dynamo does.
         for src, v in [(s, v) for _, s, v in positional] + \
                 [(f"L['{k}']", v) for k, v in kwargs.items()]:
