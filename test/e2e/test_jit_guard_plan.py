@@ -11,14 +11,7 @@ import torch
 import dynoc
 from dynoc import _dispatch, _guards, _jit, _region
 
-from test_jit_dispatch import tensor_cases
-
-
-@pytest.fixture(autouse=True)
-def cache_env(monkeypatch, tmp_path_factory):
-    monkeypatch.setenv("DYNOC_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "jit-cache"))
-    yield
-    dynoc.reset()
+from test_jit_dispatch import cache_env, tensor_cases  # noqa: F401 (an autouse fixture)
 
 
 @pytest.fixture(scope="module")
