@@ -258,11 +258,8 @@ def write_table(rows, oh, path, torch_version, train=()):
         "of weights the model derives something from, and the Python the AOT path "
         "runs too (the DLPack exchange, rebuilding the result: a transformers "
         "`ModelOutput` costs tens of microseconds to construct, as it does in "
-        "eager). A model whose forward is a wrapper of `*args, **kwargs` with "
-        "closure variables (transformers' BertModel) takes the general path, "
-        "about 8 us more per call. At batch 1 on this 2-core machine with 2 "
-        "threads, repeated runs of one row differ by several percent (bert b1: "
-        "0.93-0.96)."
+        "eager). At batch 1 on this 2-core machine with 2 threads, repeated "
+        "runs of one row differ by a few percent."
         " The training rows run the same backward code as a `dynoc build` of a captured backward graph, through one extra autograd Function per call; where it is slower than eager (conv and attention backward kernels, unfused elementwise backward) is what docs/perf-train.md analyses for the training issue.",
         "",
     ]

@@ -510,12 +510,15 @@ PyObject *dispatcherCall(PyObject *obj, PyObject *args, PyObject *kwargs) {
     size_t owned = 0;
     int pass = 1;
     bool skipStatic = v.snapshotValid && v.snapshot->unchanged();
-    AttrSnapshot *record = nullptr;
+    // A fresh snapshot per recording call, installed only once complete: a
+    // check that runs Python code lets another thread's call of this
+    // dispatcher run meanwhile, and it must not see (or clear) a half one.
+    std::unique_ptr<AttrSnapshot> recording;
     if (v.snapshotable && !skipStatic) {
       v.snapshotValid = false;
-      v.snapshot->clear();
-      record = v.snapshot.get();
+      recording = std::make_unique<AttrSnapshot>();
     }
+    AttrSnapshot *record = recording.get();
     for (Op &op : v.ops) {
       if (op.isStatic && skipStatic) {
         if (op.kind == OpKind::Attr) { // keeps later slots' numbers
@@ -527,8 +530,10 @@ PyObject *dispatcherCall(PyObject *obj, PyObject *args, PyObject *kwargs) {
       if ((pass = runOp(op, slots, owned, op.isStatic ? record : nullptr)) != 1)
         break;
     }
-    if (record && pass == 1 && record->cacheable())
+    if (record && pass == 1 && record->cacheable()) {
+      v.snapshot = std::move(recording);
       v.snapshotValid = true;
+    }
     for (size_t k = 0; k < owned; ++k)
       Py_XDECREF(slots[nnames + k]);
     slots.resize(nnames);
@@ -696,8 +701,6 @@ int dispatcherInit(PyObject *obj, PyObject *args, PyObject *kwargs) {
     }
     if (readsStaticLoads)
       added.snapshotable = false;
-    if (added.snapshotable)
-      added.snapshot = std::make_unique<AttrSnapshot>();
     if (residual != Py_None)
       added.residual = Py_NewRef(residual);
     if (run != Py_None)
