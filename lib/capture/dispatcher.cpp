@@ -307,22 +307,13 @@ int sameDims(PyObject *seq, const std::vector<long long> &want) {
 /// is_cpu / is_cuda flag. A guard with dynamic dims goes to the general
 /// check, which also looks at the dims marked static.
 int tensorOp(const Op &op, PyObject *t) {
-  static PyObject *dtypeName = PyUnicode_InternFromString("dtype");
   static PyObject *gradName = PyUnicode_InternFromString("requires_grad");
-  static PyObject *shapeName = PyUnicode_InternFromString("shape");
-  static PyObject *strideName = PyUnicode_InternFromString("stride");
   if (op.dynamic || !op.deviceFlag)
     return checkTensorGuard(t, op.a, op.b, op.c, op.d, op.e);
-  PyTypeObject *tensorType = runtime().tensorType;
-  if (!tensorType || !PyObject_TypeCheck(t, tensorType))
-    return 0;
-  PyObject *v = PyObject_GetAttr(t, dtypeName);
-  if (!v)
-    return -1;
-  int same = v == op.a ? 1 : PyObject_RichCompareBool(v, op.a, Py_EQ);
-  Py_DECREF(v);
+  int same = tensorOfDtype(t, op.a);
   if (same != 1)
     return same;
+  PyObject *v;
   PyObject *flags[] = {gradName, op.deviceFlag};
   PyObject *wants[] = {op.c, Py_True};
   for (int k = 0; k < 2; ++k) {
@@ -333,13 +324,13 @@ int tensorOp(const Op &op, PyObject *t) {
     if (!same)
       return 0;
   }
-  if (!(v = PyObject_GetAttr(t, shapeName)))
+  if (!(v = tensorSizes(t)))
     return -1;
   same = sameDims(v, op.sizes);
   Py_DECREF(v);
   if (same != 1)
     return same;
-  if (!(v = PyObject_CallMethodNoArgs(t, strideName)))
+  if (!(v = tensorStrides(t)))
     return -1;
   same = sameDims(v, op.strides);
   Py_DECREF(v);

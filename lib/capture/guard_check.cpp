@@ -129,22 +129,37 @@ int onDevice(PyObject *t, PyObject *device) {
 
 } // namespace
 
-int checkTensorGuard(PyObject *t, PyObject *dtype, PyObject *device,
-                     PyObject *requiresGrad, PyObject *size, PyObject *stride) {
+int tensorOfDtype(PyObject *t, PyObject *dtype) {
   static PyObject *dtypeName = PyUnicode_InternFromString("dtype");
-  static PyObject *gradName = PyUnicode_InternFromString("requires_grad");
-  static PyObject *shapeName = PyUnicode_InternFromString("shape");
-  static PyObject *strideName = PyUnicode_InternFromString("stride");
   PyTypeObject *tensorType = runtime().tensorType;
   if (!tensorType || !PyObject_TypeCheck(t, tensorType))
     return 0;
   PyObject *v = PyObject_GetAttr(t, dtypeName);
   if (!v)
     return -1;
-  int same = PyObject_RichCompareBool(v, dtype, Py_EQ);
+  // dtypes are singletons: identity first
+  int same = v == dtype ? 1 : PyObject_RichCompareBool(v, dtype, Py_EQ);
   Py_DECREF(v);
+  return same;
+}
+
+PyObject *tensorSizes(PyObject *t) {
+  static PyObject *shapeName = PyUnicode_InternFromString("shape");
+  return PyObject_GetAttr(t, shapeName);
+}
+
+PyObject *tensorStrides(PyObject *t) {
+  static PyObject *strideName = PyUnicode_InternFromString("stride");
+  return PyObject_CallMethodNoArgs(t, strideName);
+}
+
+int checkTensorGuard(PyObject *t, PyObject *dtype, PyObject *device,
+                     PyObject *requiresGrad, PyObject *size, PyObject *stride) {
+  static PyObject *gradName = PyUnicode_InternFromString("requires_grad");
+  int same = tensorOfDtype(t, dtype);
   if (same != 1)
     return same;
+  PyObject *v;
   if (!(v = PyObject_GetAttr(t, gradName)))
     return -1;
   same = PyObject_RichCompareBool(v, requiresGrad, Py_EQ);
@@ -153,13 +168,13 @@ int checkTensorGuard(PyObject *t, PyObject *dtype, PyObject *device,
     return same;
   if ((same = onDevice(t, device)) != 1)
     return same;
-  if (!(v = PyObject_GetAttr(t, shapeName)))
+  if (!(v = tensorSizes(t)))
     return -1;
   same = matches(v, size);
   Py_DECREF(v);
   if (same != 1)
     return same;
-  if (!(v = PyObject_CallMethodNoArgs(t, strideName)))
+  if (!(v = tensorStrides(t)))
     return -1;
   same = matches(v, stride);
   Py_DECREF(v);

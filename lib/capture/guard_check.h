@@ -19,6 +19,14 @@ PyObject *checkTensor(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 int checkTensorGuard(PyObject *t, PyObject *dtype, PyObject *device,
                      PyObject *requiresGrad, PyObject *size, PyObject *stride);
 
+/// 1 when `t` is a tensor of `dtype`, 0 when not, -1 with an error set.
+int tensorOfDtype(PyObject *t, PyObject *dtype);
+
+/// New references to a tensor's sizes (torch.Size) and strides (a tuple),
+/// or null with an error set.
+PyObject *tensorSizes(PyObject *t);
+PyObject *tensorStrides(PyObject *t);
+
 /// A new reference to getattr(obj, name) as attr() finds it, or null with
 /// an error set.
 PyObject *attrLookup(PyObject *obj, PyObject *name);
