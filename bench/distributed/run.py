@@ -319,7 +319,8 @@ def worker(a):
 
     first = {}
     # libdynrt's NCCL communicator is for GPUs, its gloo one for CPUs.
-    for engine in [e for e in ENGINES if ("gloo" if cuda else "NCCL") not in e]:
+    wanted = a.engines.split(",") if a.engines else ENGINES
+    for engine in [e for e in ENGINES if ("gloo" if cuda else "NCCL") not in e and e in wanted]:
         t0 = time.perf_counter()
         try:
             fn = make(engine)
@@ -408,6 +409,8 @@ def run(a):
                         "--steps", str(a.steps), "--rounds", str(a.rounds), "--out", out]
                 if a.profile:
                     argv.append("--profile")
+                if a.engines:
+                    argv += ["--engines", a.engines]
                 rs = launch(argv, world, env, timeout=a.timeout)
                 bad = [(r, err) for r, (rc, _, err) in enumerate(rs) if rc != 0]
                 if bad:
@@ -522,6 +525,8 @@ def main():
     r.add_argument("--rounds", type=int, default=3)
     r.add_argument("--timeout", type=int, default=900)
     r.add_argument("--no-profile", dest="profile", action="store_false")
+    r.add_argument("--engines", default=None,
+                   help="comma-separated engines to run (default: all): " + ", ".join(ENGINES))
     r.add_argument("--results", default=None,
                    help="folder of the per-run JSON files (default: the artifacts' results/)")
     t = sub.add_parser("table", help="write the table from a results folder")
@@ -534,10 +539,14 @@ def main():
     w.add_argument("--rounds", type=int)
     w.add_argument("--out")
     w.add_argument("--profile", action="store_true")
+    w.add_argument("--engines", default=None)
     a = ap.parse_args()
     if a.cmd == "table":
         write_table(a)
         return
+    unknown = [e for e in (getattr(a, "engines", None) or "").split(",") if e and e not in ENGINES]
+    if unknown:
+        ap.error(f"unknown engine(s) {unknown}; the engines: {', '.join(ENGINES)}")
     if a.cmd != "worker":
         default_models = "gpt2-small,llama-1024" if a.device == "cuda" else "gpt2-mini,llama-mini"
         a.models = a.models or default_models
