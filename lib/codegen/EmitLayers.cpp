@@ -3,7 +3,7 @@
 // The CPU printing of layer ops that real training scripts record at the
 // dispatcher: nll_loss_forward (F.cross_entropy), mse_loss, mkldnn_rnn_layer
 // (nn.LSTM), transposed convolution (nn.ConvTranspose2d), and the backward of
-// convolutions and max pooling. Their kernels are in
+// convolutions, max pooling and embeddings. Their kernels are in
 // prelude/dynoc_kernels_nn.h.
 //
 //===----------------------------------------------------------------------===//
@@ -233,6 +233,39 @@ LogicalResult GraphEmitter::emitMaxPoolBackward(Operation *op) {
                     "{4}, {5}, {6}, {7});\n",
                     name(dx), name(mb.getGradOutput()), name(mb.getIndices()),
                     product({x[0], x[1]}), x[2], x[3], dy[2], dy[3]);
+  return success();
+}
+
+/// aten.embedding_dense_backward: the [num_weights, D] gradient of an
+/// embedding table, each row the sum of the gradient rows whose index names
+/// it (none for padding_idx). A kernel of its own rather than the one-hot GEMM
+/// a decomposition would make: that GEMM is N x V x D multiply-adds and an
+/// [N, V] mask, most of a language model's backward on the CPU.
+LogicalResult GraphEmitter::emitEmbeddingBackward(Operation *op) {
+  auto eb = cast<aten::AtenEmbeddingDenseBackwardOp>(op);
+  if (eb.getScaleGradByFreq())
+    return fail(op) << "embedding_dense_backward with scale_grad_by_freq is "
+                       "not supported yet";
+  const DimList &g = dimsOf(eb.getGradOutput()), &idx = dimsOf(eb.getIndices());
+  if (g.size() != idx.size() + 1)
+    return fail(op) << "embedding_dense_backward's gradient must have one dim "
+                       "more than its indices (rank "
+                    << g.size() << " and " << idx.size() << ")";
+  if (!elementTypeOf(eb.getIndices()).isInteger(64))
+    return fail(op) << "embedding_dense_backward expects int64 indices";
+  for (size_t i = 0; i < idx.size(); ++i)
+    require(g[i] + " == " + idx[i], op,
+            "the gradient and the indices differ in shape");
+  int64_t rows = int64_t(eb.getNumWeights());
+  // ODS gives i64 attributes as uint64_t: read it signed (-1: no padding).
+  int64_t padding = int64_t(eb.getPaddingIdx());
+  Value out = op->getResult(0);
+  setDims(out, op, {std::to_string(rows), g.back()});
+  code +=
+      llvm::formatv("  if (int rc = dynoc_k::embedding_backward({0}, {1}, "
+                    "{2}, {3}, {4}, {5}, int64_t({6}))) return rc;\n",
+                    name(out), name(eb.getGradOutput()), name(eb.getIndices()),
+                    product(idx), rows, g.back(), padding);
   return success();
 }
 

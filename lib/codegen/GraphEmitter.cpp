@@ -75,6 +75,7 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.convolution_backward"] = &GraphEmitter::emitConvolutionBackward;
     m["aten.max_pool2d_with_indices_backward"] =
         &GraphEmitter::emitMaxPoolBackward;
+    m["aten.embedding_dense_backward"] = &GraphEmitter::emitEmbeddingBackward;
     m["aten.native_batch_norm"] = &GraphEmitter::emitBatchNorm;
     m["aten._native_batch_norm_legit_no_training"] =
         &GraphEmitter::emitBatchNorm;

@@ -163,6 +163,7 @@ inline unsigned supportedDTypes(Operation *op) {
     m["aten.leaky_relu"] = kF32 | kF64;
     m["aten.hardtanh"] = kF32 | kF64;
     m["aten.mse_loss"] = kF32 | kF64;
+    m["aten.embedding_dense_backward"] = kF32 | kF64 | kI64; // int64 indices
     // Max pooling's int64 indices (a training forward's, its backward's).
     for (const char *n : {"aten.max_pool2d_with_indices",
                           "aten.max_pool2d_with_indices_backward"})
@@ -436,6 +437,7 @@ private:
   LogicalResult emitConvTranspose(Operation *op);
   LogicalResult emitConvolutionBackward(Operation *op);
   LogicalResult emitMaxPoolBackward(Operation *op);
+  LogicalResult emitEmbeddingBackward(Operation *op);
   // EmitRandom.cpp
   LogicalResult emitRandom(Operation *op);
   // EmitIndexing.cpp

@@ -61,7 +61,7 @@ const char *const kSupportedOps[] = {
     "aten.native_batch_norm", "aten._native_batch_norm_legit_no_training",
     // training (a step graph's loss and backward kernels)
     "aten.nll_loss_forward", "aten.mse_loss", "aten.convolution_backward",
-    "aten.max_pool2d_with_indices_backward",
+    "aten.max_pool2d_with_indices_backward", "aten.embedding_dense_backward",
     // collectives (lib/codegen/prelude/dynoc_collectives.h)
     "dynoc.all_reduce", "dynoc.all_gather_into_tensor",
     "dynoc.reduce_scatter_tensor", "dynoc.broadcast", "dynoc.wait_tensor",
@@ -227,6 +227,9 @@ public:
       return codegen::kF32 | codegen::kBF16 | codegen::kF16;
     if (llvm::is_contained(kReducedPrecisionOps, n))
       shared = shared | codegen::kBF16 | codegen::kF16;
+    // Its atomic-add kernels (prelude/dynoc_cuda_kernels.cuh) are f32 only.
+    if (n == "aten.embedding_dense_backward")
+      shared &= ~codegen::kF64;
     // Its reductions are instantiated for f32, bf16 and f16 only.
     if (n.startswith("aten.sum") || n.startswith("aten.mean") ||
         n == "aten.amax" || n == "aten.amin")

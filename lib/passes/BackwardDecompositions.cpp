@@ -410,53 +410,6 @@ struct LayerNormWithStatistics : OpRewritePattern<AtenNativeLayerNormOp> {
   }
 };
 
-/// embedding_dense_backward(g, indices, V, padding_idx): row v of the result
-/// sums the rows of g whose index is v (none for padding_idx), as one GEMM:
-/// onehot(indices, V)^T @ g, with the (N, V) one-hot from a comparison with
-/// arange(V). Static shapes; no scale_grad_by_freq.
-struct EmbeddingBackward : OpRewritePattern<AtenEmbeddingDenseBackwardOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AtenEmbeddingDenseBackwardOp op,
-                                PatternRewriter &rewriter) const override {
-    auto gType = op.getGradOutput().getType().cast<RankedTensorType>();
-    auto idxType = op.getIndices().getType().cast<RankedTensorType>();
-    if (op.getScaleGradByFreq())
-      return rewriter.notifyMatchFailure(op, "scale_grad_by_freq");
-    if (!gType.hasStaticShape() || !idxType.hasStaticShape() ||
-        gType.getRank() != idxType.getRank() + 1)
-      return rewriter.notifyMatchFailure(op, "dynamic or unexpected shapes");
-    Location loc = op.getLoc();
-    int64_t n = idxType.getNumElements(), v = op.getNumWeights(),
-            d = gType.getShape().back();
-    Type i1 = rewriter.getI1Type(), iType = idxType.getElementType(),
-         elem = gType.getElementType();
-    Value column = rewriter.create<AtenViewOp>(
-        loc, RankedTensorType::get({n, 1}, iType), op.getIndices(),
-        rewriter.getDenseI64ArrayAttr({n, 1}));
-    Value rows = rewriter.create<AtenArangeOp>(
-        loc, RankedTensorType::get({v}, iType), rewriter.getI64IntegerAttr(v),
-        TypeAttr::get(iType), StringAttr(), StringAttr(), BoolAttr());
-    auto maskType = RankedTensorType::get({n, v}, i1);
-    Value hit = rewriter.create<AtenEqTensorOp>(loc, maskType, column, rows);
-    if (int64_t(op.getPaddingIdx()) >= 0) {
-      Value kept = rewriter.create<AtenNeScalarOp>(
-          loc, RankedTensorType::get({n, 1}, i1), column,
-          rewriter.getI64IntegerAttr(op.getPaddingIdx()));
-      hit = rewriter.create<AtenMulTensorOp>(loc, maskType, hit, kept);
-    }
-    Value onehot = rewriter.create<ToCopyOp>(
-        loc, RankedTensorType::get({n, v}, elem), hit, TypeAttr::get(elem),
-        StringAttr(), StringAttr(), BoolAttr(), BoolAttr(), StringAttr());
-    Value onehotT = rewriter.create<AtenTOp>(
-        loc, RankedTensorType::get({v, n}, elem), onehot);
-    Value g2 = rewriter.create<AtenViewOp>(
-        loc, RankedTensorType::get({n, d}, elem), op.getGradOutput(),
-        rewriter.getDenseI64ArrayAttr({n, d}));
-    rewriter.replaceOpWithNewOp<AtenMmOp>(op, op.getType(), onehotT, g2);
-    return success();
-  }
-};
-
 /// constant_pad_nd's pad list that puts `left` and `right` zeros around dim
 /// `dim` of a rank-`rank` tensor (pairs from the last dim backwards).
 DenseI64ArrayAttr padAround(PatternRewriter &rewriter, int64_t rank,
@@ -527,10 +480,9 @@ struct SelectBackward : OpRewritePattern<AtenSelectBackwardOp> {
 } // namespace
 
 void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
-  patterns
-      .add<ThresholdBackward, SigmoidBackward, TanhBackward, MseLossBackward,
-           SoftmaxBackward, LogSoftmaxBackward, NllLossBackward, GeluBackward,
-           SiluBackward,
-           LayerNormBackward, LayerNormWithStatistics, EmbeddingBackward,
-           SliceBackward, SelectBackward>(patterns.getContext());
+  patterns.add<ThresholdBackward, SigmoidBackward, TanhBackward,
+               MseLossBackward, SoftmaxBackward, LogSoftmaxBackward,
+               NllLossBackward, GeluBackward, SiluBackward, LayerNormBackward,
+               LayerNormWithStatistics, SliceBackward, SelectBackward>(
+      patterns.getContext());
 }

@@ -230,6 +230,34 @@ CASES["slice"] = case("aten.slice.Tensor", [[4, 10, 3]],
                       lambda x: aten.slice.Tensor(x, 1, -8, 9, 3).contiguous())
 # Padding before and after, a cropped dim (a negative pad) and a fill value:
 # the slice_backward of a Llama's rotary halves.
+# The kernels' row-at-a-time paths: a slice of the last dim (unit step and
+# strided), a pad and crop of the last dim on a 4-D tensor, a permute and a
+# transpose whose planes take the tiled path (both dims of a plane >= 8), a
+# broadcast of a last dim of 1, a log-softmax over contiguous rows.
+CASES["slice_last_dim"] = case("aten.slice.Tensor", [[3, 4, 20]],
+                               {"dim": 2, "start": 3, "end": 17, "step": 1},
+                               lambda x: aten.slice.Tensor(x, 2, 3, 17, 1).contiguous())
+CASES["slice_last_dim_step"] = case("aten.slice.Tensor", [[3, 20]],
+                                    {"dim": 1, "start": 1, "end": 20, "step": 4},
+                                    lambda x: aten.slice.Tensor(x, 1, 1, 20, 4).contiguous())
+CASES["constant_pad_last_dims"] = case(
+    "aten.constant_pad_nd", [[2, 3, 4, 9]], {"pad": [-2, 3, 1, -1, 0, 2], "value": -1.5},
+    lambda x: aten.constant_pad_nd(x, [-2, 3, 1, -1, 0, 2], -1.5))
+CASES["permute_tiled"] = case("aten.permute", [[2, 37, 5, 41]], {"dims": [0, 3, 2, 1]},
+                              lambda x: aten.permute(x, [0, 3, 2, 1]).contiguous())
+CASES["transpose_tiled"] = case("aten.transpose.int", [[70, 33]], {"dim0": 0, "dim1": 1},
+                                lambda x: aten.transpose.int(x, 0, 1).contiguous())
+CASES["expand_last_dim"] = case("aten.expand", [[4, 1, 3, 1]], {"size": [4, 5, 3, 6]},
+                                lambda x: aten.expand(x, [4, 5, 3, 6]).contiguous())
+CASES["log_softmax_rows"] = case("aten._log_softmax", [[5, 300]],
+                                 {"dim": 1, "half_to_float": False},
+                                 lambda x: aten._log_softmax(x, 1, False))
+# An embedding's gradient: repeated indices and the padding index (0).
+CASES["embedding_dense_backward"] = dict(case(
+    "aten.embedding_dense_backward", [[2, 5, 70], [2, 5]],
+    {"num_weights": 11, "padding_idx": 0, "scale_grad_by_freq": False},
+    lambda g, i: aten.embedding_dense_backward(g, i, 11, 0, False)),
+    dtypes=["f32", "i64"], ints={1: 11})
 CASES["constant_pad"] = case("aten.constant_pad_nd", [[2, 3, 5]],
                              {"pad": [1, 2, -1, 1], "value": 0.5},
                              lambda x: aten.constant_pad_nd(x, [1, 2, -1, 1], 0.5))

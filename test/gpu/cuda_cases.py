@@ -32,7 +32,10 @@ OP_CASES = [
     "conv_groups_resnext", "conv_groups_wide",
     "conv_pointwise", "conv_depthwise", "conv_depthwise_5x5", "conv_depthwise_mult",
     "conv_depthwise_7x7", "max_pool",
-    "max_pool_2x2", "batch_norm", "constant_pad",
+    "max_pool_2x2", "batch_norm", "constant_pad", "slice_last_dim",
+    "slice_last_dim_step", "constant_pad_last_dims", "permute_tiled",
+    "transpose_tiled", "expand_last_dim", "log_softmax_rows",
+    "embedding_dense_backward",
 ]
 
 ARTIFACTS = os.path.join(ROOT, "build", "gpu")

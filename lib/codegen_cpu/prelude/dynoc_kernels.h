@@ -75,8 +75,10 @@ struct f16 {
 };
 static_assert(sizeof(bf16) == 2 && sizeof(f16) == 2, "2-byte elements");
 
-// Converts `n` elements to another element type (aten._to_copy).
+// Converts `n` elements to another element type (aten._to_copy); bf16
+// rounding is branch-free enough to vectorize.
 template <class TO, class TI> void convert(TO *out, const TI *in, int64_t n) {
+#pragma omp parallel for simd if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     out[i] = TO(in[i]);
 }
@@ -214,13 +216,6 @@ inline void bn_scale_shift(float *scale, float *shift, const float *mean,
   }
 }
 
-// out[idx] = in[idx . s] * scale: broadcasts `in` over `shape`.
-inline void expand(float *out, const float *in, const int64_t *s,
-                   const int64_t *shape, int rank, float scale) {
-  binary<float>(out, in, s, in, s, shape, rank,
-                [scale](float x, float) { return x * scale; });
-}
-
 // out = in permuted: out dim d is in dim perm[d]. Walks the output in order,
 // carrying the input offset along (no division per element).
 template <class T>
@@ -242,6 +237,46 @@ inline void permute(T *out, const T *in, const int64_t *inShape,
     return;
   }
   int64_t inner = outShape[rank - 1], innerStride = stride[rank - 1];
+  // The output dim q that walks the input's last (unit-stride) dim: when it
+  // is not the output's last, a row reads at a stride, one cache line per
+  // element. Tiles of the (q, last) plane read and write whole lines.
+  int q = 0;
+  while (q < rank && stride[q] != 1)
+    ++q;
+  if (q < rank - 1 && innerStride != 1 && outShape[q] >= 8 && inner >= 8) {
+    constexpr int64_t kTile = 32;
+    int64_t outStrides[8];
+    for (int d = rank - 1, s = 1; d >= 0; --d) {
+      outStrides[d] = s;
+      s *= outShape[d];
+    }
+    const int64_t Q = outShape[q], planes = n / (Q * inner),
+                  tiles = (Q + kTile - 1) / kTile;
+#pragma omp parallel for collapse(2) if (n > kParallelGrain)
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t t = 0; t < tiles; ++t) {
+        int64_t rem = p, inOff = 0, outOff = 0;
+        for (int d = rank - 2; d >= 0; --d) {
+          if (d == q)
+            continue;
+          int64_t idx = rem % outShape[d];
+          rem /= outShape[d];
+          inOff += idx * stride[d];
+          outOff += idx * outStrides[d];
+        }
+        const int64_t i1 = std::min(Q, (t + 1) * kTile);
+        for (int64_t j0 = 0; j0 < inner; j0 += kTile) {
+          const int64_t j1 = std::min(inner, j0 + kTile);
+          for (int64_t i = t * kTile; i < i1; ++i) {
+            T *dst = out + outOff + i * outStrides[q];
+            const T *src = in + inOff + i;
+            for (int64_t j = j0; j < j1; ++j)
+              dst[j] = src[j * innerStride];
+          }
+        }
+      }
+    return;
+  }
   int64_t rows = n / inner;
 #pragma omp parallel for if (n > kParallelGrain)
   for (int64_t r = 0; r < rows; ++r) {
@@ -287,11 +322,10 @@ inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
 // The columns of a 2-D convolution's input: col[crs][n * P + p] (P = OH *
 // OW, crs over group g's C/groups channels and the R x S window) for images
 // [n0, n0 + count), zeros where the window reads padding.
-inline void im2col(const float *in, int64_t C, int64_t H, int64_t W,
-                   int64_t Cg, int64_t R, int64_t S, int64_t OH, int64_t OW,
-                   int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
-                   int64_t dw, int64_t n0, int64_t count, int64_t g,
-                   float *dst0) {
+inline void im2col(const float *in, int64_t C, int64_t H, int64_t W, int64_t Cg,
+                   int64_t R, int64_t S, int64_t OH, int64_t OW, int64_t sh,
+                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                   int64_t n0, int64_t count, int64_t g, float *dst0) {
   int64_t CRS = Cg * R * S, P = OH * OW, width = count * P;
 #pragma omp parallel for collapse(2) if (CRS * width > kParallelGrain)
   for (int64_t crs = 0; crs < CRS; ++crs)
@@ -374,29 +408,75 @@ inline int conv2d(float *out, const float *in, const float *w,
 }
 
 // out[idx] = in[idx . s]: materializes a broadcast (s has 0 on broadcast dims).
+// A row of the last dim at a time: its input offset computed once, then a
+// copy, a fill (a broadcast last dim) or a strided read.
 template <class T>
 inline void broadcast_copy(T *out, const T *in, const int64_t *s,
                            const int64_t *shape, int rank) {
   int64_t n = 1;
   for (int d = 0; d < rank; ++d)
     n *= shape[d];
+  if (rank == 0 || n == 0) {
+    if (n)
+      out[0] = in[0];
+    return;
+  }
+  const int64_t inner = shape[rank - 1], rows = n / inner, si = s[rank - 1];
 #pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rem = i, off = 0;
-    for (int d = rank - 1; d >= 0; --d) {
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rem = r, off = 0;
+    for (int d = rank - 2; d >= 0; --d) {
       off += (rem % shape[d]) * s[d];
       rem /= shape[d];
     }
-    out[i] = in[off];
+    T *dst = out + r * inner;
+    const T *src = in + off;
+    if (si == 1)
+      std::memcpy(dst, src, size_t(inner) * sizeof(T));
+    else if (si == 0)
+      std::fill(dst, dst + inner, src[0]);
+    else
+      for (int64_t i = 0; i < inner; ++i)
+        dst[i] = src[i * si];
   }
 }
 
+// out[idx] = in[idx . s] * scale: broadcasts `in` over `shape`.
+inline void expand(float *out, const float *in, const int64_t *s,
+                   const int64_t *shape, int rank, float scale) {
+  broadcast_copy(out, in, s, shape, rank);
+  if (scale == 1.f)
+    return;
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+#pragma omp parallel for simd if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] *= scale;
+}
+
 // Elements start, start + step, ... (len of them) of the middle dim of an
-// (outer, n, inner) tensor, into a dense (outer, len, inner) one.
+// (outer, n, inner) tensor, into a dense (outer, len, inner) one. A unit
+// step copies one run per outer index (a slice of the last dim has inner 1:
+// a copy per element would be one memcpy call per element).
 template <class T>
 inline void slice_copy(T *out, const T *in, int64_t outer, int64_t n,
                        int64_t inner, int64_t start, int64_t step,
                        int64_t len) {
+  if (step == 1) {
+#pragma omp parallel for if (outer * len * inner > kParallelGrain)
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(out + o * len * inner, in + (o * n + start) * inner,
+                  size_t(len * inner) * sizeof(T));
+    return;
+  }
+  if (inner == 1) {
+#pragma omp parallel for if (outer * len > kParallelGrain)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < len; ++j)
+        out[o * len + j] = in[o * n + start + j * step];
+    return;
+  }
 #pragma omp parallel for if (outer * len * inner > kParallelGrain)
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < len; ++j)
@@ -793,8 +873,9 @@ void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
 // tensor.
 inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
                     int64_t inner, bool log) {
-  if (inner == 1 && !log) {
-    // Rows are contiguous: vectorized exp.
+  if (inner == 1) {
+    // Rows are contiguous: vectorized exp (log-softmax too: y holds the
+    // exponentials until the log-sum-exp is known).
 #pragma omp parallel for if (outer * n > kParallelGrain)
     for (int64_t o = 0; o < outer; ++o) {
       const float *x = in + o * n;
@@ -806,6 +887,13 @@ inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
       double sum = 0;
       for (int64_t k = 0; k < n; ++k)
         sum += y[k];
+      if (log) {
+        const float lse = m + float(std::log(sum));
+#pragma omp simd
+        for (int64_t k = 0; k < n; ++k)
+          y[k] = x[k] - lse;
+        continue;
+      }
       float inv = float(1.0 / sum);
 #pragma omp simd
       for (int64_t k = 0; k < n; ++k)

@@ -2,8 +2,9 @@
 // dispatcher: nll_loss_forward (cross-entropy), random fills (dropout's
 // bernoulli, initializers), an LSTM layer (mkldnn_rnn_layer), transposed
 // 2-D convolution, a convolution's weight and bias gradients, and max
-// pooling's indices and gradient. Appended to dynoc_kernels.h in the embedded prelude (see
-// lib/codegen_cpu/BUILD.bazel), so it uses that file's helpers.
+// pooling's indices and gradient, an embedding's gradient. Appended to
+// dynoc_kernels.h in the embedded prelude (see lib/codegen_cpu/BUILD.bazel), so
+// it uses that file's helpers.
 
 namespace dynoc_k {
 
@@ -59,10 +60,9 @@ struct ReducedGemm {
 // of 1 broadcasts that operand), made once per shape and kept for the
 // model's lifetime.
 template <class T>
-inline const ReducedGemm *reducedGemm(bool transA, bool transB,
-                                      int64_t batchA, int64_t batchB,
-                                      int64_t M, int64_t N, int64_t K,
-                                      float alpha, float beta) {
+inline const ReducedGemm *reducedGemm(bool transA, bool transB, int64_t batchA,
+                                      int64_t batchB, int64_t M, int64_t N,
+                                      int64_t K, float alpha, float beta) {
   static std::mutex mu;
   static std::vector<std::unique_ptr<ReducedGemm>> plans;
   int32_t ab, bb;
@@ -151,23 +151,23 @@ inline int reducedBatchedGemm(bool transA, bool transB, int64_t batch,
   if (!plan->matmul)
     return widenedGemm(transA, transB, batch, M, N, K, alpha, A, sa, B, sb,
                        beta, C);
-  bool ok = dnnlRun(plan->matmul,
-                    {{DNNL_ARG_SRC, &plan->a, const_cast<T *>(A)},
-                     {DNNL_ARG_WEIGHTS, &plan->b, const_cast<T *>(B)},
-                     {DNNL_ARG_DST, &plan->c, C}});
+  bool ok =
+      dnnlRun(plan->matmul, {{DNNL_ARG_SRC, &plan->a, const_cast<T *>(A)},
+                             {DNNL_ARG_WEIGHTS, &plan->b, const_cast<T *>(B)},
+                             {DNNL_ARG_DST, &plan->c, C}});
   return ok ? 0 : 199;
 }
 
 inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
                 float alpha, const bf16 *A, const bf16 *B, float beta,
                 bf16 *C) {
-  return reducedBatchedGemm(transA, transB, 1, M, N, K, alpha, A, 0, B, 0,
-                            beta, C);
+  return reducedBatchedGemm(transA, transB, 1, M, N, K, alpha, A, 0, B, 0, beta,
+                            C);
 }
 inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
                 float alpha, const f16 *A, const f16 *B, float beta, f16 *C) {
-  return reducedBatchedGemm(transA, transB, 1, M, N, K, alpha, A, 0, B, 0,
-                            beta, C);
+  return reducedBatchedGemm(transA, transB, 1, M, N, K, alpha, A, 0, B, 0, beta,
+                            C);
 }
 inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const bf16 *A,
                int64_t sa, const bf16 *B, int64_t sb, bf16 *C) {
@@ -301,7 +301,8 @@ inline void cumsum(TO *out, const TI *in, int64_t outer, int64_t n,
 }
 
 // constant_pad_nd: out has `rank` dims `os`, in `is`; before[d] elements of
-// `value` come before input dim d (negative: cropped).
+// `value` come before input dim d (negative: cropped). A row of the last dim
+// at a time: `value`s, a run of the input row, `value`s.
 template <class T>
 inline void constant_pad(T *out, const T *in, const int64_t *os,
                          const int64_t *is, const int64_t *before, int rank,
@@ -309,18 +310,38 @@ inline void constant_pad(T *out, const T *in, const int64_t *os,
   int64_t n = 1;
   for (int d = 0; d < rank; ++d)
     n *= os[d];
+  if (rank == 0 || n == 0) {
+    if (n)
+      out[0] = in[0];
+    return;
+  }
+  int64_t inStrides[8];
+  for (int d = rank - 1, stride = 1; d >= 0; --d) {
+    inStrides[d] = stride;
+    stride *= is[d];
+  }
+  // Output columns [lo, hi) of a row read input columns [lo - b, hi - b).
+  const int64_t inner = os[rank - 1], rows = n / inner, b = before[rank - 1];
+  const int64_t lo = std::clamp<int64_t>(b, 0, inner),
+                hi = std::clamp<int64_t>(b + is[rank - 1], lo, inner);
 #pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rest = i, src = 0, stride = 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rest = r, src = 0;
     bool inside = true;
-    for (int d = rank - 1; d >= 0; --d) {
+    for (int d = rank - 2; d >= 0; --d) {
       int64_t x = rest % os[d] - before[d];
       rest /= os[d];
       inside = inside && x >= 0 && x < is[d];
-      src += x * stride;
-      stride *= is[d];
+      src += x * inStrides[d];
     }
-    out[i] = inside ? in[src] : value;
+    T *dst = out + r * inner;
+    if (!inside) {
+      std::fill(dst, dst + inner, value);
+      continue;
+    }
+    std::fill(dst, dst + lo, value);
+    std::copy(in + src + lo - b, in + src + hi - b, dst + lo);
+    std::fill(dst + hi, dst + inner, value);
   }
 }
 
@@ -416,8 +437,7 @@ inline int conv2d_backward_weight(float *dw, const float *dy, const float *x,
                                   int64_t OW, int64_t sh, int64_t sw,
                                   int64_t ph, int64_t pw, int64_t dh,
                                   int64_t dw_, int64_t groups, float *col) {
-  const int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S,
-                P = OH * OW;
+  const int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S, P = OH * OW;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < groups; ++g) {
       im2col(x, C, H, W, Cg, R, S, OH, OW, sh, sw, ph, pw, dh, dw_, n, 1, g,
@@ -436,18 +456,17 @@ inline int conv2d_backward_weight(float *dw, const float *dy, const float *x,
 inline int conv2d_backward_input(float *dx, const float *dy, const float *w,
                                  int64_t N, int64_t C, int64_t H, int64_t W,
                                  int64_t K, int64_t R, int64_t S, int64_t OH,
-                                 int64_t OW, int64_t sh, int64_t sw,
-                                 int64_t ph, int64_t pw, int64_t dh,
-                                 int64_t dw, int64_t groups, float *col) {
-  const int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S,
-                P = OH * OW;
+                                 int64_t OW, int64_t sh, int64_t sw, int64_t ph,
+                                 int64_t pw, int64_t dh, int64_t dw,
+                                 int64_t groups, float *col) {
+  const int64_t Cg = C / groups, Kg = K / groups, CRS = Cg * R * S, P = OH * OW;
   std::memset(dx, 0, size_t(N * C * H * W) * sizeof(float));
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < groups; ++g) {
       if (int rc = gemm(true, false, CRS, P, Kg, 1.f, w + g * Kg * CRS,
                         dy + (n * K + g * Kg) * P, 0.f, col))
         return rc;
-      // Each channel's rows are its own: channels in parallel.
+        // Each channel's rows are its own: channels in parallel.
 #pragma omp parallel for if (CRS * P > kParallelGrain)
       for (int64_t c = 0; c < Cg; ++c) {
         float *img = dx + (n * C + g * Cg + c) * H * W;
@@ -527,10 +546,10 @@ inline void avg_pool2d(float *out, const float *in, int64_t planes, int64_t H,
 // order (a NaN wins, the last one), as an offset into its H x W plane.
 // Padding counts as -inf.
 inline void max_pool2d_indices(float *out, int64_t *idx, const float *in,
-                               int64_t planes, int64_t H, int64_t W,
-                               int64_t OH, int64_t OW, int64_t kh, int64_t kw,
-                               int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                               int64_t dh, int64_t dw) {
+                               int64_t planes, int64_t H, int64_t W, int64_t OH,
+                               int64_t OW, int64_t kh, int64_t kw, int64_t sh,
+                               int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                               int64_t dw) {
   // Without padding every window lies inside the input: no bounds checks.
   const bool inside = ph == 0 && pw == 0 && (OH - 1) * sh + (kh - 1) * dh < H &&
                       (OW - 1) * sw + (kw - 1) * dw < W;
@@ -608,12 +627,42 @@ inline void max_pool2d_backward(float *dx, const float *dy, const int64_t *idx,
   }
 }
 
+// embedding_dense_backward: out[rows, D] zero but for the rows `indices`
+// name, each the sum of the rows of g ([n, D]) with its index (padding's
+// left zero). Each thread owns a slice of the D columns and adds the n rows
+// in order, so the sums are the same whatever the thread count. An index
+// out of range fails the call (code 3), as the forward's.
+template <class T>
+inline int embedding_backward(T *out, const T *g, const int64_t *indices,
+                              int64_t n, int64_t rows, int64_t D,
+                              int64_t padding) {
+  for (int64_t i = 0; i < n; ++i)
+    if (indices[i] < 0 || indices[i] >= rows)
+      return 3;
+#pragma omp parallel for if (rows * D > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r)
+    std::memset(out + r * D, 0, size_t(D) * sizeof(T));
+  constexpr int64_t kColumns = 64;
+#pragma omp parallel for if (n * D > kParallelGrain)
+  for (int64_t c0 = 0; c0 < D; c0 += kColumns) {
+    const int64_t c1 = std::min(D, c0 + kColumns);
+    for (int64_t i = 0; i < n; ++i) {
+      if (indices[i] == padding)
+        continue;
+      T *o = out + indices[i] * D;
+      const T *src = g + i * D;
+      for (int64_t c = c0; c < c1; ++c)
+        o[c] += src[c];
+    }
+  }
+  return 0;
+}
+
 // Row-major C[M, N] = alpha * A @ op(B) + bias[N] (a linear layer): the
 // bias broadcast into C, then a GEMM accumulating onto it.
 template <class T>
-inline int gemm_bias(bool transB, int64_t M, int64_t N, int64_t K,
-                     double alpha, const T *A, const T *B, const T *bias,
-                     T *C) {
+inline int gemm_bias(bool transB, int64_t M, int64_t N, int64_t K, double alpha,
+                     const T *A, const T *B, const T *bias, T *C) {
   const int64_t s[] = {0, 1}, shape[] = {M, N};
   expand(C, bias, s, shape, 2, T(1));
   return gemm(false, transB, M, N, K, T(alpha), A, B, T(1), C);

@@ -320,11 +320,10 @@ inline void where(TO *out, const bool *c, const int64_t *cs, const TA *a,
 // index (h * W + w): the first largest, or the last NaN (ATen's rule); a
 // window wholly in the padding gives -inf and index 0.
 template <class T>
-__device__ inline float poolWindowMax(const T *plane, int64_t H, int64_t W,
-                                      int64_t oh, int64_t ow, int64_t kh,
-                                      int64_t kw, int64_t sh, int64_t sw,
-                                      int64_t ph, int64_t pw, int64_t dh,
-                                      int64_t dw, int64_t *index) {
+__device__ inline float
+poolWindowMax(const T *plane, int64_t H, int64_t W, int64_t oh, int64_t ow,
+              int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+              int64_t pw, int64_t dh, int64_t dw, int64_t *index) {
   float m = -INFINITY;
   int64_t at = -1;
   for (int64_t r = 0; r < kh; ++r) {
@@ -363,10 +362,10 @@ inline void max_pool2d(T *out, const T *in, int64_t planes, int64_t H,
 // window took (poolWindowMax), for the backward pass.
 template <class T>
 inline void max_pool2d_indices(T *out, int64_t *idx, const T *in,
-                               int64_t planes, int64_t H, int64_t W,
-                               int64_t OH, int64_t OW, int64_t kh, int64_t kw,
-                               int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                               int64_t dh, int64_t dw) {
+                               int64_t planes, int64_t H, int64_t W, int64_t OH,
+                               int64_t OW, int64_t kh, int64_t kw, int64_t sh,
+                               int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                               int64_t dw) {
   pointwise(planes * OH * OW, [=] __device__(int64_t i) {
     int64_t ow = i % OW, oh = (i / OW) % OH, p = i / (OW * OH);
     out[i] = T(poolWindowMax(in + p * H * W, H, W, oh, ow, kh, kw, sh, sw, ph,
@@ -391,6 +390,28 @@ inline void max_pool2d_backward(T *dx, const T *dy, const int64_t *idx,
     const int64_t p = i / (OH * OW);
     atomicAdd(dx + p * H * W + idx[i], dy[i]);
   });
+}
+
+// embedding_dense_backward: out[rows, D] zeroed, then each gradient
+// element added to the row its index names (atomic adds, as Inductor's
+// index_put: the order of a row's sum varies from run to run; f32 only). An
+// index out of range or padding's adds nothing (the forward read zeros).
+template <class T>
+inline int embedding_backward(T *out, const T *g, const int64_t *indices,
+                              int64_t n, int64_t rows, int64_t D,
+                              int64_t padding) {
+  static_assert(std::is_same<T, float>::value,
+                "embedding backward is f32 only on this target");
+  if (rows * D == 0)
+    return 0;
+  check(cudaMemsetAsync(out, 0, size_t(rows * D) * sizeof(T), stream()),
+        "embedding backward");
+  pointwise(n * D, [=] __device__(int64_t i) {
+    const int64_t r = indices[i / D];
+    if (r >= 0 && r < rows && r != padding)
+      atomicAdd(out + r * D + i % D, g[i]);
+  });
+  return 0;
 }
 
 // An eval-mode batch norm's per-channel scale and shift (for a fused loop).

@@ -112,20 +112,6 @@ func.func @layer_norm_backward(%dy: tensor<2x3x8xf32>, %x: tensor<2x3x8xf32>, %m
   return %0#0, %0#1, %0#2 : tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
 
-// The embedding's gradient: a one-hot of the indices (padding rows left
-// out), transposed, times the output gradient.
-// CHECK-LABEL: func.func @embedding_dense_backward
-func.func @embedding_dense_backward(%g: tensor<2x5x4xf32>, %i: tensor<2x5xi64>) -> tensor<11x4xf32> {
-  // CHECK: %[[C:.*]] = aten.view %arg1 {size = array<i64: 10, 1>}
-  // CHECK: %[[A:.*]] = aten.arange {dtype = i64, end = 11 : i64}
-  // CHECK: %[[H:.*]] = aten.eq.Tensor %[[C]], %[[A]] : (tensor<10x1xi64>, tensor<11xi64>) -> tensor<10x11xi1>
-  // CHECK: aten.ne.Scalar %[[C]] {other = 0 : i64}
-  // CHECK: aten._to_copy %{{.*}} {dtype = f32} : (tensor<10x11xi1>) -> tensor<10x11xf32>
-  // CHECK: aten.mm %{{.*}}, %{{.*}} : (tensor<11x10xf32>, tensor<10x4xf32>) -> tensor<11x4xf32>
-  %0 = aten.embedding_dense_backward %g, %i {num_weights = 11 : i64, padding_idx = 0 : i64, scale_grad_by_freq = false} : (tensor<2x5x4xf32>, tensor<2x5xi64>) -> tensor<11x4xf32>
-  return %0 : tensor<11x4xf32>
-}
-
 // slice_backward and select_backward (a negative index) pad with zeros.
 // CHECK-LABEL: func.func @slice_select_backward
 func.func @slice_select_backward(%g: tensor<2x3x4xf32>, %h: tensor<2x4xf32>) -> (tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
