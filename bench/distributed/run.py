@@ -54,6 +54,14 @@ DYNOC = ROOT / "bazel-bin" / "tools" / "dynoc" / "dynoc"
 WARM = 3
 ENGINES = ["eager DDP", "compile + DDPOptimizer", "compile + compiled autograd", "dynoc",
            "dynoc (NCCL communicator)", "dynoc (gloo communicator)"]
+
+
+def device_engines(cuda):
+    """The engines of a device: libdynrt's NCCL communicator is for GPUs, its
+    gloo one for CPUs."""
+    return [e for e in ENGINES if ("gloo" if cuda else "NCCL") not in e]
+
+
 ST_DTYPES = {"F32": "float32", "F64": "float64", "BF16": "bfloat16", "F16": "float16",
              "I64": "int64", "I32": "int32", "BOOL": "bool", "U8": "uint8"}
 
@@ -318,9 +326,8 @@ def worker(a):
         return call
 
     first = {}
-    # libdynrt's NCCL communicator is for GPUs, its gloo one for CPUs.
     wanted = a.engines.split(",") if a.engines else ENGINES
-    for engine in [e for e in ENGINES if ("gloo" if cuda else "NCCL") not in e and e in wanted]:
+    for engine in [e for e in device_engines(cuda) if e in wanted]:
         t0 = time.perf_counter()
         try:
             fn = make(engine)
@@ -482,11 +489,11 @@ def write_table(a):
             eager = rows.get("eager DDP", {}).get("step_ms", float("nan"))
             compiled = [rows[k]["step_ms"] for k in ENGINES[1:3] if k in rows]
             best = min(compiled) if compiled else float("nan")
-            for engine in ENGINES:
-                if not cuda and "NCCL" in engine:
-                    continue
+            for engine in device_engines(cuda):
                 if engine not in rows:
-                    why = res["errors"].get(engine) or res["errors"].get("all", "")
+                    why = res["errors"].get(engine, res["errors"].get("all"))
+                    if why is None:  # not run (run --engines)
+                        continue
                     lines.append(f"| {world} | {engine} | failed: {why[:120]} | | | | |"
                                  + (" | |" if cuda else ""))
                     continue
