@@ -14,9 +14,9 @@
 # four collectives from one .so, each rank with its weight shards, against
 # eager and the one-process MLP; both again through libdynrt's own NCCL
 # communicator, which must also bound a rendezvous, a collective and a CUDA
-# graph replay's collectives that a rank never comes to. With libdynrt's NCCL
-# communicator the DDP step replays a CUDA graph that holds its all-reduces
-# (checked: 9 replays in 10 steps), and runs again with CUDA graphs off.
+# graph replay's collectives that a rank never comes to. Each data-parallel
+# step replays a CUDA graph that holds its all-reduces (checked: 9 replays in
+# 10 steps), and the DDP step runs again with CUDA graphs off.
 # Prints a summary last.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,13 +53,14 @@ for variant in step ddp_step nccl nccl_nographs; do
     wait "${pids[$r]}" || status=1
     grep -v Warning "$out/${variant}_rank$r.log" | tail -5
   done
-  # With libdynrt's NCCL communicator, steps 2-10 replay a CUDA graph that
-  # holds their all-reduces (the first runs directly, the second captures
-  # the graph, then replays it).
-  if [ $variant = nccl ]; then
+  # With CUDA graphs on, steps 2-10 replay a CUDA graph that holds their
+  # all-reduces (the first runs directly, the second captures the graph,
+  # then replays it), through torch.distributed's ProcessGroupNCCL and
+  # through libdynrt's NCCL communicator alike.
+  if [ $variant != nccl_nographs ]; then
     for r in 0 1; do
-      grep -q "cudaGraphLaunch calls: 9 in 10 steps" "$out/nccl_rank$r.log" || {
-        echo "nccl: rank $r: expected 9 CUDA graph replays in 10 steps"; status=1; }
+      grep -q "cudaGraphLaunch calls: 9 in 10 steps" "$out/${variant}_rank$r.log" || {
+        echo "$variant: rank $r: expected 9 CUDA graph replays in 10 steps"; status=1; }
     done
   fi
 done

@@ -219,6 +219,7 @@ _ALL_TO_ALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
                                ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
                                ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
 _LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p)
+_GRAPH_REPLAY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
 
 
 class _Communicator(ctypes.Structure):
@@ -227,10 +228,10 @@ class _Communicator(ctypes.Structure):
                 ("group_size", _GROUP_SIZE), ("all_reduce", _ALL_REDUCE),
                 ("all_gather", _GATHER), ("reduce_scatter", _SCATTER),
                 ("broadcast", _BROADCAST), ("wait", _WAIT), ("all_to_all", _ALL_TO_ALL),
-                ("last_error", _LAST_ERROR)]
+                ("last_error", _LAST_ERROR), ("graph_replay", _GRAPH_REPLAY)]
 
 
-_ABI_VERSION = 2
+_ABI_VERSION = 3
 # dynrt_reduce_op_t, in order.
 _REDUCE_BY_CODE = ["SUM", "AVG", "PRODUCT", "MIN", "MAX"]
 _DTYPES = {(2, 32): torch.float32, (2, 64): torch.float64, (2, 16): torch.float16,
@@ -292,13 +293,24 @@ class TorchDistributedCommunicator:
     computes while it is in flight (gloo's threads on the CPU). On a GPU the
     collective is issued with the model's stream as torch's current stream,
     so NCCL's stream waits for the model's queued kernels, and the wait makes
-    the model's stream wait for NCCL's: events, no host synchronization."""
+    the model's stream wait for NCCL's: events, no host synchronization.
 
-    def __init__(self):
+    cuda_graphs: whether a context's CUDA graphs may hold the model's
+    collectives (captured through ProcessGroupNCCL, which records its kernels
+    and events into the graph being captured, then replayed with it, with no
+    call back into Python). None (the default): when the default process
+    group's backend is NCCL. A replay is not watched by torch's watchdog: a
+    rank that never replays its graph leaves the others waiting
+    (libdynrt's own NCCL communicator bounds replays by its timeout)."""
+
+    def __init__(self, cuda_graphs=None):
         import torch.distributed as dist
         if not dist.is_initialized():
             raise RuntimeError("TorchDistributedCommunicator needs torch.distributed "
                                "initialized (dist.init_process_group)")
+        if cuda_graphs is None:
+            cuda_graphs = dist.get_backend() == "nccl"
+        self.cuda_graphs = bool(cuda_graphs)
         self._error = b""
         self._works = {}  # handle -> (torch Work, the stream it was issued on)
         self._next = 1
@@ -307,7 +319,9 @@ class TorchDistributedCommunicator:
             _ABI_VERSION, None, _GROUP_SIZE(self._group_size), _ALL_REDUCE(self._all_reduce),
             _GATHER(self._all_gather), _SCATTER(self._reduce_scatter),
             _BROADCAST(self._broadcast), _WAIT(self._wait), _ALL_TO_ALL(self._all_to_all),
-            _LAST_ERROR(self._last_error))
+            _LAST_ERROR(self._last_error),
+            # A null pointer: graphs with collectives run directly.
+            _GRAPH_REPLAY(self._graph_replay) if self.cuda_graphs else _GRAPH_REPLAY())
 
     @property
     def address(self):
@@ -348,6 +362,10 @@ class TorchDistributedCommunicator:
         except Exception as e:  # noqa: BLE001 - handed to libdynrt as the status
             work[0] = None
             return self._fail(e)
+
+    def _graph_replay(self, _, stream, queued):
+        # The captured collectives need nothing from Python at a replay.
+        return 0
 
     def _wait(self, _, handle, stream):
         w, s = self._works.pop(handle, (None, None))
