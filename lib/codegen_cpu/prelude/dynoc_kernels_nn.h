@@ -651,6 +651,7 @@ inline int embedding_backward(T *out, const T *g, const int64_t *indices,
         continue;
       T *o = out + indices[i] * D;
       const T *src = g + i * D;
+#pragma omp simd
       for (int64_t c = c0; c < c1; ++c)
         o[c] += src[c];
     }
