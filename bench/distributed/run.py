@@ -12,7 +12,8 @@ Two halves, because the GPU machine cannot capture or build:
     here:  .venv/bin/python bench/distributed/run.py prepare --device cuda \\
                [--models gpt2-small,llama-1024] [--worlds 1,2,4]
     there: python3 bench/distributed/run.py run --device cuda [--worlds 1,2,4] \\
-               [--results DIR]        (carry build/gpu/bin, build/gpu/distributed_bench)
+               [--engines ENGINE,...] [--results DIR]
+                                      (carry build/gpu/bin, build/gpu/distributed_bench)
     here:  .venv/bin/python bench/distributed/run.py table --device cuda --results DIR
            (a run split over several calls: each call's JSON files, gathered)
     (both, on the CPU: prepare --device cpu, then run --device cpu)
