@@ -350,3 +350,25 @@ def test_a_communicator_of_another_abi_version_is_refused(captured):
     table = _distributed._Communicator(2)
     with pytest.raises(RuntimeError, match="the communicator's 'group_size' is null"):
         model._model.set_communicator(ctypes.addressof(table))
+
+
+def test_torch_communicator_offers_cuda_graphs_only_over_nccl(tmp_path):
+    """dynoc.TorchDistributedCommunicator is an ABI 3 table whose graph_replay
+    (which lets a context's CUDA graphs hold the collectives) is set when the
+    default group is NCCL's or the caller asks, and null over gloo: gloo's
+    collectives cannot be captured into a CUDA graph. (On GPUs,
+    tools/test_multigpu.sh checks that its DDP steps replay CUDA graphs.)"""
+    import torch.distributed as dist
+
+    import dynoc
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}",
+                            rank=0, world_size=1)
+    try:
+        c = dynoc.TorchDistributedCommunicator()
+        assert c.cuda_graphs is False
+        assert c._struct.abi_version == 3 and not c._struct.graph_replay
+        forced = dynoc.TorchDistributedCommunicator(cuda_graphs=True)
+        assert forced.cuda_graphs is True and forced._struct.graph_replay
+        assert forced._struct.graph_replay(None, None, 0) == 0
+    finally:
+        dist.destroy_process_group()
