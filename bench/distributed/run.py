@@ -18,6 +18,9 @@ Two halves, because the GPU machine cannot capture or build:
            (a run split over several calls: each call's JSON files, gathered)
     (both, on the CPU: prepare --device cpu, then run --device cpu)
 
+`prepare` of the GPU models on 4 ranks holds about 6 GB per capturing rank:
+on a 24 GiB machine it needs swap (the kernel kills a rank otherwise).
+
 `prepare` captures the step (capture_step.py) on WORLD gloo ranks for each
 world size (the process group's size is part of the graph), checks that the
 ranks recorded the same graph, builds it once (`dynoc build --target=...`) and
