@@ -168,6 +168,8 @@ PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
                  callable, co->co_filename, line());
     return nullptr;
   }
+  if (k2 == "compiling") // torch.compiler.is_compiling(): a region traces
+    Py_RETURN_TRUE;
   if (k2 == "allow")
     return callNative(callable, args, kw);
   if (k2 == "side_effect") {
@@ -205,6 +207,32 @@ PyObject *Evaluator::invokeSpecial(PyObject *kind, PyObject *callable,
   return r;
 }
 
+/// Does `callable` carry torch's `_dynamo_forbidden` mark (set_stance, its
+/// decorated functions and the like), looked up as inspect.getattr_static
+/// does: the function's own dict, or a class's dict along its MRO?
+static bool dynamoForbidden(PyObject *callable) {
+  static PyObject *mark = PyUnicode_InternFromString("_dynamo_forbidden");
+  PyObject *target =
+      PyMethod_Check(callable) ? PyMethod_GET_FUNCTION(callable) : callable;
+  PyObject *found = nullptr;
+  if (PyFunction_Check(target)) {
+    PyObject *dict = reinterpret_cast<PyFunctionObject *>(target)->func_dict;
+    found = dict ? PyDict_GetItemWithError(dict, mark) : nullptr;
+  } else if (PyType_Check(target)) {
+    PyObject *mro = reinterpret_cast<PyTypeObject *>(target)->tp_mro;
+    for (Py_ssize_t i = 0; mro && !found && i < PyTuple_GET_SIZE(mro); ++i) {
+      PyObject *dict =
+          reinterpret_cast<PyTypeObject *>(PyTuple_GET_ITEM(mro, i))->tp_dict;
+      found = dict ? PyDict_GetItemWithError(dict, mark) : nullptr;
+    }
+  }
+  if (!found) {
+    PyErr_Clear();
+    return false;
+  }
+  return PyObject_IsTrue(found) == 1;
+}
+
 PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
                             std::vector<PyObject *> &args,
                             std::vector<std::string> &sources, PyObject *kw,
@@ -217,6 +245,10 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
     if (PyObject *kind =
             PyDict_GetItem(rt.specialCalls, PyMethod_GET_FUNCTION(callable)))
       return invokeSpecial(kind, callable, args, kw);
+  if (dynamoForbidden(callable)) {
+    static PyObject *forbid = PyUnicode_InternFromString("forbid");
+    return invokeSpecial(forbid, callable, args, kw);
+  }
   // Tensor methods that hand a tensor's data to Python. item() goes through
   // the dispatcher (which would report it again); tolist() and numpy() not.
   if (PyCFunction_Check(callable) && isTensor(PyCFunction_GET_SELF(callable))) {

@@ -374,6 +374,29 @@ LogicalResult GraphEmitter::emitAttention(Operation *op) {
   if (q.size() != 4 || k.size() != 4 || v.size() != 4)
     return fail(op) << "attention expects "
                        "(batch, heads, length, dim) operands";
+  // Grouped-query attention: key and value may hold fewer heads, each shared
+  // by q_heads / kv_heads query heads. Batch and key/value heads must agree.
+  std::string group = "1";
+  if (k[1] != q[1] || v[1] != q[1]) {
+    if (k[1] != v[1] || !isLiteral(q[1]) || !isLiteral(k[1]))
+      return fail(op) << "attention with " << k[1] << " key and " << v[1]
+                      << " value heads for " << q[1]
+                      << " query heads (grouped-query attention needs static, "
+                         "equal key and value head counts)";
+    int64_t qh = std::stoll(q[1]), kvh = std::stoll(k[1]);
+    if (kvh <= 0 || qh % kvh != 0)
+      return fail(op) << "attention with " << qh << " query heads and " << kvh
+                      << " key/value heads (query heads must be a multiple)";
+    group = std::to_string(qh / kvh);
+  }
+  auto differ = [](const std::string &a, const std::string &b) {
+    return isLiteral(a) && isLiteral(b) && a != b;
+  };
+  if (differ(k[0], q[0]) || differ(v[0], q[0]) || differ(k[2], v[2]))
+    return fail(op) << "attention with query batch " << q[0] << ", key batch "
+                    << k[0] << ", value batch " << v[0] << ", key length "
+                    << k[2] << " and value length " << v[2]
+                    << " (batches and key/value lengths must be equal)";
   double scale = sdpa.getScale()   ? sdpa.getScale()->convertToDouble()
                  : isLiteral(q[3]) ? 1.0 / std::sqrt(double(std::stoll(q[3])))
                                    : 0.0;
@@ -385,9 +408,11 @@ LogicalResult GraphEmitter::emitAttention(Operation *op) {
   std::string bh = product({q[0], q[1]});
   std::string scores = scratch(product({bh, q[2], k[2], "4"}));
   bool causal = sdpa.getIsCausal() && *sdpa.getIsCausal();
-  std::string maskArgs;
-  if (mask)
-    maskArgs = llvm::formatv(", {0}, ms, {1}", name(mask), q[1]).str();
+  std::string maskArgs = llvm::formatv(", {0}, ms, {1}, {2}",
+                                       mask ? name(mask)
+                                            : "(const float *)nullptr",
+                                       q[1], group)
+                             .str();
   code += llvm::formatv(
       "  {{ const int64_t ms[] = {13};\n"
       "    if (int rc = dynoc_k::attention({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
@@ -396,7 +421,7 @@ LogicalResult GraphEmitter::emitAttention(Operation *op) {
       name(sdpa.getValue()), bh, q[2], k[2], q[3], v[3],
       llvm::formatv("{0:e17}", scale).str(), causal ? "true" : "false", scores,
       maskArgs,
-      mask ? broadcastStrides(mask, {q[0], q[1], q[2], k[2]}) : "{0}");
+      mask ? broadcastStrides(mask, {q[0], q[1], q[2], k[2]}) : "{0, 0, 0, 0}");
   return success();
 }
 

@@ -46,6 +46,7 @@ const char *const kSupportedOps[] = {
     "aten.expand_as", "aten.split.Tensor", "aten.unsafe_split.Tensor",
     "aten.slice.Tensor", "aten.select.int", "aten.cat", "aten.stack",
     "aten.unbind.int", "aten.gather", "aten.embedding", "aten.constant_pad_nd",
+    "aten.cumsum", "aten.index.Tensor",
     // fills
     "aten.arange", "aten.arange.start", "aten.arange.start_step", "aten.full",
     "aten.ones", "aten.zeros", "aten.full_like", "aten.ones_like",

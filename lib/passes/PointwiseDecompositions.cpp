@@ -7,8 +7,8 @@
 // addcdiv self + (value * t1) / t2, and lerp takes the form ATen picks for its
 // weight. Intermediate values take the broadcast shape of their operands,
 // which the declarative table in Decompositions.td cannot compute. Also
-// _safe_softmax (softmax with fully masked rows at 0), which the attention of
-// torch's SDPA math path records.
+// _safe_softmax (softmax with fully masked rows at 0) and tril/triu (its
+// causal mask), which the attention of torch's SDPA math path records.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -178,8 +178,54 @@ struct SafeSoftmax : OpRewritePattern<SafeSoftmaxOp> {
 };
 } // namespace
 
+/// tril(x, d) (kLower) and triu(x, d): x where col - row <= d (>= d for
+/// triu) over the last two dims, else 0, as an index comparison and a
+/// masked_fill (the causal mask of torch's SDPA math path on CUDA). Those
+/// two dims must be static.
+template <class Op, bool kLower>
+struct Triangle : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType().template cast<RankedTensorType>();
+    int64_t rank = type.getRank();
+    if (rank < 2 || type.isDynamicDim(rank - 2) || type.isDynamicDim(rank - 1))
+      return rewriter.notifyMatchFailure(op, "needs static last two dims");
+    int64_t h = type.getDimSize(rank - 2), w = type.getDimSize(rank - 1);
+    int64_t diagonal = 0;
+    if (IntegerAttr d = op.getDiagonalAttr())
+      diagonal = d.getInt();
+    Location loc = op.getLoc();
+    Type i64 = rewriter.getI64Type();
+    auto arange = [&](int64_t n) -> Value {
+      return rewriter.create<AtenArangeOp>(
+          loc, RankedTensorType::get({n}, i64), rewriter.getI64IntegerAttr(n),
+          TypeAttr::get(i64), StringAttr(), StringAttr(), BoolAttr());
+    };
+    Value rows = rewriter.create<AtenUnsqueezeOp>(
+        loc, RankedTensorType::get({h, 1}, i64), arange(h),
+        rewriter.getI64IntegerAttr(1));
+    Value diff = rewriter.create<AtenSubTensorOp>(
+        loc, RankedTensorType::get({h, w}, i64), arange(w), rows, Attribute());
+    auto maskType = RankedTensorType::get({h, w}, rewriter.getI1Type());
+    Attribute bound = rewriter.getI64IntegerAttr(diagonal);
+    Value outside =
+        kLower ? rewriter.create<AtenGtScalarOp>(loc, maskType, diff, bound)
+                     .getResult()
+               : rewriter.create<AtenLtScalarOp>(loc, maskType, diff, bound)
+                     .getResult();
+    Attribute zero = type.getElementType().template isa<FloatType>()
+                         ? Attribute(rewriter.getF64FloatAttr(0.0))
+                         : Attribute(rewriter.getI64IntegerAttr(0));
+    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(op, type, op.getSelf(),
+                                                        outside, zero);
+    return success();
+  }
+};
+
 void dynoc::populatePointwiseDecompositions(RewritePatternSet &patterns) {
   patterns
-      .add<Addcmul, Addcdiv, LerpScalar, RsubScalar, RsubTensor, SafeSoftmax>(
+      .add<Addcmul, Addcdiv, LerpScalar, RsubScalar, RsubTensor, SafeSoftmax,
+           Triangle<AtenTrilOp, true>, Triangle<AtenTriuOp, false>>(
           patterns.getContext());
 }

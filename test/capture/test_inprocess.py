@@ -34,6 +34,7 @@ SUBSET = {"p01_function", "p04_module", "p19_sequential", "p26_no_grad", "p29_in
           "p30_buffers", "p51_graph_break", "p53_disable", "p57_is_compiling",
           "p23_dataclass_out", "p31_global_tensor", "p47_dtype_recompile", "p123_dynamo_export",
           "p124_tutorial_training", "p125_is_compiling_cached", "p126_mark_static_dynamic",
+          "p133_set_stance",
           *COMPILED}
 _REGION_API = re.compile(r"torch\.compile|_dynamo\.optimize|dynoc\.compile|@torch\.compile")
 

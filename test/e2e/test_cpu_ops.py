@@ -275,8 +275,38 @@ for causal in (False, True):
         "aten._scaled_dot_product_flash_attention_for_cpu", [[2, 3, 5, 8], [2, 3, 7, 8],
                                                              [2, 3, 7, 8]],
         {"dropout_p": 0.0, "is_causal": causal},
-        lambda q, k, v, c=causal: aten._scaled_dot_product_flash_attention_for_cpu(
-            q, k, v, 0.0, c)[0].contiguous()), results=2)
+        lambda q, k, v, c=causal: torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=c)), results=2)
+# Grouped-query attention: key/value heads each shared by 4 or 8 query heads
+# (torch's enable_gqa, what the CPU and CUDA kernels record), causal and with
+# an additive mask broadcast over batch and heads.
+for q_heads, kv_heads, causal in ((16, 4, True), (8, 1, False), (32, 4, True)):
+    CASES[f"attention_gqa{q_heads}_{kv_heads}_causal{causal}"] = dict(case(
+        "aten._scaled_dot_product_flash_attention_for_cpu",
+        [[2, q_heads, 9, 64], [2, kv_heads, 11, 64], [2, kv_heads, 11, 64]],
+        {"dropout_p": 0.0, "is_causal": causal},
+        lambda q, k, v, c=causal: torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=c, enable_gqa=True)), results=2)
+CASES["attention_gqa_mask"] = dict(case(
+    "aten._scaled_dot_product_flash_attention_for_cpu",
+    [[2, 12, 6, 32], [2, 3, 6, 32], [2, 3, 6, 32], [1, 1, 6, 6]],
+    {"dropout_p": 0.0, "is_causal": False},
+    lambda q, k, v, m: torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=m, enable_gqa=True)), results=2)
+# tril/triu (the causal mask of SDPA's math path): decomposed, so -O2 only.
+for name, diagonal in (("tril", 0), ("tril", -2), ("triu", 1), ("triu", 0)):
+    CASES[f"{name}_{diagonal}"] = dict(case(
+        f"aten.{name}", [[2, 5, 7]], {"diagonal": diagonal},
+        lambda x, f=getattr(aten, name), d=diagonal: f(x, d)), decomposed=True)
+CASES["tril_i64"] = dict(case("aten.tril", [[6, 6]], {}, aten.tril), dtypes=["i64"],
+                         decomposed=True)
+# cumsum: position ids from a mask (bool and int64 in, int64 out), floats.
+CASES["cumsum_mid"] = case("aten.cumsum", [[4, 5, 3]], {"dim": 1},
+                           lambda x: aten.cumsum(x, 1))
+CASES["cumsum_i64"] = dict(case("aten.cumsum", [[3, 7]], {"dim": -1},
+                                lambda x: aten.cumsum(x, -1)), dtypes=["i64"])
+CASES["cumsum_bool"] = dict(case("aten.cumsum", [[2, 9]], {"dim": 1},
+                                 lambda x: aten.cumsum(x, 1)), dtypes=["i1"])
 for name in ("sin", "cos"):
     CASES[name] = case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name))
 CASES["log"] = dict(case("aten.log", [[3, 17]], {}, aten.log), positive=[0])

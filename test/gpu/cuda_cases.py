@@ -35,7 +35,11 @@ OP_CASES = [
     "max_pool_2x2", "batch_norm", "constant_pad", "slice_last_dim",
     "slice_last_dim_step", "constant_pad_last_dims", "permute_tiled",
     "transpose_tiled", "expand_last_dim", "log_softmax_rows",
-    "embedding_dense_backward",
+    "embedding_dense_backward", "attention_causalFalse", "attention_causalTrue",
+    "attention_gqa16_4_causalTrue", "attention_gqa8_1_causalFalse",
+    "attention_gqa32_4_causalTrue", "attention_gqa_mask", "tril_0", "tril_-2", "triu_1",
+    "cumsum_mid", "cumsum_i64", "cumsum_bool", "index_dim0", "index_after_none",
+    "index_split",
 ]
 
 ARTIFACTS = os.path.join(ROOT, "build", "gpu")

@@ -672,18 +672,20 @@ inline int index_gather(T *out, const T *in, const int64_t *shape, int rank,
 // scratch of batchHeads * L * S floats.
 // `mask` (may be null): an additive float mask read at element strides
 // ms[0..3] over (batch, head, query, key), 0 on broadcast dims; `heads` splits
-// batchHeads into batch and head.
+// batchHeads into batch and head. Grouped-query attention: `group` query
+// heads share one key/value head (k and v hold batchHeads / group heads;
+// batch-head b reads key/value head b / group, as torch's enable_gqa does).
 inline int attention(float *out, const float *q, const float *k, const float *v,
                      int64_t batchHeads, int64_t L, int64_t S, int64_t E,
                      int64_t Ev, double scale, bool causal, float *scores,
                      const float *mask = nullptr, const int64_t *ms = nullptr,
-                     int64_t heads = 1) {
+                     int64_t heads = 1, int64_t group = 1) {
   int rc = 0;
 #pragma omp parallel for if (batchHeads > 1) reduction(max : rc)
   for (int64_t b = 0; b < batchHeads; ++b) {
     float *sc = scores + b * L * S;
     rc = std::max(rc, gemm(false, true, L, S, E, float(scale), q + b * L * E,
-                           k + b * S * E, 0.f, sc));
+                           k + (b / group) * S * E, 0.f, sc));
     for (int64_t i = 0; i < L; ++i) {
       float *row = sc + i * S;
       // Causal as in torch's scaled_dot_product_attention: the mask is
@@ -712,8 +714,8 @@ inline int attention(float *out, const float *q, const float *k, const float *v,
       for (int64_t j = visible; j < S; ++j)
         row[j] = 0.f;
     }
-    rc = std::max(rc, gemm(false, false, L, Ev, S, 1.f, sc, v + b * S * Ev, 0.f,
-                           out + b * L * Ev));
+    rc = std::max(rc, gemm(false, false, L, Ev, S, 1.f, sc,
+                           v + (b / group) * S * Ev, 0.f, out + b * L * Ev));
   }
   return rc;
 }

@@ -392,6 +392,26 @@ inline void max_pool2d_backward(T *dx, const T *dy, const int64_t *idx,
   });
 }
 
+// cumsum along one dim of an [outer, n, inner] view, accumulated in the
+// output's type (ATen promotes integer inputs to int64), bf16/f16 in float
+// as ATen's CUDA scan does: one thread scans each of the outer * inner lines
+// in order. Meant for position ids and masks (lines of a few thousand), not
+// for long float scans.
+template <class TO, class TI>
+inline void cumsum(TO *out, const TI *in, int64_t outer, int64_t n,
+                   int64_t inner) {
+  using Acc = std::conditional_t<IsHalf<TO>::value, float, TO>;
+  pointwise(outer * inner, [=] __device__(int64_t line) {
+    const int64_t o = line / inner, k = line % inner;
+    Acc acc = Acc(0);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t at = (o * n + i) * inner + k;
+      acc = acc + cvt<Acc>(in[at]);
+      out[at] = cvt<TO>(acc);
+    }
+  });
+}
+
 // embedding_dense_backward: out[rows, D] zeroed, then each gradient
 // element added to the row its index names (atomic adds, as Inductor's
 // index_put: the order of a row's sum varies from run to run; f32 only). An

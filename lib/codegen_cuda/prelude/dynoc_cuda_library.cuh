@@ -42,11 +42,14 @@ void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
             int kind);
 // Scaled dot-product attention of (batchHeads, L, E) queries over (S, E)
 // keys and (S, Ev) values; an additive mask of type TM read at strides ms.
+// `group` query heads share each key/value head (grouped-query attention:
+// k and v hold batchHeads / group heads).
 template <class T, class TM = T>
 int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
               int64_t L, int64_t S, int64_t E, int64_t Ev, double scale,
               bool causal, void *scores, const TM *mask = nullptr,
-              const int64_t *ms = nullptr, int64_t heads = 1);
+              const int64_t *ms = nullptr, int64_t heads = 1,
+              int64_t group = 1);
 
 // Losses (library/nn.cu). nll_loss_forward over [N, C] log-probabilities
 // (C: a [C] input with one target), reduction 0 none ([N] out), 1 mean,
@@ -96,6 +99,13 @@ int embedding(T *out, const T *weight, const int64_t *indices, int64_t n,
 template <class T>
 int gather(T *out, const T *in, const int64_t *index, const int64_t *outShape,
            const int64_t *inShape, int rank, int dim);
+// index.Tensor (advanced indexing) as a gather over `shape`; the layout of
+// the CPU's index_gather. An index out of range reads zeros.
+template <class T>
+int index_gather(T *out, const T *in, const int64_t *shape, int rank,
+                 const int64_t *inStride, int k, const int64_t *const *idx,
+                 const int64_t *idxStride, const int64_t *limit,
+                 const int64_t *idxInStride);
 
 // The CPU library caches oneDNN primitives per call site; cuDNN's plans are
 // per thread here (no lock on the run path), so a site holds nothing.

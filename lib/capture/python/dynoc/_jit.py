@@ -148,8 +148,9 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
                           "(a backend other than inductor gets forward graphs only; with "
                           "inductor, no trained leaf tensor reached the result); under "
                           "torch.no_grad() it is compiled")
-    if tracker.written:
-        raise NotCompiled(f"it writes {sorted(tracker.written)[0]} (a Python side effect the "
+    lasting = tracker.lasting_writes()
+    if lasting:
+        raise NotCompiled(f"it writes {lasting[0]} (a Python side effect the "
                           "graph does not hold)")
     structure = next((g.output_structure for g in graphs
                       if (g.output_structure or {}).get("type") != "intermediate"),

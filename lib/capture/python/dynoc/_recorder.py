@@ -19,6 +19,8 @@ from . import _mlir_writer as mw
 from ._collective_recording import CollectiveRecording
 from ._graph import Graph, Node, Value
 
+_UNREAD = object()  # a source with no value to compare (Tracker.lasting_writes)
+
 # ATen calls that turn a tensor into a Python value: the value leaves the graph.
 # Profiler markers (optimizers' record_function): they compute nothing and
 # neither break a graph nor enter one.
@@ -154,6 +156,10 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
         self.size_guards = {}  # guard text -> None, in the order decided
         self.computed_size_guards = {}  # the same, on sizes of computed tensors
         self.written = set()  # sources the region assigned (not guarded after)
+        # source -> its value before the region's first write to it (or
+        # _UNREAD): a write the region undoes before it returns is no side
+        # effect (lasting_writes).
+        self.written_before = {}
         # In process: keep what a break needs to be resumed after (_resume.py);
         # the ResumePoint of the first break, or why there is none.
         self.resumable = False
@@ -704,7 +710,28 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
     def on_store(self, source):
         """The region wrote what `source` names (an attribute, an item, a
         global): reads of it from now on see the region's own value."""
+        if source not in self.written_before:
+            self.written_before[source] = self._source_value(source)
         self.written.add(source)
+
+    def _source_value(self, source):
+        """The value `source` names now in the region's call scope, or
+        _UNREAD (absent, or not readable)."""
+        if self.call_scope is None:
+            return _UNREAD
+        L, G = self.call_scope
+        try:
+            return eval(source, {**_guards._scope(), "L": L, "G": G})  # noqa: S307 - dynoc's own text
+        except Exception:  # noqa: BLE001 - an attribute not there yet, say
+            return _UNREAD
+
+    def lasting_writes(self):
+        """The sources the region wrote whose value is not the one it found
+        (a write undone within the call, as transformers' output collector
+        sets and resets its flag, is no side effect)."""
+        return sorted(s for s in self.written
+                      if self.written_before.get(s, _UNREAD) is _UNREAD or
+                      self._source_value(s) is not self.written_before[s])
 
     def _written(self, source):
         return any(source == w or source.startswith((w + ".", w + "["))

@@ -14,7 +14,7 @@ import opcode
 import torch
 
 from . import _logs, _mlir_writer as mw
-from . import _dispatch, _dynamic, _guards, _jit, _session, _step, _symbolic
+from . import _dispatch, _dynamic, _guards, _jit, _session, _stance, _step, _symbolic
 from ._compiled_module import CompiledModule, forward_inside_region
 from ._recorder import Tracker
 
@@ -38,8 +38,12 @@ def _read_config_limit():
 # limit applies: scripts set it there.
 read_limit = _read_config_limit
 # callable -> how the evaluator treats a call to it: "graph_break", "allow",
-# "disallow", "forbid", "disable", "disable_frame" (the seed APIs fill it).
-special_calls = {print: "side_effect", sys.__displayhook__: "side_effect"}
+# "disallow", "forbid", "disable", "disable_frame" (the seed APIs fill it),
+# "compiling" (True inside a region: torch's own is_compiling, which library
+# code such as transformers' masks asks, as Dynamo folds it).
+special_calls = {print: "side_effect", sys.__displayhook__: "side_effect",
+                 torch.compiler.is_compiling: "compiling",
+                 torch.compiler.is_dynamo_compiling: "compiling"}
 for _level in ("debug", "info", "warning", "warn", "error", "exception", "critical", "log"):
     special_calls[getattr(logging.Logger, _level)] = "side_effect"
     special_calls[getattr(logging, _level)] = "side_effect"
@@ -318,6 +322,8 @@ class Region:
         # recompiles are not the program's (Dynamo counts the first call's).
         self.internal = False
         self.eager_reason = None  # set: every call runs eagerly (resume functions)
+        # set_stance("eager_then_compile"): the first uncovered call ran eagerly.
+        self.eager_example_seen = False
         self.session = None
         # The fast dispatcher of the variants as they are (_dispatch.py):
         # None until the next call makes it, False when calls need _call.
@@ -335,6 +341,7 @@ class Region:
                     self._checks):
             lst.clear()
         self.eager_reason = None
+        self.eager_example_seen = False
         self.invalidate_dispatch()
 
     def compiled_calls(self):
@@ -356,20 +363,35 @@ class Region:
         return t, tuple(args), None
 
     def __call__(self, *args, **kwargs):
-        fast = self._fast
-        if fast and not kwargs:  # the dispatcher checks the count itself
-            result = fast(*args)
-            if result is not _dispatch.MISS:
-                return result
-        elif fast is None and self.compiled:
-            self._fast = _dispatch.make(self) or False
+        stance = _stance.current()  # torch.compiler.set_stance's, read per call
+        call = self._call
+        if stance is not None and _stance.runs_eagerly(stance):
+            call = self._eager
+        else:
+            fast = self._fast
+            if fast and not kwargs:  # the dispatcher checks the count itself
+                result = fast(*args)
+                if result is not _dispatch.MISS:
+                    return result
+            elif fast is None and self.compiled:
+                self._fast = _dispatch.make(self) or False
         t = self.target
         if type(t) is _FunctionType:
-            return self._call(*args, **kwargs)
+            return call(*args, **kwargs)
         if isinstance(t, _Module) and _forward_of(t) is _call_with_hooks:
             # The compiled module's own hooks run around the region, natively.
-            return _call_with_hooks(t, *args, _dynoc_forward=self._call, **kwargs)
-        return self._call(*args, **kwargs)
+            return _call_with_hooks(t, *args, _dynoc_forward=call, **kwargs)
+        return call(*args, **kwargs)
+
+    def _eager(self, *args, **kwargs):
+        """The call as if never compiled (set_stance("force_eager"))."""
+        t = self.target
+        if type(t) is _FunctionType:
+            return t(*args, **kwargs)
+        fn, fargs, _ = self._resolve(args)
+        if not inspect.isfunction(fn):
+            return t(*args, **kwargs)
+        return fn(*fargs, **kwargs)
 
     def _call(self, *args, **kwargs):
         # (on every call of a compiled function: kept short)
@@ -406,8 +428,13 @@ class Region:
             return fn(*fargs, **kwargs)
         if failure is not None and self.guard_fail_fn is not None:
             self.guard_fail_fn(GuardFail(failure, code))
-        if run_only:  # inside dynoc.run(): cached code only
+        miss = _stance.on_miss(self)
+        if run_only or miss == "eager":  # dynoc.run() or the stance: cached code only
             return fn(*fargs, **kwargs)
+        if miss == "fail":
+            error = _stance.recompile_error(code, failure, L, G)
+            if error is not None:
+                raise error
         # The limit is read on a recompile only: torch's default costs an
         # import of torch._dynamo.
         limit = read_limit() if self.variants else None

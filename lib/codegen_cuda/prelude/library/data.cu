@@ -119,6 +119,62 @@ int gather(T *out, const T *in, const int64_t *index, const int64_t *outShape,
   return 0;
 }
 
+// index.Tensor's gather, as the CPU's dynoc_k::index_gather lays it out
+// (prelude/dynoc_kernels.h): up to 8 output dims and 4 index tensors, read
+// through one by-value plan. An index outside [-limit, limit) reads zeros,
+// as embedding and gather do here (the device cannot fail the call without
+// a host synchronization).
+struct IndexPlan {
+  Arr8 shape, inStride, limit, idxInStride;
+  Arr8 idxStride[4];
+  const int64_t *idx[4];
+};
+template <class T>
+int index_gather(T *out, const T *in, const int64_t *shape, int rank,
+                 const int64_t *inStride, int k, const int64_t *const *idx,
+                 const int64_t *idxStride, const int64_t *limit,
+                 const int64_t *idxInStride) {
+  if (rank > 8 || k > 4) {
+    fail(400, "index.Tensor", "over 8 dims or 4 index tensors");
+    return 400;
+  }
+  IndexPlan plan;
+  plan.shape = Arr8(shape, rank);
+  plan.inStride = Arr8(inStride, rank);
+  plan.limit = Arr8(limit, k);
+  plan.idxInStride = Arr8(idxInStride, k);
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+  for (int j = 0; j < 4; ++j) {
+    plan.idxStride[j] = Arr8(j < k ? idxStride + j * rank : nullptr, rank);
+    plan.idx[j] = j < k ? idx[j] : nullptr;
+  }
+  pointwise(n, [=] __device__(int64_t i) {
+    int64_t rem = i, off = 0, ioff[4] = {0, 0, 0, 0};
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rem % plan.shape[d];
+      rem /= plan.shape[d];
+      off += c * plan.inStride[d];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        ioff[j] += c * plan.idxStride[j][d];
+    }
+    bool bad = false;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (j < k) {
+        int64_t x = plan.idx[j][ioff[j]];
+        if (x < 0)
+          x += plan.limit[j];
+        bad |= x < 0 || x >= plan.limit[j];
+        off += x * plan.idxInStride[j];
+      }
+    out[i] = bad ? T(0.f) : in[off];
+  });
+  return 0;
+}
+
 #define DYNOC_DATA(T)                                                          \
   template void expand<T>(T *, const T *, const int64_t *, const int64_t *,    \
                           int, float);                                         \
@@ -134,7 +190,11 @@ int gather(T *out, const T *in, const int64_t *index, const int64_t *outShape,
   template int embedding<T>(T *, const T *, const int64_t *, int64_t, int64_t, \
                             int64_t);                                          \
   template int gather<T>(T *, const T *, const int64_t *, const int64_t *,     \
-                         const int64_t *, int, int);
+                         const int64_t *, int, int);                           \
+  template int index_gather<T>(T *, const T *, const int64_t *, int,           \
+                               const int64_t *, int, const int64_t *const *,   \
+                               const int64_t *, const int64_t *,               \
+                               const int64_t *);
 // Compiled once per element type (CudaBuild.cpp, kLibraryUnits).
 DYNOC_DATA(DYNOC_TYPE)
 

@@ -173,20 +173,23 @@ void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
 // Scaled dot-product attention, flash style: one warp per query row streams
 // over the keys 32 at a time (a lane per key for the scores, then every lane
 // accumulates its share of the value dims) with an online softmax; nothing
-// of size L x S is written. Value dims up to 256.
+// of size L x S is written. Value dims up to 256. Grouped-query heads:
+// `group` query heads share one key/value head (batch-head b reads key/value
+// head b / group, as torch's enable_gqa does).
 constexpr int kAttnMaxDims = 256;
 template <class T, class TM>
 __global__ void attentionKernel(T *out, const T *q, const T *k, const T *v,
                                 int64_t batchHeads, int64_t L, int64_t S,
                                 int64_t E, int64_t Ev, float scale, bool causal,
-                                const TM *mask, Arr8 ms, int64_t heads) {
+                                const TM *mask, Arr8 ms, int64_t heads,
+                                int64_t group) {
   int lane = threadIdx.x & 31;
   int64_t row = blockIdx.x * int64_t(blockDim.x >> 5) + (threadIdx.x >> 5);
   if (row >= batchHeads * L)
     return;
   int64_t b = row / L, i = row % L;
   const T *qi = q + row * E;
-  const T *kb = k + b * S * E, *vb = v + b * S * Ev;
+  const T *kb = k + (b / group) * S * E, *vb = v + (b / group) * S * Ev;
   constexpr int kPer = kAttnMaxDims / 32;
   float acc[kPer];
 #pragma unroll
@@ -242,7 +245,7 @@ template <class T, class TM>
 int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
               int64_t L, int64_t S, int64_t E, int64_t Ev, double scale,
               bool causal, void *scores, const TM *mask, const int64_t *ms,
-              int64_t heads) {
+              int64_t heads, int64_t group) {
   (void)scores; // the CPU kernel's L x S scratch; not needed here
   if (Ev > kAttnMaxDims) {
     fail(400, "attention", "value head dim over 256");
@@ -254,7 +257,8 @@ int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
   constexpr int kWarps = 4;
   attentionKernel<<<unsigned((rows + kWarps - 1) / kWarps), 32 * kWarps, 0,
                     stream()>>>(out, q, k, v, batchHeads, L, S, E, Ev,
-                                float(scale), causal, mask, Arr8(ms, 4), heads);
+                                float(scale), causal, mask, Arr8(ms, 4), heads,
+                                group);
   check(cudaGetLastError(), "attention kernel");
   return 0;
 }
@@ -344,7 +348,7 @@ void mse_loss(T *out, const T *a, const T *b, int64_t n, int reduction) {
   template int attention<T, TM>(T *, const T *, const T *, const T *, int64_t, \
                                 int64_t, int64_t, int64_t, int64_t, double,    \
                                 bool, void *, const TM *, const int64_t *,     \
-                                int64_t);
+                                int64_t, int64_t);
 #define DYNOC_NN(T)                                                            \
   template void softmax<T>(T *, const T *, int64_t, int64_t, int64_t, bool);   \
   template void reduce<T>(T *, const T *, int64_t, int64_t, int64_t, int);     \
