@@ -294,6 +294,45 @@ def test_coalesced_collectives_record_per_tensor_and_run_as_eager(tmp_path):
         assert float(out.split("WORST")[1].split()[0]) <= 1e-6, out
 
 
+def test_a_rank_exits_cleanly_right_after_its_last_collective(tmp_path):
+    """A program that runs a built model through TorchDistributedCommunicator
+    and exits without destroy_process_group: gloo's run loop drops its last
+    reference to the finished all-reduce (and the Python tensors it holds) a
+    moment after wait() returns, and did so once the interpreter was
+    finalizing: `terminate called without an active exception`, exit -6
+    (issue 49). Each rank is pinned to one CPU, which makes the run loop lose
+    the race about every other run; dynoc's exit hook destroys the groups
+    while the interpreter is whole, so every run exits 0 with its output."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "import sys, torch, torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "def f(a):\n"
+        "    dist.all_reduce(a)\n"
+        "    return a * 2\n"
+        "a = torch.ones(64) * (dist.get_rank() + 1)\n"
+        "if sys.argv[1] == 'capture':\n"
+        "    torch.compile(f)(a)\n"
+        "else:\n"
+        "    import dynoc\n"
+        "    m = dynoc.load(sys.argv[2], communicator=dynoc.TorchDistributedCommunicator())\n"
+        "    print('SUM', m(a)[0].item(), flush=True)\n")
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", prog, "-o", tmp_path / "cap",
+                                         "--", "capture"]):
+        assert rc == 0, err[-3000:]
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "graph_0.mlir", "-o",
+                        tmp_path / "m.so"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-3000:]
+    cpus = sorted(os.sched_getaffinity(0))
+    for attempt in range(6):
+        for r, (rc, out, err) in enumerate(ranks(lambda r: [
+                "taskset", "-c", str(cpus[r % len(cpus)]), sys.executable, prog, "run",
+                tmp_path / "m.so"])):
+            assert rc == 0 and "terminate called" not in err, \
+                f"run {attempt}, rank {r}: exit {rc}\n{out}{err[-3000:]}"
+            assert out.split() == ["SUM", "6.0"], out
+
+
 def test_libdynrts_nccl_communicator_says_what_it_lacks():
     """dynrt_nccl_communicator_create on a machine without NCCL (this one's
     torch is the CPU build) names the library it cannot load; arguments out

@@ -281,6 +281,25 @@ def _scatter_single():
     return getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
 
 
+_exit_hook = False
+
+
+def _destroy_process_groups_at_exit():
+    """atexit: destroys the process groups a TorchDistributedCommunicator ran
+    collectives on, if the program left them initialized. torch's worker
+    threads (gloo's run loop, NCCL's watchdog) drop their last reference to
+    a finished collective's Work a moment after wait() returns; that drops
+    the Python tensors it held, which needs the GIL, and once the interpreter
+    is finalizing, taking the GIL ends the thread inside a destructor: the
+    process aborts with `terminate called without an active exception`
+    (pytorch/pytorch#190489; torch's docs ask programs to call
+    destroy_process_group before they exit). Destroying the groups here,
+    while the interpreter is whole, joins those threads first."""
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
 class TorchDistributedCommunicator:
     """A libdynrt communicator over torch.distributed: a built model's
     collectives run as `torch.distributed` calls on the process groups torch
@@ -308,6 +327,11 @@ class TorchDistributedCommunicator:
         if not dist.is_initialized():
             raise RuntimeError("TorchDistributedCommunicator needs torch.distributed "
                                "initialized (dist.init_process_group)")
+        global _exit_hook
+        if not _exit_hook:
+            import atexit
+            atexit.register(_destroy_process_groups_at_exit)
+            _exit_hook = True
         if cuda_graphs is None:
             cuda_graphs = dist.get_backend() == "nccl"
         self.cuda_graphs = bool(cuda_graphs)
