@@ -104,6 +104,8 @@ if ((realworld)); then
 fi
 say "generated dialect is up to date"
 .venv/bin/python lib/ir/tools/gen_aten_ops.py --check
+say "the dynoc package's import cycles and in-function imports are within bounds (tools/check_imports.py)"
+.venv/bin/python tools/check_imports.py
 say "bazel build + unit tests"
 bazel build //...
 # The runtime's tests under AddressSanitizer and ThreadSanitizer; they use the

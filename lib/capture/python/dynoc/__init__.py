@@ -10,10 +10,12 @@ import warnings
 
 import torch
 
-from . import _region
+from . import _backends, _region
+from ._backends import list_backends, register_backend
 from ._version import __version__
 from ._compiled_module import CompiledModule
-from ._explain import ExplainOutput, ExportResult, explain, export, unsupported_type
+from ._errors import unsupported_type
+from ._explain import ExplainOutput, ExportResult, explain, export
 from ._autograd import TrainableModel, load_trainable
 from ._runtime import Error, GuardError, LoadedModel, load, profile, set_runtime_log
 from ._distributed import GlooCommunicator, NcclCommunicator, TorchDistributedCommunicator
@@ -32,12 +34,6 @@ __all__ = ["compile", "optimize", "optimize_assert", "is_compiling", "is_dynamo_
            "profile", "set_runtime_log", "TorchDistributedCommunicator",
            "NcclCommunicator", "GlooCommunicator"]
 
-_BACKENDS = {"eager": ("debug",), "aot_eager": ("debug",), "inductor": ()}
-# Dynamo's debugging backends that mean the same here: the recorded graphs run
-# through ATen (dynoc's recording is ATen-level already).
-_BACKEND_ALIASES = {"aot_eager": "eager"}
-_BACKENDS_REGISTERED = {}  # name -> callable(gm, example_inputs) (register_backend)
-
 
 class config:
     """Settings, named as in torch._dynamo.config. cache_size_limit=None:
@@ -47,31 +43,9 @@ class config:
 
 
 def __getattr__(name):
-    if name == "Unsupported":  # made on first use (_explain.unsupported_type)
+    if name == "Unsupported":  # made on first use (_errors.unsupported_type)
         return unsupported_type()
     raise AttributeError(f"module 'dynoc' has no attribute '{name}'")
-
-
-def register_backend(compiler_fn=None, name=None, tags=()):
-    """Like torch._dynamo.register_backend: makes `compiler_fn(gm,
-    example_inputs) -> callable` a backend by `name` (its __name__ by
-    default). Usable as a decorator."""
-    if compiler_fn is None:
-        return lambda fn: register_backend(fn, name=name, tags=tags)
-    if not callable(compiler_fn):
-        raise TypeError(f"dynoc: register_backend expects a callable, got "
-                        f"{type(compiler_fn).__name__}")
-    name = name or compiler_fn.__name__
-    if name in ("eager", "aot_eager", "inductor"):
-        raise ValueError(f"dynoc: backend '{name}' is dynoc's own")
-    _BACKENDS[name] = tuple(tags)
-    _BACKENDS_REGISTERED[name] = compiler_fn
-    return compiler_fn
-
-
-def list_backends(exclude_tags=("debug", "experimental")):
-    exclude = set(exclude_tags or ())
-    return sorted(n for n, tags in _BACKENDS.items() if not exclude.intersection(tags))
 
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -96,8 +70,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                                  guard_fail_fn=guard_fail_fn, guard_export_fn=guard_export_fn)
     if disable:
         return model
-    if isinstance(backend, str) and backend not in _BACKENDS:
-        raise ValueError(f"dynoc: unknown backend '{backend}' (known: {', '.join(_BACKENDS)})")
+    if isinstance(backend, str) and backend not in _backends.BACKENDS:
+        raise ValueError(f"dynoc: unknown backend '{backend}' (known: {', '.join(_backends.BACKENDS)})")
     if not isinstance(backend, str) and not callable(backend):
         raise TypeError(f"dynoc: backend must be a name or a callable, got "
                         f"{type(backend).__name__}")
@@ -111,7 +85,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         list_mode_options(mode)
         _say_once(mode, f"dynoc: mode='{mode}' is an Inductor mode dynoc has no "
                         "counterpart of; the code is built as in the default mode")
-    backend = _BACKEND_ALIASES.get(backend, backend) if isinstance(backend, str) else backend
+    backend = _backends.ALIASES.get(backend, backend) if isinstance(backend, str) else backend
     if mode == "reduce-overhead":
         _say_once(mode, "dynoc: mode='reduce-overhead' replays CUDA graphs for --target=cuda "
                         "models; CPU code runs as in the default mode")

@@ -20,7 +20,7 @@ import types
 import torch
 from torch.utils.hooks import RemovableHandle
 
-from . import _guards, _jit
+from . import _guards, _jit, _native
 
 MISS = object()  # the general path decides this call
 _CONSTANT_TYPES = (bool, int, float, str, type(None))
@@ -59,8 +59,7 @@ def make(region):
         compiled = region.compiled[i] if i < len(region.compiled) else None
         direct = compiled.direct(names) if hasattr(compiled, "direct") else None
         variants.append((ops, residual, compiled, direct))
-    from . import _region
-    dispatcher = _region._ext().Dispatcher(
+    dispatcher = _native.ext().Dispatcher(
         tuple(names), bound, fn.__globals__, variants, MISS, _jit.STALE,
         lambda i: _forget_stale(region, i), binding)
     return dispatcher

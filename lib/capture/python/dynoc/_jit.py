@@ -25,7 +25,7 @@ from torch.nn.modules.module import (register_module_buffer_registration_hook,
                                      register_module_parameter_registration_hook)
 from torch.utils.weak import WeakIdKeyDictionary
 
-from . import _logs, _mlir_writer as mw
+from . import _logs, _mlir_writer as mw, _native
 from ._recorder import _tensors
 from ._runtime import LoadedModel
 
@@ -431,8 +431,7 @@ class BuiltGraph:
                         if name in prepared or data.device != t.device]
         self.tracked_tensors = [self.weights[i][1] for i in self.tracked]
         self.versions = list(map(_version, self.tracked_tensors))
-        from . import _region
-        self.same_versions = _region._ext().same_versions  # (C) every call
+        self.same_versions = _native.ext().same_versions  # (C) every call
         self.replaced_seen = _replaced[0]
         # The region's module (a module region): where each weight is held
         # in it, looked up again after a submodule was assigned.

@@ -16,6 +16,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _cuda_kernels, _guards, _logs, _optim_rules, _partition, _repeats, _symbolic
 from . import _mlir_writer as mw
+from . import _native
+from ._errors import unsupported_type
 from ._collective_recording import CollectiveRecording
 from ._graph import Graph, Node, Value
 
@@ -882,9 +884,8 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
         if not self.resumable or self.breaks or self.synthetic_backward:
             return
         from . import _resume
-        from ._region import _ext
         try:
-            self.resume_point = _resume.at_break(self, _ext().break_snapshot())
+            self.resume_point = _resume.at_break(self, _native.ext().break_snapshot())
         except _resume.NotResumable as e:
             self.resume_point = str(e)
 
@@ -892,7 +893,6 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
         """fullgraph=True: the break raises Unsupported before the breaking
         instruction runs (the evaluator stops there)."""
         if self.region.fullgraph and not self.synthetic_backward:
-            from ._explain import unsupported_type
             self.refused_break = True
             raise unsupported_type()(f"dynoc: fullgraph=True but the region breaks at "
                                      f"{where}: {reason}")

@@ -13,12 +13,11 @@ import weakref
 import opcode
 import torch
 
-from . import _logs, _mlir_writer as mw
+from . import _backends, _logs, _mlir_writer as mw, _native
 from . import _dispatch, _dynamic, _guards, _jit, _session, _stance, _step, _symbolic
 from ._compiled_module import CompiledModule, forward_inside_region
 from ._recorder import Tracker
 
-_C = None
 _Module = torch.nn.Module
 _FunctionType = types.FunctionType
 _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
@@ -169,20 +168,17 @@ def _inline_cache_entries():
     return list(entries)
 
 
-def _ext():
-    global _C
-    if _C is None:
-        from dynoc._version import unsupported_python_message
-        why = unsupported_python_message(sys.version_info, sys.executable)
-        if why:
-            raise RuntimeError(why)
-        import _dynoc_C
-        _dynoc_C.init(torch.Tensor, torch.nn.Module, _inline_cache_entries(),
-                      _follow, _forward_of, special_calls, Region, _on_entry)
-        _C = _dynoc_C
-        _guards.native_check_tensor = _dynoc_C.check_tensor
-        _guards.native_attr = _dynoc_C.attr
-    return _C
+def _initialize_extension(C):
+    """Hands the capture extension the region layer's callbacks (run once,
+    when _native first loads it)."""
+    C.init(torch.Tensor, torch.nn.Module, _inline_cache_entries(),
+           _follow, _forward_of, special_calls, Region, _on_entry)
+    _guards.native_check_tensor = C.check_tensor
+    _guards.native_attr = C.attr
+
+
+_native.set_initializer(_initialize_extension)
+_ext = _native.ext
 
 
 def _positional(code, fargs):
@@ -571,8 +567,7 @@ class Region:
             return None  # capture records; the script runs as written
         backend = self.backend
         if isinstance(backend, str) and backend not in ("inductor", "eager"):
-            from . import _BACKENDS_REGISTERED
-            backend = _BACKENDS_REGISTERED[backend]
+            backend = _backends.REGISTERED[backend]
         try:
             return _jit.compile_variant(graphs, tracker, result, self.session.weights,
                                        self.session.constant_sources, backend, L, G,

@@ -7,7 +7,7 @@ import traceback
 
 import torch
 
-from . import _mlir_writer as mw
+from . import _mlir_writer as mw, _native
 from . import _partition
 
 MANIFEST_VERSION = 1
@@ -74,9 +74,9 @@ class Session:
 
     def user_location(self):
         """file:line of the innermost frame of user code on the Python stack."""
-        from . import _region
-        if _region._C is not None:
-            loc = _region._C.current_location()
+        C = _native.loaded()
+        if C is not None:
+            loc = C.current_location()
             if loc is not None:
                 return f"{loc[0]}:{loc[1]}"
         here = os.path.dirname(__file__)

@@ -1,0 +1,21 @@
+"""dynoc's error types that capture raises (a leaf, as torch/_dynamo/exc.py)."""
+
+_unsupported = None
+
+
+def unsupported_type():
+    """dynoc.Unsupported: what dynoc cannot make one graph of (a break in a
+    fullgraph=True region, export of a region that breaks). A subclass of
+    torch._dynamo.exc.Unsupported, so `except` clauses written for Dynamo
+    catch it; made on first use, as importing torch._dynamo takes a second."""
+    global _unsupported
+    if _unsupported is None:
+        import torch._dynamo.exc
+
+        class Unsupported(torch._dynamo.exc.Unsupported):
+            def __init__(self, msg):
+                super().__init__(msg, "dynoc")
+
+        Unsupported.__module__ = "dynoc"
+        _unsupported = Unsupported
+    return _unsupported
