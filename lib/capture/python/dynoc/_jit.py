@@ -50,12 +50,24 @@ STALE = object()
 # see each one before it takes the old one's place. A built graph bound to
 # the old tensor follows the chain to the new one (checked when the count
 # moved: one integer compare per call).
+#
+# The hooks are global, so they also run inside what torch's own Dynamo
+# traces for code that does not use dynoc (transformers' Llama slices
+# `self.layers[:n]`, a new ModuleList, on every forward): a counter read there
+# becomes one of Dynamo's guards, which fails at every call (a recompile per
+# call, then eager at the recompile limit). They return at once where Dynamo
+# traces: torch's own is_compiling, kept here before dynoc.install() routes
+# torch.compiler's to dynoc, is folded to True in Dynamo's graphs and is
+# False when the hook runs for real (dynoc's evaluator runs it natively).
 _replacements = WeakIdKeyDictionary()  # old tensor -> its successor (or None)
 _replaced = [0]
+_dynamo_tracing = torch.compiler.is_compiling
 
 
 def _replacement_hook(table):
     def note(module, name, value):
+        if _dynamo_tracing():
+            return
         old = module.__dict__.get(table, {}).get(name)
         if old is not None and old is not value:
             _replacements[old] = value
@@ -68,7 +80,8 @@ def _submodule_registered(module, name, value):
     # graph reads through it may be other tensors now. Which ones only the
     # graph's own module knows (a tied weight lives on in its other owner),
     # so each built graph looks its weights up again (BuiltGraph.paths).
-    _replaced[0] += 1
+    if not _dynamo_tracing():
+        _replaced[0] += 1
 
 
 register_module_parameter_registration_hook(_replacement_hook("_parameters"))
