@@ -327,6 +327,30 @@ def test_user_backends_get_a_graph_module_of_the_recording():
     assert {"aten.sin.default", "aten.mm.default"} <= targets
 
 
+def test_a_variant_that_runs_eagerly_says_so_once_per_reason():
+    """Never silently eager: the first call whose variant cannot be built
+    warns with the region's place and the reason; later calls of it, and
+    calls of another region for another reason, do not repeat the first."""
+    def counts(x):
+        counts.calls = getattr(counts, "calls", 0) + 1  # a lasting side effect
+        return x + 1
+
+    def fine(x):
+        return x * 2
+
+    c, d = dynoc.compile(counts), dynoc.compile(fine)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            c(torch.ones(2))
+            d(torch.ones(2))
+    said = [str(w.message) for w in seen if "run eagerly" in str(w.message)]
+    assert len(said) == 1, said
+    assert said[0].startswith("dynoc: calls of counts run eagerly, not compiled: it writes")
+    assert seen[0].filename == __file__
+    assert compiled_calls(d) == 2
+
+
 def test_modes_and_options_are_said_once_not_ignored_silently():
     with pytest.warns(UserWarning, match="does not autotune"):
         dynoc.compile(lambda x: x, mode="max-autotune")

@@ -291,6 +291,24 @@ def _stand_in(fn, fargs, kwargs):
         standing_in -= 1
 
 
+_eager_warned = set()  # (entry, reason) pairs already told
+
+
+def _warn_eager(entry, reason):
+    """Never silently eager: the first time a region's variant runs eagerly
+    for a reason, one warning line says where and why (DYNOC_LOGS keeps the
+    details); the same reason at the same place is not repeated."""
+    if (entry, reason) in _eager_warned:
+        return
+    _eager_warned.add((entry, reason))
+    filename, line, name = entry.rsplit(":", 2)
+    warnings.warn_explicit(
+        f"dynoc: calls of {name} run eagerly, not compiled: {reason} "
+        "(DYNOC_LOGS=graph_breaks,recompiles shows each capture; "
+        "dynoc.counters['eager_variants'] counts them)", UserWarning, filename,
+        int(line) if line.isdigit() else 0)
+
+
 class Region:
     def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None,
                  live=None, guard_fail_fn=None, guard_export_fn=None, cuda_graphs=False):
@@ -576,6 +594,7 @@ class Region:
             _logs.log("graph_breaks", f"{entry}: calls run eagerly: {e}")
             _jit.counters["eager_variants"] += 1
             self.session.eager_reasons.append({"entry": entry, "reason": str(e)})
+            _warn_eager(entry, str(e))
             return None
 
     def _dynamic_request(self, user_inputs, recompile):
