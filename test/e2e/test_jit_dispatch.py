@@ -219,3 +219,14 @@ def test_a_replaced_buffer_is_what_the_next_call_reads():
         assert cm._dynoc_region.compiled_calls() == 3
         m.bn.running_mean, m.bn.running_var = None, None  # batch statistics now
         torch.testing.assert_close(cm(x), m(x))
+
+
+def test_a_function_of_no_arguments_runs_built_code_on_later_calls():
+    """`dynoc.compile(lambda: torch.arange(3.))`: its second call made the
+    dispatcher, which looked for a module in its first argument and raised
+    IndexError (issue 52)."""
+    c = dynoc.compile(lambda: torch.arange(3.0) * 2)
+    before = dynoc.counters["compiled_calls"]
+    for _ in range(3):
+        torch.testing.assert_close(c(), torch.tensor([0.0, 2.0, 4.0]))
+    assert dynoc.counters["compiled_calls"] - before == 2

@@ -43,9 +43,13 @@ def make(region):
     names, binding = binding
     if binding[0] < len(bound) and not binding[2]:
         return None
+    if bound and not names:
+        return None
     # The module's source in L: its parameter, or the first of *args (a
-    # wrapper's); a variant captured without hooks has this guard.
-    source = f"L[{names[0]!r}]" if binding[0] else f"L[{names[0]!r}][0]"
+    # wrapper's); a variant captured without hooks has this guard. (A
+    # function of no parameters has no module to look at.)
+    source = None if not names else \
+        f"L[{names[0]!r}]" if binding[0] else f"L[{names[0]!r}][0]"
     no_hooks = f"___hook_ids({source}) == ()"
     variants = []
     for i, guards in enumerate(region.variants):
