@@ -359,6 +359,9 @@ def test_modes_and_options_are_said_once_not_ignored_silently():
     # torch.compile's own errors, from the installed torch's list of modes.
     with pytest.raises(RuntimeError, match="Unrecognized mode=fastest, should be one of: "):
         dynoc.compile(lambda x: x, mode="fastest")
+    with pytest.raises(RuntimeError, match="Unexpected optimization option no_such_key, "
+                                           "known options are"):
+        dynoc.compile(lambda x: x, options={"no_such_key": True})
     with pytest.raises(RuntimeError, match="Either mode or options can be specified"):
         dynoc.compile(lambda x: x, mode="default", options={"epilogue_fusion": True})
     with pytest.warns(UserWarning, match="mode='lite' is an Inductor mode dynoc has no"):

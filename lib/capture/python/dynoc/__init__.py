@@ -93,6 +93,14 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         _say_once(mode, f"dynoc: mode='{mode}': dynoc does not autotune; the code is built "
                         "as in the default mode")
     if options:
+        # torch.compile's own check, in its words: a key Inductor's config
+        # lacks is an error, not an option to ignore.
+        from torch._inductor import config as inductor_config
+        known = inductor_config.get_config_copy()
+        for key in options:
+            if key.replace("-", "_") not in known:
+                raise RuntimeError(f"Unexpected optimization option {key}, known options "
+                                   f"are {list(known.keys())}")
         _say_once(("options",) + tuple(sorted(options)),
                   f"dynoc: compile options {sorted(options)} are Inductor's and have no "
                   "meaning for dynoc's compiler; ignored")
