@@ -5,6 +5,10 @@
 // (dynoc_cuda_library.cuh).
 #include "dynoc_cuda_core.cuh"
 
+#include <mma.h>
+
+#include <atomic>
+
 namespace dynoc_k {
 
 __device__ inline float warpSum(float v) {
@@ -241,12 +245,221 @@ __global__ void attentionKernel(T *out, const T *q, const T *k, const T *v,
       o[d] = T(acc[t] * inv);
   }
 }
+#if DYNOC_HALF_TYPES
+// Flash attention on the tensor cores, for bf16/f16 with a head dim (E == Ev)
+// of 64 or 128: FlashAttention-2's forward (Dao, 2023) on WMMA 16x16x16
+// fragments. A block of 4 warps takes 64 query rows of one batch-head (16 a
+// warp) and streams the keys 64 at a time through shared memory: each warp
+// computes its 16 x 64 scores on the tensor cores (f32), applies scale, mask
+// and causality and the online softmax in f32 (a row at a time, a lane per
+// two keys), rounds the weights to T (as ATen's flash kernels do) and adds
+// P V to its f32 output rows, kept in shared memory because a WMMA
+// accumulator's element-to-row map is opaque (each tile rescales those rows
+// first). Rows are padded (kPad) so that neither the fragment loads nor the
+// row-wise passes meet bank conflicts. Nothing of size L x S is written;
+// memory is linear in the sequence length.
+namespace flash {
+constexpr int kWarps = 4, kRows = 16 * kWarps, kKeys = 64;
+constexpr int kPadH = 8, kPadF = 4; // 16 bytes: 16-bit rows, float rows
+template <int D> constexpr size_t smemBytes() {
+  return 2 * (size_t(kRows + 2 * kKeys) * (D + kPadH) +
+              size_t(kWarps) * 16 * (kKeys + kPadH)) +
+         4 * (size_t(kWarps) * 16 * (kKeys + kPadF) +
+              size_t(kWarps) * 16 * (D + kPadF));
+}
+} // namespace flash
+
+template <class T, class TM, int D>
+__global__ void __launch_bounds__(32 * flash::kWarps)
+    flashAttentionKernel(T *out, const T *q, const T *k, const T *v, int64_t L,
+                         int64_t S, float scale, bool causal, const TM *mask,
+                         Arr8 ms, int64_t heads, int64_t group) {
+  using namespace nvcuda;
+  using flash::kKeys;
+  using flash::kRows;
+  constexpr int LD = D + flash::kPadH;           // Q, K, V rows
+  constexpr int LP = kKeys + flash::kPadH;       // P rows
+  constexpr int LS = kKeys + flash::kPadF;       // score rows (f32)
+  constexpr int LO = D + flash::kPadF;           // output rows (f32)
+  extern __shared__ __align__(128) unsigned char smem[];
+  T *sQ = reinterpret_cast<T *>(smem);
+  T *sK = sQ + kRows * LD, *sV = sK + kKeys * LD;
+  T *sP = sV + kKeys * LD;
+  float *sS = reinterpret_cast<float *>(sP + flash::kWarps * 16 * LP);
+  float *sO = sS + flash::kWarps * 16 * LS;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t bh = blockIdx.y, row0 = int64_t(blockIdx.x) * kRows;
+  const T *qb = q + bh * L * D, *kb = k + (bh / group) * S * D,
+          *vb = v + (bh / group) * S * D;
+  // The block's query rows (zeros past L), 8 elements (16 bytes) a load.
+  for (int i = threadIdx.x; i < kRows * D / 8; i += blockDim.x) {
+    int r = i / (D / 8), c = (i % (D / 8)) * 8;
+    uint4 val = make_uint4(0, 0, 0, 0);
+    if (row0 + r < L)
+      val = *reinterpret_cast<const uint4 *>(qb + (row0 + r) * D + c);
+    *reinterpret_cast<uint4 *>(sQ + r * LD + c) = val;
+  }
+  float *myS = sS + warp * 16 * LS, *myO = sO + warp * 16 * LO;
+  T *myP = sP + warp * 16 * LP;
+  for (int i = lane; i < 16 * LO; i += 32)
+    myO[i] = 0.f;
+  const int64_t wrow0 = row0 + warp * 16; // this warp's first query row
+  // Per row of the warp (every lane keeps all 16): running max and sum.
+  float m[16], l[16];
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    m[r] = -INFINITY, l[r] = 0.f;
+  int64_t end = S;
+  if (causal)
+    end = row0 + kRows < S ? row0 + kRows : S;
+  __syncthreads();
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> qa[D / 16];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+    wmma::load_matrix_sync(qa[kk], sQ + warp * 16 * LD + kk * 16, LD);
+  for (int64_t j0 = 0; j0 < end; j0 += kKeys) {
+    __syncthreads(); // the previous tile's K and V are no longer read
+    for (int i = threadIdx.x; i < kKeys * D / 8; i += blockDim.x) {
+      int rr = i / (D / 8), c = (i % (D / 8)) * 8;
+      uint4 kv = make_uint4(0, 0, 0, 0), vv = kv;
+      if (j0 + rr < S) {
+        kv = *reinterpret_cast<const uint4 *>(kb + (j0 + rr) * D + c);
+        vv = *reinterpret_cast<const uint4 *>(vb + (j0 + rr) * D + c);
+      }
+      *reinterpret_cast<uint4 *>(sK + rr * LD + c) = kv;
+      *reinterpret_cast<uint4 *>(sV + rr * LD + c) = vv;
+    }
+    __syncthreads();
+    // Causal: a warp whose rows all precede the tile's first key skips it
+    // (its rows see none of these keys).
+    if (causal && j0 > wrow0 + 15)
+      continue;
+    // Scores: Q (16 x D) K^T (D x 64), f32 on the tensor cores.
+#pragma unroll
+    for (int n = 0; n < kKeys / 16; ++n) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      wmma::fill_fragment(acc, 0.f);
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> kf;
+        wmma::load_matrix_sync(kf, sK + n * 16 * LD + kk * 16, LD);
+        wmma::mma_sync(acc, qa[kk], kf, acc);
+      }
+      wmma::store_matrix_sync(myS + n * 16, acc, LS, wmma::mem_row_major);
+    }
+    __syncwarp();
+    // The online softmax, a row at a time: lane j takes keys j and j + 32.
+#pragma unroll
+    for (int r = 0; r < 16; ++r) {
+      const int64_t qi = wrow0 + r;
+      const TM *mr = mask && qi < L ? mask + (bh / heads) * ms[0] +
+                                          (bh % heads) * ms[1] + qi * ms[2]
+                                    : nullptr;
+      float sc[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int c = lane + 32 * h;
+        const int64_t j = j0 + c;
+        sc[h] = -INFINITY;
+        if (qi < L && j < S && !(causal && j > qi))
+          sc[h] = myS[r * LS + c] * scale + (mr ? float(mr[j * ms[3]]) : 0.f);
+      }
+      const float mNew = fmaxf(m[r], warpMax(fmaxf(sc[0], sc[1])));
+      const float corr = mNew == -INFINITY ? 1.f : __expf(m[r] - mNew);
+      float sum = 0.f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float pv = sc[h] == -INFINITY ? 0.f : __expf(sc[h] - mNew);
+        myP[r * LP + lane + 32 * h] = T(pv);
+        sum += pv;
+      }
+      l[r] = l[r] * corr + warpSum(sum);
+      m[r] = mNew;
+#pragma unroll
+      for (int c = lane; c < D; c += 32)
+        myO[r * LO + c] *= corr;
+    }
+    __syncwarp();
+    // O += P (16 x 64) V (64 x D).
+#pragma unroll
+    for (int n = 0; n < D / 16; ++n) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> o;
+      wmma::load_matrix_sync(o, myO + n * 16, LO, wmma::mem_row_major);
+#pragma unroll
+      for (int kk = 0; kk < kKeys / 16; ++kk) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> pf;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> vf;
+        wmma::load_matrix_sync(pf, myP + kk * 16, LP);
+        wmma::load_matrix_sync(vf, sV + kk * 16 * LD + n * 16, LD);
+        wmma::mma_sync(o, pf, vf, o);
+      }
+      wmma::store_matrix_sync(myO + n * 16, o, LO, wmma::mem_row_major);
+    }
+    __syncwarp();
+  }
+#pragma unroll
+  for (int r = 0; r < 16; ++r) {
+    const int64_t qi = wrow0 + r;
+    if (qi >= L)
+      break;
+    const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f; // every key masked: zeros
+    T *orow = out + (bh * L + qi) * D;
+    for (int c = lane; c < D; c += 32)
+      orow[c] = T(myO[r * LO + c] * inv);
+  }
+}
+
+template <class T, class TM, int D>
+int flashAttention(T *out, const T *q, const T *k, const T *v,
+                   int64_t batchHeads, int64_t L, int64_t S, float scale,
+                   bool causal, const TM *mask, const int64_t *ms,
+                   int64_t heads, int64_t group) {
+  constexpr size_t bytes = flash::smemBytes<D>();
+  // Over 48 KB of shared memory is asked for once per device and kernel.
+  static std::atomic<uint64_t> configured{0};
+  int device = 0;
+  check(cudaGetDevice(&device), "flash attention device");
+  const uint64_t bit = uint64_t(1) << (device & 63);
+  if (!(configured.load(std::memory_order_relaxed) & bit)) {
+    check(cudaFuncSetAttribute(flashAttentionKernel<T, TM, D>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(bytes)),
+          "flash attention shared memory");
+    configured.fetch_or(bit);
+  }
+  dim3 grid(unsigned((L + flash::kRows - 1) / flash::kRows),
+            unsigned(batchHeads));
+  flashAttentionKernel<T, TM, D><<<grid, 32 * flash::kWarps, bytes, stream()>>>(
+      out, q, k, v, L, S, scale, causal, mask, Arr8(ms, 4), heads, group);
+  check(cudaGetLastError(), "flash attention kernel");
+  return 0;
+}
+#endif
+
 template <class T, class TM>
 int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
               int64_t L, int64_t S, int64_t E, int64_t Ev, double scale,
               bool causal, void *scores, const TM *mask, const int64_t *ms,
               int64_t heads, int64_t group) {
   (void)scores; // the CPU kernel's L x S scratch; not needed here
+#if DYNOC_HALF_TYPES
+  // The tensor-core kernel where it applies: bf16/f16, equal head dims of 64
+  // or 128, 16-byte aligned rows, and a grid of at most 65535 batch-heads.
+  if constexpr (IsHalf<T>::value) {
+    bool aligned = (reinterpret_cast<uintptr_t>(q) | reinterpret_cast<uintptr_t>(k) |
+                    reinterpret_cast<uintptr_t>(v)) % 16 == 0;
+    if (E == Ev && aligned && batchHeads <= 65535 && L > 0 && S > 0) {
+      if (E == 64)
+        return flashAttention<T, TM, 64>(out, q, k, v, batchHeads, L, S,
+                                         float(scale), causal, mask, ms, heads,
+                                         group);
+      if (E == 128)
+        return flashAttention<T, TM, 128>(out, q, k, v, batchHeads, L, S,
+                                          float(scale), causal, mask, ms, heads,
+                                          group);
+    }
+  }
+#endif
   if (Ev > kAttnMaxDims) {
     fail(400, "attention", "value head dim over 256");
     return 400;
