@@ -486,3 +486,44 @@ def test_a_backward_that_cannot_be_recorded_leaves_the_region_eager():
     assert compiled_calls(g) == 0
     assert g.session.eager_reasons[-1]["reason"] == \
         "recording its backward failed: RuntimeError: this backward is never run by the program"
+
+
+def test_inference_mode_records_the_graph_no_grad_does():
+    """Under torch.inference_mode() composite ops (conv2d, layer_norm, linear,
+    dropout, scaled_dot_product_attention) reached the recorder whole, and
+    their graphs did not build: the variant ran eagerly (issue 52). They are
+    decomposed as the autograd path does, so the graph holds no_grad's ops,
+    builds, and its built code runs."""
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3)
+            self.norm = torch.nn.LayerNorm(8 * 6 * 6)
+            self.fc = torch.nn.Linear(8 * 6 * 6, 4 * 16)
+            self.drop = torch.nn.Dropout(0.1)
+
+        def forward(self, x):
+            h = self.fc(self.norm(torch.relu(self.conv(x)).flatten(1))).view(-1, 2, 4, 8)
+            a = torch.nn.functional.scaled_dot_product_attention(h, h, h, is_causal=True)
+            return self.drop(a)
+
+    torch.manual_seed(0)
+    model = Block().eval()
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        want = model(x)
+    graphs = {}
+    for mode in (torch.no_grad, torch.inference_mode):
+        dynoc.reset()
+        compiled = dynoc.compile(model)
+        with mode():
+            got = [compiled(x) for _ in range(3)]
+        for g in got:
+            torch.testing.assert_close(g, want)
+        assert compiled_calls(compiled) == 2, mode.__name__
+        graphs[mode.__name__] = [n.op for g in compiled._dynoc_region.variant_graphs[0]
+                                 for n in g.nodes]
+    # The same ops (eval-mode dropout's decomposition copies its input where
+    # autograd's path returns it).
+    assert set(graphs["inference_mode"]) - {"aten.clone"} == set(graphs["no_grad"])
+    assert "aten.linear" not in graphs["inference_mode"]

@@ -133,6 +133,19 @@ def _as_values(obj, value_of):
         return {k: _as_values(v, value_of) for k, v in obj.items()}
     return obj
 
+_COMPOSITE = {}  # OpOverload -> whether it is CompositeImplicitAutograd
+
+
+def _composite(func):
+    """Is `func` an op that ATen defines by its decomposition (its kernel is
+    CompositeImplicitAutograd)?"""
+    known = _COMPOSITE.get(func)
+    if known is None:
+        known = _COMPOSITE[func] = torch._C._dispatch_has_kernel_for_dispatch_key(
+            func.name(), "CompositeImplicitAutograd")
+    return known
+
+
 class Tracker(CollectiveRecording, TorchDispatchMode):
     @classmethod
     def _should_skip_dynamo(cls):
@@ -350,6 +363,16 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
                 return out
         elif self._backward_task is not None and not self.paused:
             self._end_backward()
+        if not self.paused and _composite(func):
+            # Under torch.inference_mode() the autograd keys that run a
+            # composite op's decomposition are off, so the op itself arrives
+            # here (aten.linear, aten.layer_norm, aten.scaled_dot_product_
+            # attention): decomposed as the autograd path would, with this
+            # mode on again to record its parts, the graph is no_grad's.
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
         if not self.paused and func._schema.is_mutable and args and \
                 isinstance(args[0], torch.Tensor) and id(args[0]) not in self.fresh_empty and \
                 self._value_of(args[0]) is None:
