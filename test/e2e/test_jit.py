@@ -527,3 +527,24 @@ def test_inference_mode_records_the_graph_no_grad_does():
     # autograd's path returns it).
     assert set(graphs["inference_mode"]) - {"aten.clone"} == set(graphs["no_grad"])
     assert "aten.linear" not in graphs["inference_mode"]
+
+
+def test_an_inplace_metadata_op_records_its_view_op():
+    """`q.t_()` on a computed tensor (nn.init.orthogonal_ does it) was recorded
+    as `aten.t` with the input's type, a graph that did not build (`result 0
+    has type tensor<5x3xf32>, but its operands give shape [3, 5]`) (issue 52).
+    It records aten.t of the tensor as it was, and the built code runs."""
+    def f(x):
+        q = x * 2
+        q.t_()
+        r = q + 1
+        r.unsqueeze_(0)
+        return r
+
+    c = dynoc.compile(f)
+    x = torch.randn(3, 5)
+    for _ in range(3):
+        got = c(x)
+    torch.testing.assert_close(got, f(x))
+    assert got.shape == (1, 5, 3)
+    assert compiled_calls(c) == 2

@@ -133,6 +133,26 @@ def _as_values(obj, value_of):
         return {k: _as_values(v, value_of) for k, v in obj.items()}
     return obj
 
+_inplace_views = None
+
+
+def _INPLACE_VIEWS():
+    """{in-place metadata op: the view op it applies to its tensor}."""
+    global _inplace_views
+    if _inplace_views is None:
+        aten = torch.ops.aten
+        _inplace_views = {
+            aten.t_.default: aten.t.default,
+            aten.transpose_.default: aten.transpose.int,
+            aten.squeeze_.default: aten.squeeze.default,
+            aten.squeeze_.dim: aten.squeeze.dim,
+            aten.squeeze_.dims: aten.squeeze.dims,
+            aten.unsqueeze_.default: aten.unsqueeze.default,
+            aten.as_strided_.default: aten.as_strided.default,
+        }
+    return _inplace_views
+
+
 _COMPOSITE = {}  # OpOverload -> whether it is CompositeImplicitAutograd
 
 
@@ -363,6 +383,8 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
                 return out
         elif self._backward_task is not None and not self.paused:
             self._end_backward()
+        if not self.paused and func in _INPLACE_VIEWS() and self._made_here(args[0]):
+            return self._record_inplace_view(func, args, kwargs)
         if not self.paused and _composite(func):
             # Under torch.inference_mode() the autograd keys that run a
             # composite op's decomposition are off, so the op itself arrives
@@ -422,6 +444,32 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
                 self._record_running_stats(stats, before, out)
         except mw.Unencodable as e:
             self._run_outside(func, args, kwargs, out, str(e))
+        return out
+
+    def _made_here(self, t):
+        """Is `t` a value the current graph computed (not an input, weight or
+        constant, whose change the caller would see)?"""
+        v = self._value_of(t) if isinstance(t, torch.Tensor) else None
+        return v is not None and v.kind is None
+
+    def _record_inplace_view(self, func, args, kwargs):
+        """An in-place metadata op on a value the graph computed (`q.t_()`,
+        as nn.init.orthogonal_ does): recorded as its view op on the tensor as
+        it was (whose shape the op is about to change), and the tensor stands
+        for that view's value from then on. (On an input the caller would see
+        the change: that stays the general path's.)"""
+        functional = _INPLACE_VIEWS()[func]
+        view = functional(*args, **kwargs)
+        try:
+            self._record(functional, args, kwargs, view)
+        except mw.Unencodable as e:
+            self._run_outside(functional, args, kwargs, view, str(e))
+        out = func(*args, **kwargs)
+        value = self.values.get(id(view))
+        if value is not None:
+            self.values[id(out)] = value
+            self._bind(out)
+            self.keepalive.append(out)
         return out
 
     def _mark_mutated(self, target):
