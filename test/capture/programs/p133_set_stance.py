@@ -73,3 +73,16 @@ for f in (sets_stance, calls_forced):
     except Exception as e:
         print(f.__name__, "forbidden callable" in str(e))
 print("stance after:", foo(inp))
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x + (1 if torch.compiler.is_compiling() else -1)
+
+
+net = torch.compile(Net())
+for _ in range(3):
+    net(inp)  # captured, then built code (the module's fast path)
+with torch.compiler.set_stance("force_eager"):
+    print("module, force_eager:", net(inp))
+print("module, default:", net(inp))

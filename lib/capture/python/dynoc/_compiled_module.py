@@ -11,6 +11,7 @@ inside it (as Dynamo compiles the original's __call__).
 import torch
 from torch.nn.modules import module as _mm
 
+from . import _stance
 from ._dispatch import MISS as _MISS
 
 # Attributes that live on the wrapper itself; every other one is the original's.
@@ -41,7 +42,8 @@ class CompiledModule(torch.nn.Module):
             return torch.nn.Module.__call__(self, *args, **kwargs)
         region = d["_dynoc_region"]
         fast = region._fast  # Region.__call__'s first step, one frame less
-        if fast and not kwargs:  # the dispatcher checks the count itself
+        # (a stance other than the default is Region.__call__'s to apply)
+        if fast and not kwargs and _stance.current() is None:
             result = fast(*args)
             if result is not _MISS:
                 return result
