@@ -157,12 +157,15 @@ _COMPOSITE = {}  # OpOverload -> whether it is CompositeImplicitAutograd
 
 
 def _composite(func):
-    """Is `func` an op that ATen defines by its decomposition (its kernel is
-    CompositeImplicitAutograd)?"""
+    """Is `func` an op that ATen defines only by its decomposition (its one
+    kernel is CompositeImplicitAutograd, as linear's; not silu_backward,
+    which also has CPU and CUDA kernels that run below the recorder)?"""
     known = _COMPOSITE.get(func)
     if known is None:
-        known = _COMPOSITE[func] = torch._C._dispatch_has_kernel_for_dispatch_key(
-            func.name(), "CompositeImplicitAutograd")
+        has = torch._C._dispatch_has_kernel_for_dispatch_key
+        name = func.name()
+        known = _COMPOSITE[func] = has(name, "CompositeImplicitAutograd") and not any(
+            has(name, key) for key in ("CPU", "CUDA", "CompositeExplicitAutograd", "Meta"))
     return known
 
 
