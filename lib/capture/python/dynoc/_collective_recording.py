@@ -6,6 +6,7 @@ import torch
 
 from . import _mlir_writer as mw
 from ._graph import Node, Value
+from ._values import _as_values
 
 # The functional collectives recorded as dynoc ops (CollectiveOps.td).
 _COLLECTIVES = {"all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "broadcast",
@@ -85,7 +86,6 @@ class CollectiveRecording:
             raise mw.Unencodable(f"collective {short} of a tensor list")
         mw.element_type(out.dtype)
         operands = [self._lift(src)]
-        from ._recorder import _as_values  # its module imports this one
         call = (func, _as_values(args, self._value_of), _as_values(kwargs, self._value_of))
         v = Value(self.current, out.shape, out.dtype)
         self.values[id(out)] = v

@@ -26,7 +26,7 @@ from torch.nn.modules.module import (register_module_buffer_registration_hook,
 from torch.utils.weak import WeakIdKeyDictionary
 
 from . import _logs, _mlir_writer as mw, _native
-from ._recorder import _tensors
+from ._values import _tensors
 from ._runtime import LoadedModel
 
 _ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
