@@ -17,6 +17,19 @@ DYNOC = os.path.join(ROOT, "bazel-bin", "tools", "dynoc", "dynoc")
 RUN_MODEL = os.path.join(ROOT, "bazel-bin", "examples", "run_model", "run_model")
 
 
+def package_env(**extra):
+    """os.environ with this checkout's dynoc package and extensions on
+    PYTHONPATH and DYNOC_TORCH_COMPILE unset, for a program run in a process
+    of its own."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.join(ROOT, "lib", "capture", "python"),
+         os.path.join(ROOT, "bazel-bin", "lib", "capture"),
+         os.path.join(ROOT, "bazel-bin", "lib", "runtime", "python"),
+         os.environ.get("PYTHONPATH", "")]), **extra)
+    env.pop("DYNOC_TORCH_COMPILE", None)
+    return env
+
+
 def run(*args, cwd=None, check=False):
     p = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd)
     if check and p.returncode != 0:

@@ -5,14 +5,13 @@ built in process by dynoc.compile are alive when the program ends normally, by
 sys.exit(3), by an uncaught exception, or by SIGTERM. Each run is bounded (a
 hang at exit fails the test). (Daemon threads still inside torch's own ops when
 the interpreter finalizes abort torch alone, with no dynoc: not tested here.)"""
-import os
 import signal
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import package_env
 
 PROGRAM = """
 import os, signal, sys, threading, torch, dynoc
@@ -45,11 +44,7 @@ def test_a_process_with_live_models_exits_with_its_own_status(dyn_mlp, tmp_path,
                                                                status):
     prog = tmp_path / "prog.py"
     prog.write_text(PROGRAM)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.join(ROOT, "lib", "capture", "python"),
-         os.path.join(ROOT, "bazel-bin", "lib", "capture"),
-         os.path.join(ROOT, "bazel-bin", "lib", "runtime", "python"),
-         os.environ.get("PYTHONPATH", "")]), DYNOC_CACHE_DIR=str(tmp_path / "cache"))
+    env = package_env(DYNOC_CACHE_DIR=str(tmp_path / "cache"))
     p = subprocess.run([sys.executable, str(prog), str(dyn_mlp), how], capture_output=True,
                        text=True, env=env, timeout=120)
     assert p.returncode == status, p.stderr[-3000:]

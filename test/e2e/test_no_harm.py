@@ -6,13 +6,13 @@ registration hooks ran inside Dynamo's trace and made a counter of dynoc's a
 guard that failed at every call: 4 graphs for 4 calls, where torch alone makes
 1 (issue 52). Each side runs in its own process."""
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from conftest import package_env
+
 
 PROGRAM = """
 import json, sys, torch, transformers
@@ -44,14 +44,8 @@ print(json.dumps({"graphs": graphs, "recompiles": sum(counters["recompiles"].val
 def run(side, tmp_path):
     prog = tmp_path / "prog.py"
     prog.write_text(PROGRAM)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.join(ROOT, "lib", "capture", "python"),
-         os.path.join(ROOT, "bazel-bin", "lib", "capture"),
-         os.path.join(ROOT, "bazel-bin", "lib", "runtime", "python"),
-         os.environ.get("PYTHONPATH", "")]))
-    env.pop("DYNOC_TORCH_COMPILE", None)
     p = subprocess.run([sys.executable, str(prog), side], capture_output=True, text=True,
-                       env=env, timeout=600)
+                       env=package_env(), timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
