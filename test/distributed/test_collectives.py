@@ -241,6 +241,20 @@ def test_ddp_gradient_accumulation_under_no_sync_is_ddps(tmp_path):
         assert step.count('"dynoc.all_reduce"') == 4, step.count('"dynoc.all_reduce"')
 
 
+def capture_on_both_ranks(prog, tmp_path):
+    """`dynoc capture PROG -o tmp_path/cap -- capture` on two gloo ranks."""
+    for rc, out, err in ranks(lambda r: [DYNOC, "capture", prog, "-o", tmp_path / "cap",
+                                         "--", "capture"]):
+        assert rc == 0, err[-3000:]
+
+
+def build_rank0_graph(tmp_path):
+    """Rank 0's graph_0 built into tmp_path/m.so (both ranks load it)."""
+    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "graph_0.mlir", "-o",
+                        tmp_path / "m.so"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-3000:]
+
+
 def test_coalesced_collectives_record_per_tensor_and_run_as_eager(tmp_path):
     """_c10d_functional.all_reduce_coalesced (and its all-gather and
     reduce-scatter kin) record one dynoc collective per tensor; the built
@@ -274,9 +288,7 @@ def test_coalesced_collectives_record_per_tensor_and_run_as_eager(tmp_path):
         "    got, want = m(a, b), f(a, b)\n"
         "    worst = max(((p - q).abs().max()).item() for p, q in zip(got, want))\n"
         "    print('WORST', worst)\n")
-    for rc, out, err in ranks(lambda r: [DYNOC, "capture", prog, "-o", tmp_path / "cap",
-                                         "--", "capture"]):
-        assert rc == 0, err[-3000:]
+    capture_on_both_ranks(prog, tmp_path)
     g0 = (tmp_path / "cap" / "rank0" / "graph_0.mlir").read_text()
     assert g0 == (tmp_path / "cap" / "rank1" / "graph_0.mlir").read_text()
     count = {op: g0.count(f'"dynoc.{op}"') for op in
@@ -285,9 +297,7 @@ def test_coalesced_collectives_record_per_tensor_and_run_as_eager(tmp_path):
                      "reduce_scatter_tensor": 1}, count
     report = (tmp_path / "cap" / "rank0" / "report.txt").read_text()
     assert "c10d.barrier" in report, report
-    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "graph_0.mlir", "-o",
-                        tmp_path / "m.so"], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr[-3000:]
+    build_rank0_graph(tmp_path)
     for r, (rc, out, err) in enumerate(ranks(
             lambda r: [sys.executable, prog, "run", tmp_path / "m.so"])):
         assert rc == 0, f"rank {r}: {out}{err[-3000:]}"
@@ -317,12 +327,8 @@ def test_a_rank_exits_cleanly_right_after_its_last_collective(tmp_path):
         "    import dynoc\n"
         "    m = dynoc.load(sys.argv[2], communicator=dynoc.TorchDistributedCommunicator())\n"
         "    print('SUM', m(a)[0].item(), flush=True)\n")
-    for rc, out, err in ranks(lambda r: [DYNOC, "capture", prog, "-o", tmp_path / "cap",
-                                         "--", "capture"]):
-        assert rc == 0, err[-3000:]
-    p = subprocess.run([DYNOC, "build", tmp_path / "cap" / "rank0" / "graph_0.mlir", "-o",
-                        tmp_path / "m.so"], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr[-3000:]
+    capture_on_both_ranks(prog, tmp_path)
+    build_rank0_graph(tmp_path)
     cpus = sorted(os.sched_getaffinity(0))
     for attempt in range(6):
         for r, (rc, out, err) in enumerate(ranks(lambda r: [
