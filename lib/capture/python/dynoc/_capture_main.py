@@ -2,8 +2,6 @@
 `python3 SCRIPT ARGS` would, with torch.compile routed to dynoc; at exit the
 captured graphs are written (even when the script raised)."""
 import argparse
-import importlib.abc
-import importlib.util
 import os
 import runpy
 import sys
@@ -43,64 +41,6 @@ def _run_whole_script(dynoc, path):
     exec(code, module.__dict__)
 
 
-_DYNAMO_NAMES = ("optimize", "optimize_assert", "allow_in_graph", "disallow_in_graph",
-                 "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
-                 "is_compiling", "explain", "reset", "run", "export", "list_backends",
-                 "register_backend")
-
-
-def _patch_dynamo(dynoc, dynamo):
-    for name in _DYNAMO_NAMES:
-        setattr(dynamo, name, getattr(dynoc, name))
-    from dynoc import _region
-    _region.read_limit = lambda: dynamo.config.cache_size_limit
-    # `isinstance(m, torch._dynamo.eval_frame.OptimizedModule)` (accelerate's
-    # and DDP's test for a compiled module) is true of what compile returns.
-    dynamo.eval_frame.OptimizedModule = dynamo.OptimizedModule = dynoc.CompiledModule
-
-
-class _PatchDynamoOnImport(importlib.abc.MetaPathFinder):
-    """Routes torch._dynamo's entry points to dynoc when the script imports it.
-    Importing torch._dynamo up front would cost every capture about a second."""
-
-    def __init__(self, dynoc):
-        self.dynoc = dynoc
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "torch._dynamo":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        exec_module, dynoc = spec.loader.exec_module, self.dynoc
-
-        def exec_and_patch(module):
-            exec_module(module)
-            _patch_dynamo(dynoc, module)
-        spec.loader.exec_module = exec_and_patch
-        return spec
-
-
-def _distributed_available():
-    import torch.distributed
-    return torch.distributed.is_available()
-
-
-def _route_torch_entry_points(dynoc):
-    import torch
-    import torch.compiler
-    torch.compile = dynoc.compile
-    for name in ("allow_in_graph", "disable", "is_compiling", "is_dynamo_compiling", "reset",
-                 "list_backends"):
-        setattr(torch.compiler, name, getattr(dynoc, name))
-    if _distributed_available():  # torch.distributed's in-place collectives
-        from dynoc import _distributed
-        _distributed.route_inplace_collectives()
-    if "torch._dynamo" in sys.modules:
-        _patch_dynamo(dynoc, sys.modules["torch._dynamo"])
-    else:
-        sys.meta_path.insert(0, _PatchDynamoOnImport(dynoc))
-
-
 def main():
     p = argparse.ArgumentParser(prog="dynoc capture")
     p.add_argument("--out", required=True)
@@ -115,10 +55,12 @@ def main():
     if why:
         sys.stderr.write(f"dynoc capture: error: {why}\n")
         return 3
+    # The package is imported only now: the Python version is checked first.
     import dynoc
     from dynoc import _session
+    from dynoc._routing import route_torch_entry_points
     session = _session.start(a.out, a.backend, os.path.abspath(a.script))
-    _route_torch_entry_points(dynoc)
+    route_torch_entry_points(dynoc)
     sys.argv = [a.script] + [x for x in a.args if x != "--"]
     sys.path[0] = os.path.dirname(os.path.abspath(a.script))
     code = 0

@@ -18,6 +18,9 @@ import os
 
 import torch
 
+from . import _region
+from ._runtime import _dynrt, _require_runtime
+
 _REDUCE_OPS = {"SUM": "sum", "AVG": "avg", "PRODUCT": "product", "MIN": "min", "MAX": "max"}
 _ROUTED = False
 
@@ -38,7 +41,6 @@ def _group_name(group):
 
 def _recording():
     """Whether dynoc's evaluator runs a region (its recorder is listening)."""
-    from . import _region
     return _region.capturing > 0
 
 
@@ -475,7 +477,6 @@ class _LibdynrtCommunicator:
         """The torch.distributed group (default: the default group) and its
         name, as the graphs name it."""
         import torch.distributed as dist
-        from ._runtime import _require_runtime
         _require_runtime(f"dynoc.{what}")
         g = group if group is not None else dist.group.WORLD
         name = _group_name(g)
@@ -507,7 +508,6 @@ class NcclCommunicator(_LibdynrtCommunicator):
 
     def __init__(self, group=None, timeout_s=600.0):
         import torch.distributed as dist
-        from ._runtime import _dynrt
         g, name = self._group(group, "NcclCommunicator")
         box = [_dynrt.nccl_unique_id() if g.rank() == 0 else None]
         dist.broadcast_object_list(box, src=dist.get_global_rank(g, 0), group=g)
@@ -533,7 +533,6 @@ class GlooCommunicator(_LibdynrtCommunicator):
     def __init__(self, group=None, timeout_s=600.0, hostname=None, store=None):
         import tempfile
         import torch.distributed as dist
-        from ._runtime import _dynrt
         g, name = self._group(group, "GlooCommunicator")
         _default_gloo_plugin()
         box = [store or (tempfile.mkdtemp(prefix="dynrt-gloo-") if g.rank() == 0 else None)]

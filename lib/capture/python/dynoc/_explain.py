@@ -2,7 +2,9 @@
 torch._dynamo.explain and torch._dynamo.export."""
 import collections
 
-from . import _session
+from . import _fx, _session
+from ._api import compile as _compile
+from ._compiled_module import CompiledModule
 from ._errors import unsupported_type
 
 
@@ -31,7 +33,6 @@ class ExplainOutput:
 def explain(fn, *, backend="eager"):
     """explain(fn)(*args, **kwargs) runs `fn` once as a capture region, in a
     session of its own (nothing is written), and returns an ExplainOutput."""
-    from . import compile as _compile
 
     def run(*args, **kwargs):
         session, _ = _record_once(_compile(fn, backend=backend), args, kwargs)
@@ -43,7 +44,6 @@ def explain(fn, *, backend="eager"):
 def _record_once(compiled, args, kwargs):
     """Runs a fresh region once in a session of its own, recording only (no
     build); returns (the session, the region)."""
-    from ._compiled_module import CompiledModule
     region = compiled._dynoc_region if isinstance(compiled, CompiledModule) else compiled
     region.record_only = True
     saved = _session._current
@@ -62,8 +62,6 @@ def export(fn):
     called with the call's tensor arguments in order, it returns what `fn`
     returned, in its structure) and the guard texts. A break raises Unsupported naming
     it."""
-    from . import compile as _compile
-    from . import _fx
 
     def run(*args, **kwargs):
         session, region = _record_once(_compile(fn, backend="eager"), args, kwargs)

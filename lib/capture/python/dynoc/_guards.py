@@ -10,6 +10,8 @@ import weakref
 import torch
 from torch.utils.hooks import RemovableHandle
 
+from . import _optim_rules
+
 
 def _match(actual, want):
     """Sizes or strides against a guard's; None in the guard: a dynamic dim."""
@@ -132,7 +134,6 @@ def optimizer_state(opt):
     constants) and, per parameter, which state it holds (SGD's momentum buffer
     appears at the first step) and its `step` count (Adam's bias corrections
     are Python floats computed from it). A text, so guards compare it."""
-    from . import _optim_rules
     skip_hyper, skip_state = ("params",), ()
     if _optim_rules.applies(opt):  # the rule makes these tensor inputs
         ruled_hyper, skip_state = _optim_rules.ruled_keys(opt)
@@ -164,6 +165,13 @@ def _scope():
             "___is_grad_enabled": torch.is_grad_enabled, "___hook_ids": hook_ids,
             "___type_id": type_id, "___G": module_globals,
             "___optimizer_state": optimizer_state}
+
+
+def compile_source(exprs):
+    """A function of (L, G) returning the tuple of `exprs` (Python source
+    over the region's arguments L and globals G)."""
+    body = "(" + "".join(f"{e}, " for e in exprs) + ")"
+    return eval(f"lambda L, G: {body}", _scope())  # noqa: S307 - dynoc's own sources
 
 
 def compile_check(guards):

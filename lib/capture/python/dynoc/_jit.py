@@ -9,6 +9,7 @@ temporary name and renamed into place, so two processes building one entry at
 once both end with a whole entry, and a reader never sees half of one.
 """
 import hashlib
+import json
 import operator
 import os
 import re
@@ -25,9 +26,11 @@ from torch.nn.modules.module import (register_module_buffer_registration_hook,
                                      register_module_parameter_registration_hook)
 from torch.utils.weak import WeakIdKeyDictionary
 
-from . import _logs, _mlir_writer as mw, _native
-from ._values import _tensors
-from ._runtime import LoadedModel
+from . import _fx, _logs, _mlir_writer as mw, _native
+from ._guards import compile_source
+from ._runtime import LoadedModel, _rebuild
+from . import _session
+from ._version import __version__
 
 _ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 _BUILD_FLAGS = ("-O2",)
@@ -123,91 +126,6 @@ def enabled():
     return os.environ.get("DYNOC_COMPILE", "1") != "0"
 
 
-def _structure_problem(s):
-    """Why the result structure `s` cannot be rebuilt from the graph's
-    outputs, or None."""
-    kind = s.get("type")
-    if kind == "input_or_constant" and "source" not in s:
-        return "it returns a tensor the graph did not compute (a constant)"
-    if kind in ("opaque", "intermediate"):
-        return f"it returns a {s.get('python_type', kind)} object"
-    items = s.get("items", ())
-    for item in (items.values() if isinstance(items, dict) else items):
-        why = _structure_problem(item)
-        if why:
-            return why
-    return None
-
-
-def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
-                    cuda_graphs=False):
-    """A variant's calls, compiled: its graph built and loaded (with its
-    backward graph when the result requires grad). `cuda_graphs`: a CUDA
-    model replays its calls as CUDA graphs (mode="reduce-overhead"). Raises
-    NotCompiled saying why they run eagerly instead."""
-    if tracker.backward_error:
-        raise NotCompiled(f"recording its backward failed: {tracker.backward_error}")
-    if tracker.breaks:
-        return _resuming(graphs, tracker, weights, sources, backend, G)
-    forward = [g for g in graphs if g.kind == "forward"]
-    backward = [g for g in graphs if g.kind == "backward"]
-    if len(forward) != 1 or len(backward) > 1:
-        raise NotCompiled("no ATen op was recorded" if not graphs else
-                          f"{len(forward)} forward and {len(backward)} backward graphs")
-    if backward and not tracker.recorded_backward:
-        raise NotCompiled("the region runs a backward pass itself")
-    if not backward and any(t.requires_grad for t in _tensors(result)):
-        raise NotCompiled("its result requires grad and no backward graph was recorded "
-                          "(a backend other than inductor gets forward graphs only; with "
-                          "inductor, no trained leaf tensor reached the result); under "
-                          "torch.no_grad() it is compiled")
-    lasting = tracker.lasting_writes()
-    if lasting:
-        raise NotCompiled(f"it writes {lasting[0]} (a Python side effect the "
-                          "graph does not hold)")
-    structure = next((g.output_structure for g in graphs
-                      if (g.output_structure or {}).get("type") != "intermediate"),
-                     {"type": "opaque"})
-    why = _structure_problem(structure)
-    if why:
-        raise NotCompiled(why)
-    used = {v.name: weights[v.name] for g in graphs for v in g.inputs if v.kind != "user"}
-    if backward:
-        trained = {g["input"] for g in backward[0].grads}
-        for src, t in tracker.user_inputs:
-            if t.requires_grad and src not in trained:
-                raise NotCompiled(f"argument {src} requires grad but gets no gradient from "
-                                  "the recorded backward (not a leaf tensor)")
-        from ._jit_train import TrainingGraph
-        return TrainingGraph(forward[0], backward[0], used, sources, cuda_graphs)
-    if backend == "inductor":
-        root = L.get("self")
-        return CompiledGraph(forward[0], used, sources, cuda_graphs,
-                             root if isinstance(root, torch.nn.Module) else None)
-    return BackendGraph(forward[0], used, backend, L, G)
-
-
-def _resuming(graphs, tracker, weights, sources, backend, G):
-    """A variant with graph breaks: its graph before the first break, the
-    breaking call and a resume function (_resume.py), or NotCompiled."""
-    from . import _resume
-    b = tracker.breaks[0]
-    where = f"{len(tracker.breaks)} graph break(s), the first at {b['location']} ({b['reason']})"
-    point = tracker.resume_point
-    if backend != "inductor":
-        raise NotCompiled(f"{where}: a backend other than inductor runs regions with breaks "
-                          "eagerly")
-    if not isinstance(point, _resume.ResumePoint):
-        raise NotCompiled(f"{where}: it cannot be resumed after: {point or 'no snapshot'}")
-    if any(g.kind == "backward" for g in graphs):
-        raise NotCompiled(f"{where}: the region runs a backward pass itself")
-    if point.graph is not None and point.graph not in graphs:
-        raise NotCompiled(f"{where}: its first graph was folded into another")
-    used = {v.name: weights[v.name] for v in (point.graph.inputs if point.graph else ())
-            if v.kind != "user"}
-    return _resume.ResumingGraph(point, used, sources, tracker.region, G)
-
-
 def dynoc_binary():
     """DYNOC_BIN, else the binary an installed wheel carries, else the
     checkout's bazel-bin one."""
@@ -254,7 +172,6 @@ def _tool_identity():
     dynoc binary and the C++ compiler ($CXX, else c++) it runs."""
     global _identity
     if _identity is None:
-        from ._version import __version__
         _identity = "|".join((__version__, _file_identity(dynoc_binary()),
                               _file_identity(os.environ.get("CXX", "c++"))))
     return _identity
@@ -334,7 +251,7 @@ def _build_into(directory, text, weights, flags):
     if weights:
         from safetensors.torch import save_file
         save_file({n: t.detach().cpu().contiguous() for n, t in weights.items()},
-                  os.path.join(directory, mw_weights_file()))
+                  os.path.join(directory, _session.WEIGHTS_FILE))
     p = subprocess.run([dynoc_binary(), "build", "graph.mlir", "-o", "model.so",
                         *_BUILD_FLAGS, *flags], cwd=directory, capture_output=True,
                        text=True)
@@ -346,18 +263,13 @@ def _build_into(directory, text, weights, flags):
         raise NotCompiled("dynoc build failed: " + (errors or lines or [f"exit {p.returncode}"])[0])
     # The build copied the weights beside the model; the input copy goes.
     if weights:
-        os.remove(os.path.join(directory, mw_weights_file()))
-
-
-def mw_weights_file():
-    from ._session import WEIGHTS_FILE
-    return WEIGHTS_FILE
+        os.remove(os.path.join(directory, _session.WEIGHTS_FILE))
 
 
 def build(graph, weights):
     """The model .so of `graph` (a _graph.Graph) whose weights are `weights`
     (name -> tensor), from the cache or built now. Returns (path, hit)."""
-    text = mw.write_module([graph], mw_weights_file())
+    text = mw.write_module([graph], _session.WEIGHTS_FILE)
     flags = target_flags(graph, weights)
     what = f"{graph.name} ({len(graph.nodes)} ops, {graph.entry}" + \
         (", cuda)" if flags else ")")
@@ -393,14 +305,6 @@ def build(graph, weights):
     return model, False, None
 
 
-def _compile_source(exprs):
-    """A function of (L, G) returning the tuple of `exprs` (Python source
-    over the region's arguments L and globals G)."""
-    from . import _guards
-    body = "(" + "".join(f"{e}, " for e in exprs) + ")"
-    return eval(f"lambda L, G: {body}", _guards._scope())  # noqa: S307 - dynoc's own sources
-
-
 class BuiltGraph:
     """One graph built and loaded, its weights bound to the program's tensors:
     the part of a compiled variant that runs a graph."""
@@ -418,7 +322,7 @@ class BuiltGraph:
                 shutil.rmtree(tmpdir, ignore_errors=True)
         users = [v.name for v in graph.inputs if v.kind == "user"]
         self.user_sources = users
-        self.inputs = _compile_source(users) if graph.kind == "forward" else None
+        self.inputs = compile_source(users) if graph.kind == "forward" else None
         # Weights live in the module's own tensors (no copy): what an eager
         # in-place update (an optimizer step, load_state_dict) writes is what
         # the next call reads; a BatchNorm's running statistics are updated
@@ -457,7 +361,7 @@ class BuiltGraph:
         # list argument, a global tensor): the same tensor must be there.
         sourced = [name for name in self.model.weight_names()
                    if sources.get(name, "").startswith(("L[", "G[", "___G("))]
-        self.sourced = _compile_source([sources[n] for n in sourced]) \
+        self.sourced = compile_source([sources[n] for n in sourced]) \
             if sourced else None
         self.sourced_ptrs = tuple(weights[n].data_ptr() for n in sourced)
 
@@ -569,7 +473,6 @@ class CompiledGraph:
         outputs = built.model._run(tensors, False)
         if self.single is not None:
             return outputs[self.single]
-        from ._runtime import _rebuild
         return _rebuild(self.structure, outputs, None)
 
     def __call__(self, L, G):
@@ -583,7 +486,6 @@ class CompiledGraph:
         outputs = self.run(*self.inputs(L, G))
         if self.single is not None:
             return outputs[self.single]
-        from ._runtime import _rebuild
         return _rebuild(self.structure, outputs, self.returned(L, G))
 
 
@@ -593,7 +495,7 @@ class ReturnedArguments:
 
     def __init__(self, structure):
         self.sources = sorted(self._sources(structure))
-        self.values = _compile_source(self.sources) if self.sources else None
+        self.values = compile_source(self.sources) if self.sources else None
 
     def __call__(self, L, G):
         return dict(zip(self.sources, self.values(L, G))) if self.values else None
@@ -616,7 +518,6 @@ class BackendGraph:
     callable that runs it."""
 
     def __init__(self, graph, weights, backend, L, G):
-        from . import _fx
         for v in graph.inputs:
             if v.kind == "user" and not v.name.startswith(("L[", "G[")):
                 raise NotCompiled(f"input '{v.name}' is no argument of the region")
@@ -624,7 +525,7 @@ class BackendGraph:
             gm, sources = _fx.graph_module(graph, weights)
         except _fx.NotConvertible as e:
             raise NotCompiled(f"no GraphModule for the backend: {e}")
-        self.inputs = _compile_source(sources)
+        self.inputs = compile_source(sources)
         if backend == "eager":
             self.run = gm
         else:
@@ -642,7 +543,6 @@ class BackendGraph:
         self.calls = 0
 
     def __call__(self, L, G):
-        from ._runtime import _rebuild
         inputs = self.inputs(L, G)
         self.calls += 1
         counters["compiled_calls"] += 1
@@ -656,8 +556,6 @@ class BackendGraph:
 def write_stats(path):
     """DYNOC_STATS=PATH: at exit, this process's counters, graph, break and
     recompile counts and why variants ran eagerly, as JSON."""
-    import json
-    from . import _session
     session = _session.current()
     stats = dict(counters,
                  graphs=sum(1 for g in session.graphs if g.kind == "forward"),

@@ -16,6 +16,7 @@ import torch
 
 from . import _jit
 from ._autograd import _OUTPUT, _SEED, backward_inputs
+from ._runtime import _rebuild
 
 
 def _result_indices(s, out):
@@ -113,6 +114,5 @@ class TrainingGraph:
                 return _jit.STALE
         self.calls += 1
         _jit.counters["compiled_calls"] += 1
-        from ._runtime import _rebuild
         outputs = _Run.apply(self, *self.inputs(L, G), *self.leaf_tensors)
         return _rebuild(self.structure, list(outputs), self.returned(L, G))

@@ -10,6 +10,8 @@ instead of reaching up into `_region`.
 """
 import sys
 
+from ._version import unsupported_python_message
+
 _C = None
 _initializer = None  # (the extension module) -> None, set by _region
 
@@ -26,7 +28,6 @@ def ext():
     RuntimeError on a Python version capture does not run."""
     global _C
     if _C is None:
-        from ._version import unsupported_python_message
         why = unsupported_python_message(sys.version_info, sys.executable)
         if why:
             raise RuntimeError(why)

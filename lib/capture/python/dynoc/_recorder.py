@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _cuda_kernels, _guards, _logs, _optim_rules, _partition, _repeats, _symbolic
 from . import _mlir_writer as mw
-from . import _native
+from . import _native, _resume
 from ._errors import unsupported_type
 from ._collective_recording import CollectiveRecording
 from ._graph import Graph, Node, Value
@@ -812,7 +812,6 @@ class Tracker(CollectiveRecording, TorchDispatchMode):
         resume (_resume.py), or why they cannot."""
         if not self.resumable or self.breaks or self.synthetic_backward:
             return
-        from . import _resume
         try:
             self.resume_point = _resume.at_break(self, _native.ext().break_snapshot())
         except _resume.NotResumable as e:

@@ -10,13 +10,14 @@ import types
 import warnings
 import weakref
 
-import opcode
 import torch
 
 from . import _backends, _logs, _mlir_writer as mw, _native
 from . import _dispatch, _dynamic, _guards, _jit, _session, _stance, _step, _symbolic
 from ._compiled_module import CompiledModule, forward_inside_region
 from ._recorder import Tracker
+from ._resume import inline_cache_entries
+from ._variant import compile_variant
 
 _Module = torch.nn.Module
 _FunctionType = types.FunctionType
@@ -160,18 +161,10 @@ def set_entry(modules, func_name):
     _ext().set_entry(list(modules), func_name, _on_entry)
 
 
-def _inline_cache_entries():
-    """Code units of inline cache after each opcode, indexed by opcode."""
-    entries = opcode._inline_cache_entries
-    if isinstance(entries, dict):  # 3.13: by name
-        return [entries.get(opcode.opname[i], 0) for i in range(256)]
-    return list(entries)
-
-
 def _initialize_extension(C):
     """Hands the capture extension the region layer's callbacks (run once,
     when _native first loads it)."""
-    C.init(torch.Tensor, torch.nn.Module, _inline_cache_entries(),
+    C.init(torch.Tensor, torch.nn.Module, inline_cache_entries(),
            _follow, _forward_of, special_calls, Region, _on_entry)
     _guards.native_check_tensor = C.check_tensor
     _guards.native_attr = C.attr
@@ -347,6 +340,15 @@ class Region:
         """The variants or their compiled code changed: the next call
         makes the dispatcher again."""
         self._fast = None
+
+    def resume_region(self, code):
+        """The region of a resume function (`code`, made at one of this
+        region's breaks), compiled with this region's options."""
+        r = Region(code, backend=self.backend, dynamic=self.dynamic,
+                   guard_fail_fn=self.guard_fail_fn, guard_export_fn=self.guard_export_fn,
+                   cuda_graphs=self.cuda_graphs)
+        r.internal = True
+        return r
 
     def forget(self):
         """Drops every variant and its compiled code (dynoc.reset()); the
@@ -587,7 +589,7 @@ class Region:
         if isinstance(backend, str) and backend not in ("inductor", "eager"):
             backend = _backends.REGISTERED[backend]
         try:
-            return _jit.compile_variant(graphs, tracker, result, self.session.weights,
+            return compile_variant(graphs, tracker, result, self.session.weights,
                                        self.session.constant_sources, backend, L, G,
                                        self.cuda_graphs)
         except _jit.NotCompiled as e:

@@ -24,6 +24,9 @@ import types
 
 import torch
 
+from ._graph import Graph
+from ._guards import compile_source
+
 _NULL = object()  # a NULL stack slot (beside a callable, for CALL)
 # Objects that mean the same wherever they are used again: kept by reference.
 _STABLE = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)
@@ -100,9 +103,8 @@ class _Describer:
         raise NotResumable(f"a {type(obj).__name__} the region made is live at the break")
 
     def _source(self, obj, source):
-        from ._jit import _compile_source
         try:
-            fn = _compile_source([source])
+            fn = compile_source([source])
             now = fn(self.L, self.G)[0]
         except Exception:
             return None
@@ -178,7 +180,6 @@ def _in_loop(code, pc):
 def prefix_graph(point):
     """The graph of the nodes before the breaking call, returning the values
     the frame holds at the break (a _graph.Graph ready to build)."""
-    from ._graph import Graph
     src = point.graph
     if src is None:  # the break came before any op
         return Graph("before_break", "")
@@ -196,9 +197,16 @@ def prefix_graph(point):
 
 # --- the resume function -----------------------------------------------------
 
+def inline_cache_entries():
+    """Code units of inline cache after each opcode, indexed by opcode."""
+    entries = opcode._inline_cache_entries
+    if isinstance(entries, dict):  # 3.13: by name
+        return [entries.get(opcode.opname[i], 0) for i in range(256)]
+    return list(entries)
+
+
 def _caches(op):
-    from ._region import _inline_cache_entries
-    return _inline_cache_entries()[op]
+    return inline_cache_entries()[op]
 
 
 def _instr(name, arg=0):
@@ -374,57 +382,3 @@ def call_on_stack(stack, nargs, kwnames):
         kwargs = dict(zip(kwnames, args[len(args) - k:]))
         args = args[:len(args) - k]
     return stack[:base - 2], fn(*args, **kwargs)
-
-
-class ResumingGraph:
-    """A compiled variant whose region breaks: called with the region's L and
-    G, it runs the built graph before the break, the breaking call natively
-    and the resume function (a region of its own), and returns its result."""
-
-    def __init__(self, point, weights, sources, region, G):
-        from ._jit import BuiltGraph
-        self.point = point
-        prefix = prefix_graph(point)
-        self.built = BuiltGraph(prefix, weights, sources, region.cuda_graphs) \
-            if prefix.nodes else None
-        self.region, self.G = region, G
-        self.resumes = {}  # instruction -> the region resuming there
-        self.own_calls = 0
-
-    def _resume(self, at):
-        """The region of the resume function entering at `at` (made on the
-        first call that goes there: after a jump, one per way it went)."""
-        from ._region import Region
-        r = self.resumes.get(at)
-        if r is None:
-            r = self.resumes[at] = Region(
-                resume_function(self.point, self.G, at), backend=self.region.backend,
-                dynamic=self.region.dynamic, guard_fail_fn=self.region.guard_fail_fn,
-                guard_export_fn=self.region.guard_export_fn,
-                cuda_graphs=self.region.cuda_graphs)
-            r.internal = True
-        return r
-
-    @property
-    def calls(self):
-        """Calls that ran built code: this part's and the resume functions'."""
-        return self.own_calls + sum(r.compiled_calls() for r in self.resumes.values())
-
-    def __call__(self, L, G):
-        from ._jit import STALE, counters
-        outputs = ()
-        if self.built is not None:
-            if self.built.stale(L, G) or self.built.refresh_weights():
-                return STALE
-            outputs = self.built.run(*self.built.inputs(L, G))
-        self.own_calls += 1
-        counters["compiled_calls"] += 1
-        p = self.point
-        stack = [rebuild(r, outputs, L, G) for r in p.stack]
-        locals_ = [None if r == ("unbound",) else rebuild(r, outputs, L, G) for r in p.locals]
-        if p.condition is not None:  # the jump, natively (a tensor's truth)
-            taken = bool(rebuild(p.condition, outputs, L, G)) == p.jump_if_true
-            return self._resume(p.target if taken else p.next)(
-                *locals_, *[v for v in stack if v is not _NULL])
-        below, result = call_on_stack(stack, p.nargs, p.kwnames)
-        return self._resume(p.next)(*locals_, *[v for v in below if v is not _NULL], result)

@@ -8,14 +8,14 @@ import traceback
 import torch
 
 from . import _mlir_writer as mw, _native
-from . import _partition
+from . import _optim_rules, _partition
+from ._version import __version__
 
 MANIFEST_VERSION = 1
 WEIGHTS_FILE = "weights.safetensors"
 
 
 def _dynoc_version():
-    from ._version import __version__
     return __version__
 
 
@@ -209,7 +209,6 @@ class Session:
         used = self._used_weights()
         if used:
             from safetensors.torch import save_file
-            from . import _optim_rules
             _optim_rules.refresh_all()  # learning rates as the script left them
             tensors = {n: self.weights[n].detach().contiguous().clone() for n in sorted(used)}
             _write_atomically(out(WEIGHTS_FILE), lambda p: save_file(tensors, p))
