@@ -129,7 +129,7 @@ def child(engine, name, threads, version=None):
     # and load the in-process JIT would add (the capture is what is compared).
     # Other versions' environments are shared: this checkout's package.
     env = dict(os.environ, DYNOC_COMPILE="0", PYTHONPATH=os.pathsep.join(
-        str(ROOT / d) for d in ("lib/capture/python", "bazel-bin/lib/capture",
+        str(ROOT / d) for d in ("python", "bazel-bin/lib/capture",
                                 "bazel-bin/lib/runtime/python")))
     p = subprocess.run([python_of(version), "-c", code, engine, name], capture_output=True,
                        text=True, check=True, env=env)

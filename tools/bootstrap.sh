@@ -46,7 +46,7 @@ make_venv() {
   local site
   site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   # DYNOC_TORCH_COMPILE=1: torch.compile routes to dynoc in any process of it.
-  printf '%s\n' "$root/lib/capture/python" "$root/bazel-bin/lib/capture" \
+  printf '%s\n' "$root/python" "$root/bazel-bin/lib/capture" \
     "$root/bazel-bin/lib/runtime/python" \
     "import os; os.environ.get('DYNOC_TORCH_COMPILE') == '1' and __import__('dynoc').install()" \
     > "$site/dynoc.pth"

@@ -20,7 +20,7 @@ case "${1:-}" in
   capture)
     out="${OUT:-/tmp}/capture"
     mkdir -p "$out"
-    export PYTHONPATH="$root/lib/capture/python:$art/ext"
+    export PYTHONPATH="$root/python:$art/ext"
     DYNOC_REF="$out/ref.pt" "$py" -m dynoc._capture_main --out "$out" "$root/test/gpu/capture_program.py"
     cat "$out/report.txt" 2>/dev/null || true ;;
   build)
@@ -32,7 +32,7 @@ case "${1:-}" in
   run)
     nvlib="$("$py" -c 'import os, nvidia; d = list(nvidia.__path__)[0]; print(os.path.join(d, "cu13", "lib") + ":" + os.path.join(d, "cudnn", "lib"))')"
     export LD_LIBRARY_PATH="$nvlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-    export PYTHONPATH="$root/lib/capture/python:$art/ext"
+    export PYTHONPATH="$root/python:$art/ext"
     "$py" - "$art/model" <<'PY'
 import sys, torch, dynoc
 d = sys.argv[1]

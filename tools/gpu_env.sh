@@ -6,4 +6,4 @@
 # and $root set.
 nvlib="$("$py" -c 'import os, nvidia; d = list(nvidia.__path__)[0]; print(":".join(os.path.join(d, s, "lib") for s in ("cu13", "cudnn", "nccl")))')"
 export LD_LIBRARY_PATH="$nvlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export PYTHONPATH="$art/bin:$root/lib/capture/python:${PYTHONPATH:-}"
+export PYTHONPATH="$art/bin:$root/python:${PYTHONPATH:-}"

@@ -15,7 +15,7 @@ fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$1"
 prefix=$(cd "$1" && pwd)
-version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$root/lib/capture/python/dynoc/_version.py")
+version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$root/python/dynoc/_version.py")
 [[ -n $version ]] || { echo "install.sh: no __version__ in _version.py" >&2; exit 1; }
 
 cd "$root"

@@ -35,16 +35,20 @@ EXTERNAL = ["libmlir-16 (LLVM/MLIR 16 shared libraries the dynoc CLI links)",
 
 
 def version():
-    text = open(os.path.join(ROOT, "lib/capture/python/dynoc/_version.py")).read()
+    text = open(os.path.join(ROOT, "python/dynoc/_version.py")).read()
     return re.search(r'__version__ = "([^"]+)"', text).group(1)
 
 
 def files():
     """(path in the wheel, path on disk, executable?)"""
-    pkg = os.path.join(ROOT, "lib", "capture", "python", "dynoc")
-    for name in sorted(os.listdir(pkg)):
-        if name.endswith(".py"):
-            yield f"dynoc/{name}", os.path.join(pkg, name), False
+    pkg = os.path.join(ROOT, "python", "dynoc")
+    for folder, dirs, names in sorted(os.walk(pkg)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        rel = os.path.relpath(folder, pkg)
+        for name in sorted(names):
+            if name.endswith(".py"):
+                inside = name if rel == "." else f"{rel}/{name}"
+                yield f"dynoc/{inside}", os.path.join(folder, name), False
     yield "dynoc/_bin/dynoc", os.path.join(BIN, "tools/dynoc/dynoc"), True
     yield "dynoc/_bin/dynrt-bench", os.path.join(BIN, "tools/bench/dynrt-bench"), True
     yield "dynoc/_data/AtenOps.td", os.path.join(ROOT, "lib/ir/include/dynoc/IR/AtenOps.td"), False

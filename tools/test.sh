@@ -61,7 +61,7 @@ version_suites() {
   [ "$v" = 3.11 ] && py="$root/.venv/bin/python"
   # The other versions' environments are shared by every checkout of this
   # machine (tools/bootstrap.sh): this checkout's package and extensions.
-  export PYTHONPATH="$root/lib/capture/python:$root/bazel-bin/lib/capture:$root/bazel-bin/lib/runtime/python"
+  export PYTHONPATH="$root/python:$root/bazel-bin/lib/capture:$root/bazel-bin/lib/runtime/python"
   say "CPython $v: the capture corpus ($corpus programs), each against Dynamo on $v"
   DYNOC_PYTHON="$py" DYNOC_CORPUS="$corpus" "$py" -m pytest -q -rf -n 2 test/capture/test_corpus.py
   if [ -n "$models" ]; then
@@ -104,7 +104,7 @@ if ((realworld)); then
 fi
 say "generated dialect is up to date"
 .venv/bin/python lib/ir/tools/gen_aten_ops.py --check
-say "the dynoc package's import cycles and in-function imports are within bounds (tools/check_imports.py)"
+say "the dynoc package's floors hold: no import cycle, none across floors (tools/check_imports.py)"
 .venv/bin/python tools/check_imports.py
 say "bazel build + unit tests"
 bazel build //...

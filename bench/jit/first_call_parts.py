@@ -33,7 +33,9 @@ def main():
     import torch
     import dynoc
     import models
-    from dynoc import _jit, _region, _runtime
+    from dynoc import _region
+    from dynoc.jit import built as _built
+    from dynoc.runtime import model as _model
     spent = {}
 
     def timed(owner, name, label):
@@ -49,9 +51,9 @@ def main():
         setattr(owner, name, wrapper)
 
     timed(_region.Region, "_capture", "first call: capture and compile")
-    timed(_jit, "compile_variant", "  compile (after the capture)")
-    timed(_jit, "build", "    cache lookup or build")
-    timed(_runtime.LoadedModel, "__init__", "    load (libdynrt)")
+    timed(_region, "compile_variant", "  compile (after the capture)")
+    timed(_built, "build", "    cache lookup or build")
+    timed(_model.LoadedModel, "__init__", "    load (libdynrt)")
     m, x = models.make(a.model, a.batch)
     if a.cuda:
         m, x = m.cuda(), x.cuda()

@@ -61,7 +61,7 @@ def prepare(models):
     sys.path.insert(0, str(ROOT / "bench"))
     from runtime_overhead import machine
     env = dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count()),
-               PYTHONPATH=str(ROOT / "lib/capture/python"))
+               PYTHONPATH=str(ROOT / "python"))
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
         for name in models:

@@ -190,7 +190,7 @@ def main():
     parser.add_argument("--out", default=str(ROOT / "docs/perf-train.md"))
     args = parser.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count()),
-               PYTHONPATH=os.pathsep.join([str(ROOT / "lib/capture/python"),
+               PYTHONPATH=os.pathsep.join([str(ROOT / "python"),
                                            os.environ.get("PYTHONPATH", "")]))
     lines = [f"# Training step performance (CPU)", "",
              f"Measured {datetime.date.today()} by `bench/train/run.py` on {machine()}; "

@@ -1,7 +1,7 @@
 //===- dispatcher.h - a compiled region's per-call dispatch in C -*- C++
 //-*-===//
 //
-// _dynoc_C.Dispatcher: what python/dynoc/_dispatch.py makes of a region's
+// _dynoc_C.Dispatcher: what python/dynoc/jit/dispatch.py makes of a region's
 // variants for calls of positional arguments. It builds the region's locals
 // L, runs each variant's guards as a small program of checks (tensor
 // guards, module attribute compares, grad mode, hooks) with the guards it

@@ -59,7 +59,7 @@ private:
 
 /// The capture region running on this thread.
 struct RegionState {
-  PyObject *tracker = nullptr; // dynoc._recorder.Tracker of the region
+  PyObject *tracker = nullptr; // dynoc.capture.recorder.Tracker of the region
   bool passthrough = false;    // inside a call the evaluator does not follow
   bool inEntry = false;        // inside a call of the --entry function
   /// Inside a disable(recursive=False) function called from the region: its

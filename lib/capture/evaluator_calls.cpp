@@ -361,7 +361,7 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
     return callNative(callable, args, kw);
   // The ATen calls this makes may take these sizes as attributes: the
   // recorder notes where they came from, so that a graph can be made dynamic
-  // from this one run (_dynamic.py).
+  // from this one run (capture/dynamic.py).
   PyObject *list = PyList_New(0);
   for (auto &[value, source] : sizes)
     if (list) {

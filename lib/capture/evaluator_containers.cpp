@@ -256,7 +256,7 @@ Evaluator::Step Evaluator::execContainers(Op op, int oparg) {
     Slot stop = pop(), start = pop();
     // A bound that is a tensor size is handed to the recorder with the
     // slice: slicing a tensor passes it to the ATen call (a symbolic
-    // bound); any other use pins it (_recorder.py).
+    // bound); any other use pins it (capture/recorder.py).
     PyObject *sized = PyList_New(0);
     for (const Slot *b : {&start, &stop, &step}) {
       if (sized && isSizeInt(b->value, b->source)) {

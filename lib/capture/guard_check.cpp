@@ -1,7 +1,7 @@
 //===- guard_check.cpp - tensor guards checked in C -----------------------===//
 //
 // check_tensor(t, dtype, device, requires_grad, size, stride) is the guard
-// every tensor argument of a compiled region gets (python/dynoc/_guards.py
+// every tensor argument of a compiled region gets (python/dynoc/capture/guards.py
 // has its meaning and the Python version). It runs on every call, once per
 // tensor, so it is written here: a handful of attribute reads and integer
 // compares, without the Python frame and the lists the Python version makes.

@@ -16,9 +16,10 @@ import unittest
 import warnings
 
 import dynoc
-from dynoc import _region, _session
+from dynoc import _region
 
 # The test package is library code for dynoc (it lives in the stdlib): here
+from dynoc.capture import session as _session
 # it is the program under capture, followed like user code.
 _region.followed_packages.append("test")
 _region._followed_dirs = None

@@ -34,9 +34,9 @@ torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
 dist.init_process_group("nccl")
 rank = dist.get_rank()
 import dynoc  # noqa: E402
-from dynoc import _runtime  # noqa: E402
+from dynoc.runtime import model as _model  # noqa: E402
 
-_dynrt = _runtime._dynrt
+_dynrt = _model._dynrt
 results = {}
 # 1. A rendezvous rank 1 never comes to.
 if rank == 0:

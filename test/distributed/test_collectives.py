@@ -345,8 +345,8 @@ def test_libdynrts_nccl_communicator_says_what_it_lacks():
     of range are refused before any library is needed. (On GPUs,
     tools/test_multigpu.sh trains with it.)"""
     sys.path.insert(0, PYTHONPATH)
-    from dynoc import _runtime
-    _dynrt = _runtime._dynrt
+    from dynoc.runtime import model as _model
+    _dynrt = _model._dynrt
     with pytest.raises(_dynrt.Error, match="rank 2 of 2 ranks on device 0"):
         _dynrt.nccl_communicator(bytes(128), 2, 2, 0, "0", 1000)
     with pytest.raises(ValueError, match="128 bytes"):
@@ -364,9 +364,10 @@ def test_libdynrts_gloo_communicator_bounds_its_rendezvous(tmp_path):
     a rendezvous whose other rank never comes fails within its timeout with
     DYNRT_DEADLINE_EXCEEDED naming the store, rather than hanging."""
     sys.path.insert(0, PYTHONPATH)
-    from dynoc import _distributed, _runtime
-    _distributed._default_gloo_plugin()
-    _dynrt = _runtime._dynrt
+    from dynoc.runtime import communicators as _communicators
+    from dynoc.runtime import model as _model
+    _communicators._default_gloo_plugin()
+    _dynrt = _model._dynrt
     with pytest.raises(_dynrt.Error, match="rank 2 of 2 ranks"):
         _dynrt.gloo_communicator(str(tmp_path), 2, 2, "0", None, 1000)
     start = time.monotonic()
@@ -384,15 +385,15 @@ def test_a_communicator_of_another_abi_version_is_refused(captured):
     import ctypes
 
     import dynoc
-    from dynoc import _distributed
+    from dynoc.runtime import communicators as _communicators
     model = dynoc.load(str(captured / "model.so"))
     for version in (1, 4, 99):
-        table = _distributed._Communicator(version)
+        table = _communicators._Communicator(version)
         with pytest.raises(RuntimeError, match=f"the communicator has ABI version {version}, "
                                                "this runtime 2 or 3"):
             model._model.set_communicator(ctypes.addressof(table))
     # Version 2 gets past the version check to the table's functions.
-    table = _distributed._Communicator(2)
+    table = _communicators._Communicator(2)
     with pytest.raises(RuntimeError, match="the communicator's 'group_size' is null"):
         model._model.set_communicator(ctypes.addressof(table))
 

@@ -1,4 +1,4 @@
-"""CUDA-only kernels are recorded as the dialect's ops (_cuda_kernels.py).
+"""CUDA-only kernels are recorded as the dialect's ops (capture/cuda_kernels.py).
 The GPU run is test/gpu/test_jit_cuda.py; here, on the CPU, the rewrite
 itself: each kernel's call, as a GPU region makes it, turns into a call of
 the dialect's op that computes the same result, and the calls whose other
@@ -6,7 +6,7 @@ outputs could matter are left as they are."""
 import pytest
 import torch
 
-from dynoc import _cuda_kernels
+from dynoc.capture import cuda_kernels as _cuda_kernels
 
 aten = torch.ops.aten
 

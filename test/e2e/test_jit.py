@@ -15,7 +15,9 @@ import pytest
 import torch
 
 import dynoc
-from dynoc import _jit, _jit_train, _logs
+from dynoc import _logs
+from dynoc.jit import built as _built
+from dynoc.jit import training as _training
 
 
 
@@ -72,7 +74,7 @@ def test_a_compiled_module_runs_built_code_from_its_second_call():
             torch.testing.assert_close(cm(x), m(x), rtol=1e-5, atol=1e-6)
     assert compiled_calls(cm) == 3, "calls 2-4 run the built model"
     assert dynoc.counters["compiled_calls"] - before["compiled_calls"] == 3
-    assert isinstance(cm._dynoc_region.compiled[0], _jit.CompiledGraph)
+    assert isinstance(cm._dynoc_region.compiled[0], _built.CompiledGraph)
 
 
 def test_weights_live_in_the_modules_tensors():
@@ -214,7 +216,7 @@ def test_training_with_grad_mode_on_runs_built_forward_and_backward():
         torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-5, msg=name)
     torch.testing.assert_close(m.bn.running_mean, ref.bn.running_mean, rtol=1e-5, atol=1e-6)
     assert compiled_calls(cm) == 4
-    assert isinstance(cm._dynoc_region.compiled[0], _jit_train.TrainingGraph)
+    assert isinstance(cm._dynoc_region.compiled[0], _training.TrainingGraph)
 
 
 def test_gradients_reach_inputs_that_require_grad():

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 import dynoc
-from dynoc import _jit, _logs
+from dynoc import _logs
+from dynoc.jit import built as _built
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -71,7 +72,7 @@ def test_each_break_is_resumed_after_and_every_part_is_compiled(capsys):
     torch.manual_seed(0)
     m = WithBreaks().eval()
     cm = dynoc.compile(m)
-    before = dict(_jit.counters)
+    before = dict(_built.counters)
     with torch.no_grad():
         for _ in range(6):
             x = torch.randn(3, 8)  # new values each call: nothing is baked in
@@ -83,9 +84,9 @@ def test_each_break_is_resumed_after_and_every_part_is_compiled(capsys):
     assert out == "inner ran\nshape (3, 4)\n" * 12
     # Call 1 captures; each later call compiles one more resume function
     # (one per break); from call 5 on, every part runs built code.
-    calls = _jit.counters["compiled_calls"] - before["compiled_calls"]
+    calls = _built.counters["compiled_calls"] - before["compiled_calls"]
     assert calls == 1 + 2 + 3 + 4 + 5, calls
-    builds = _jit.counters["builds"] - before["builds"]
+    builds = _built.counters["builds"] - before["builds"]
     # The graphs before the first, third and fourth breaks and after the
     # last (nothing runs between the inner call and note_norm's).
     assert builds == 4, builds

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import dynoc
-from dynoc import _guards, _region
+from dynoc import _region
+from dynoc.capture import guards as _guards
 
 
 @pytest.fixture(autouse=True)

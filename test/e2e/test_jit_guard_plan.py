@@ -9,7 +9,10 @@ import pytest
 import torch
 
 import dynoc
-from dynoc import _dispatch, _guards, _jit, _region
+from dynoc import _region
+from dynoc.capture import guards as _guards
+from dynoc.jit import built as _built
+from dynoc.jit import dispatch as _dispatch
 
 from test_jit_dispatch import cache_env, tensor_cases  # noqa: F401 (an autouse fixture)
 
@@ -22,7 +25,7 @@ def C():
 def dispatcher(C, names, bound, ops, residual=None):
     """A dispatcher of one variant whose run returns "ran"."""
     return C.Dispatcher(tuple(names), tuple(bound), {}, [(ops, residual, lambda L, G: "ran", None)],
-                        _dispatch.MISS, _jit.STALE, lambda i: "stale")
+                        _dispatch.MISS, _built.STALE, lambda i: "stale")
 
 
 def guard_text(t, dtype, device, grad, size, stride):

@@ -22,10 +22,10 @@ def reference(x, y):
 
 def test_import_dynoc_from_the_project_environment(python):
     # The README's set-up makes `import dynoc` work in .venv, with the runtime.
-    p = python("-c", "import dynoc; print(dynoc.load.__module__, dynoc._runtime._dynrt.__name__)",
+    p = python("-c", "import dynoc; print(dynoc.load.__module__, dynoc.runtime.model._dynrt.__name__)",
                cwd="/")
     assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["dynoc._runtime", "_dynrt"]
+    assert p.stdout.split() == ["dynoc.runtime.model", "_dynrt"]
 
 
 def test_load_runs_with_dynamic_batch_and_zero_copy_inputs(dyn_mlp):

@@ -41,10 +41,11 @@ std::string capturePythonPath() {
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   if (n <= 0)
     return "";
-  std::string root = std::string(buf, n) + ".runfiles/dynoc/lib/capture";
+  // The package (python/dynoc) and the capture extension (lib/capture).
+  std::string root = std::string(buf, n) + ".runfiles/dynoc";
   if (!isDir(root + "/python/dynoc"))
     return "";
-  return root + "/python:" + root;
+  return root + "/python:" + root + "/lib/capture";
 }
 
 std::string capturePython() {

@@ -16,7 +16,7 @@ import sys
 import yaml
 
 # ATen argument type -> ODS attribute constraint. The capture recorder writes the same
-# encodings (lib/capture/python/dynoc/_mlir_writer.py); the verifier keeps both honest.
+# encodings (python/dynoc/capture/mlir_writer.py); the verifier keeps both honest.
 ARG_ATTRS = {
     "int": "I64Attr",
     "SymInt": "I64Attr",

@@ -1,6 +1,6 @@
 //===- dynrt_python.cpp - the _dynrt extension: libdynrt from Python ------===//
 //
-// `dynoc.load(path)` (python/dynoc/_runtime.py) wraps this module's Model.
+// `dynoc.load(path)` (python/dynoc/runtime/model.py) wraps this module's Model.
 // Tensors cross as DLPack capsules, zero copy in both directions; the GIL is
 // released while a model runs, so Python threads run models concurrently.
 // Written against CPython's stable ABI (Py_LIMITED_API 3.11): one build

@@ -1,0 +1,78 @@
+"""Folds graphs with identical bodies into one graph that runs several times.
+
+A whole-script region unrolls a module-level loop: a training loop of 758 steps
+records 758 copies of the same step, differing only in which earlier graph
+their inputs came from. Such copies are one graph with a run count
+(docs/capture.md, "Repeated graphs"): the first keeps its name, later ones are
+dropped, and inputs that named a dropped graph's outputs name the kept graph's
+("the output of its latest run").
+"""
+import json
+import re
+
+from . import mlir_writer as mw
+
+
+def _body_key(g):
+    """The graph's MLIR with everything that only says where values came from
+    (its own name, the provenance names of its user inputs) made positional:
+    two graphs with equal keys compute the same thing from the same weights."""
+    saved = (g.name, [v.name for v in g.inputs], g.mutations)
+    user = {}
+    for i, v in enumerate(g.inputs):
+        if v.kind == "user":
+            user.setdefault(v.name, f"user_input_{i}")
+            v.name = f"user_input_{i}"
+    g.name = "repeated_graph"
+    g.mutations = [{**m, "input": user.get(m["input"], m["input"])} for m in saved[2]]
+    try:
+        text = mw.write_module([g], "weights")
+    except mw.Unencodable:
+        text = None  # the writer reports it later; such a graph never folds
+    finally:
+        g.name, names, g.mutations = saved
+        for v, name in zip(g.inputs, names):
+            v.name = name
+    if text is None:
+        return None
+    return text + json.dumps(g.output_structure, sort_keys=True)
+
+
+def _rename(name, folded):
+    """`graph_7.output_0` (or `grad(graph_7.output_0)`, a backward graph's
+    seed) with a folded graph's name replaced by the kept one's."""
+    return re.sub(r"\b(graph_\d+)(?=\.)", lambda m: folded.get(m.group(1), m.group(1)), name)
+
+
+def _rename_structure(s, folded):
+    if isinstance(s, dict):
+        if s.get("type") == "tensor" and s.get("graph") in folded:
+            s = {**s, "graph": folded[s["graph"]]}
+        return {k: _rename_structure(v, folded) if k == "items" else v for k, v in s.items()}
+    if isinstance(s, list):
+        return [_rename_structure(x, folded) for x in s]
+    return s
+
+
+def fold(graphs):
+    """Returns `graphs` with each repeated body kept once (first occurrence,
+    in order); the kept graph's `runs` counts its occurrences and `folded`
+    names the graphs it stands for."""
+    kept, by_key, folded = [], {}, {}
+    for g in graphs:
+        for v in g.inputs:
+            if v.kind == "user" and v.name:
+                v.name = _rename(v.name, folded)
+        g.mutations = [{**m, "input": _rename(m["input"], folded)} for m in g.mutations]
+        g.output_structure = _rename_structure(g.output_structure, folded)
+        key = _body_key(g)
+        first = by_key.get(key) if key is not None else None
+        if first is None:
+            if key is not None:
+                by_key[key] = g
+            kept.append(g)
+            continue
+        first.runs += 1
+        first.folded.append(g.name)
+        folded[g.name] = first.name
+    return kept

@@ -1,0 +1,1 @@
+"""libdynrt from Python: the loaded model, trainable models, communicators."""
