@@ -2,7 +2,7 @@
 #include "dynoc/Codegen/ModuleEmitter.h"
 #include "GraphEmitter.h"
 #include "dynoc/IR/GraphAttrs.h"
-#include "dynoc/Passes/Passes.h"
+#include "dynoc/Passes/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -284,39 +284,11 @@ void finishModuleSource(const Target &target, ModuleSource &out) {
 LogicalResult runBuildPasses(ModuleOp module, int optLevel,
                              const Target &target, double bucketCapMb) {
   PassManager pm(module.getContext());
-  {
-    auto &graph = pm.nest<func::FuncOp>();
-    // First, at every level: a type that contradicts its op is an error here,
-    // at the op, rather than a wrong kernel; `?` dims the operands fix become
-    // static before anything reads them.
-    graph.addPass(createInferShapesPass());
-    // A legalization, not an optimization: the code generator computes in f32
-    // (bar the target's reducedPrecisionOps), so bf16/f16 graphs need it at
-    // every level. It runs before the decompositions so that a composite op
-    // (add with alpha, silu) still rounds its result once.
-    graph.addPass(
-        createWidenReducedPrecisionPass(target.reducedPrecisionOps()));
-    if (optLevel >= 1) {
-      graph.addPass(createDecomposePass());
-      graph.addPass(createCanonicalizePass());
-      graph.addPass(createFoldBatchNormPass());
-      // A bf16 fold leaves bf16 -> f32 -> bf16 round trips behind.
-      graph.addPass(createCanonicalizePass());
-      graph.addPass(createCSEPass());
-      // DDP's gradient all-reduces: a few buckets, each in flight while the
-      // backward pass goes on (docs/distributed.md).
-      if (bucketCapMb > 0)
-        graph.addPass(createBucketAllReducesPass(
-            bucketCapMb, std::min(bucketCapMb, 1.0)));
-      graph.addPass(createDeferWaitsPass());
-    }
-  }
-  if (optLevel >= 1) {
-    // The folded batch norm's weight and bias (and any other op on weights
-    // alone) are computed once, at load, rather than per call.
-    pm.addPass(createPrecomputeWeightsPass());
-    pm.nest<func::FuncOp>().addPass(createFusionPass());
-  }
+  GraphPipelineOptions options;
+  options.optLevel = optLevel;
+  options.reducedPrecisionOps = target.reducedPrecisionOps();
+  options.bucketCapMb = bucketCapMb;
+  buildGraphPipeline(pm, options);
   return pm.run(module);
 }
 

@@ -3,6 +3,7 @@
 
 #include "dynoc/IR/GraphIO.h"
 #include "dynoc/Passes/Passes.h"
+#include "dynoc/Passes/Pipeline.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -68,6 +69,7 @@ mlir::LogicalResult processBuffer(const OptOptions &o,
 
 int runOpt(const OptOptions &o) {
   registerPasses();
+  registerGraphPipeline();
   if (!o.passes.empty()) {
     mlir::DialectRegistry registry;
     registerGraphDialects(registry);

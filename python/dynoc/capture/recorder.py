@@ -20,13 +20,17 @@ from . import resume as _resume
 from .. import _native
 from .._errors import unsupported_type
 from .collective_recording import CollectiveRecording
+from .evaluator_hooks import EvaluatorHooks
 from .graph import Graph, Node, Value
 from .op_facts import (_MARKERS, _ESCAPES, _running_stats, _op_name, _is_tensor_list_type, _functional_variant, _arg_types, _INPLACE_VIEWS, _composite)
 from .values import _as_values, _tensors
 
 _UNREAD = object()  # a source with no value to compare (Tracker.lasting_writes)
 
-class Tracker(CollectiveRecording, TorchDispatchMode):
+class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
+    """A region's capture: the evaluator's callbacks (EvaluatorHooks) and the
+    dispatch mode that records the ATen calls they run into graphs."""
+
     @classmethod
     def _should_skip_dynamo(cls):
         # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable, whose
