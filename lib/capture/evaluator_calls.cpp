@@ -339,6 +339,18 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
     }
     Py_XDECREF(rule);
   }
+  // A list, dict, set or bytearray changed by its own method (append,
+  // update, pop, ...): a side effect unless the call made the container.
+  if (PyCFunction_Check(callable) && isMutatingMethod(callable)) {
+    auto dot = callableSrc.rfind('.');
+    std::string selfSrc =
+        dot == std::string::npos ? "" : callableSrc.substr(0, dot);
+    callTracker("on_container_method",
+                Py_BuildValue("(Oss)", PyCFunction_GET_SELF(callable),
+                              reinterpret_cast<PyCFunctionObject *>(callable)
+                                  ->m_ml->ml_name,
+                              selfSrc.c_str()));
+  }
   // A native call (torch op, builtin, library code): the Python scalars it
   // gets decide what it does. A size given to an ATen-backed torch function
   // lands in the graph's attributes, where a dynamic merge checks it.

@@ -79,6 +79,9 @@ PyCodeObject *wrappedCode(PyObject *fn);
 
 /// A Python value a guard can pin: None, bool, int, float or str.
 bool isGuardableScalar(PyObject *v);
+/// A builtin method that changes its list, dict, set or bytearray (append,
+/// update, pop, ...).
+bool isMutatingMethod(PyObject *cfunction);
 
 /// The source of `base[key]` for a str or int key; empty when unnamed.
 std::string itemSource(const std::string &base, PyObject *key);
@@ -215,6 +218,13 @@ private:
   void noteStore(const std::string &source) {
     if (!source.empty())
       callTracker("on_store", Py_BuildValue("(s)", source.c_str()));
+  }
+  /// The region writes attribute or item `key` of `owner`, which has no
+  /// source: the tracker tells an object the call made (nothing to replay)
+  /// from one it must find, or refuse to compile (capture/results.py).
+  void noteAnonymousStore(PyObject *owner, PyObject *key, bool isAttr) {
+    callTracker("on_anonymous_store",
+                Py_BuildValue("(OOi)", owner, key, int(isAttr)));
   }
   /// A match statement tests the subject's type: a subject with a source
   /// has its type guarded (tensors have tensor guards).

@@ -285,6 +285,8 @@ Evaluator::Step Evaluator::execNames(Op op, int oparg) {
     Slot value = op == Op::StoreAttr ? pop() : Slot{};
     if (!owner.source.empty())
       noteStore(owner.source + "." + PyUnicode_AsUTF8(name));
+    else
+      noteAnonymousStore(owner.value, name, true);
     int rc;
     {
       Passthrough p;

@@ -128,7 +128,11 @@ Evaluator::Step Evaluator::execOperators(Op op, int oparg) {
   }
   case Op::StoreSubscr: {
     Slot key = pop(), container = pop(), value = pop();
-    noteStore(itemSource(container.source, key.value));
+    std::string target = itemSource(container.source, key.value);
+    if (!target.empty())
+      noteStore(target);
+    else // no source, or a key a source cannot spell
+      noteAnonymousStore(container.value, key.value, false);
     int rc;
     {
       Passthrough p;
@@ -141,6 +145,11 @@ Evaluator::Step Evaluator::execOperators(Op op, int oparg) {
   }
   case Op::DeleteSubscr: {
     Slot key = pop(), container = pop();
+    std::string target = itemSource(container.source, key.value);
+    if (!target.empty())
+      noteStore(target);
+    else // no source, or a key a source cannot spell
+      noteAnonymousStore(container.value, key.value, false);
     int rc;
     {
       Passthrough p;

@@ -1,6 +1,9 @@
 //===- evaluator_support.cpp - the evaluator's helpers ------------------===//
 #include "evaluator_internal.h"
 
+#include <set>
+#include <string>
+
 namespace dynoc::capture {
 
 const char *unsupportedReason(PyCodeObject *co, int &badOpcode) {
@@ -71,6 +74,24 @@ PyCodeObject *wrappedCode(PyObject *fn) {
 bool isGuardableScalar(PyObject *v) {
   return v == Py_None || PyBool_Check(v) || PyLong_Check(v) ||
          PyFloat_Check(v) || PyUnicode_Check(v);
+}
+
+bool isMutatingMethod(PyObject *cfunction) {
+  PyObject *self = PyCFunction_GET_SELF(cfunction);
+  if (!self || !(PyList_Check(self) || PyDict_Check(self) ||
+                 PyAnySet_Check(self) || PyByteArray_Check(self)))
+    return false;
+  const char *name =
+      reinterpret_cast<PyCFunctionObject *>(cfunction)->m_ml->ml_name;
+  static const std::set<std::string> kMutating = {
+      "append",      "extend",      "insert",
+      "pop",         "remove",      "clear",
+      "sort",        "reverse",     "update",
+      "setdefault",  "popitem",     "add",
+      "discard",     "__setitem__", "__delitem__",
+      "__iadd__",    "difference_update", "intersection_update",
+      "symmetric_difference_update"};
+  return name && kMutating.count(name);
 }
 
 std::string itemSource(const std::string &base, PyObject *key) {

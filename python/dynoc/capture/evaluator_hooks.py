@@ -59,6 +59,18 @@ class EvaluatorHooks:
         global); later reads of it see the region's own value."""
         raise NotImplementedError
 
+    def on_anonymous_store(self, owner, key, is_attr):
+        """The region is about to write attribute (is_attr) or item `key` of
+        `owner`, an object with no source (one the call made, or one it
+        reached by a path the evaluator does not name)."""
+        raise NotImplementedError
+
+    def on_container_method(self, container, method, source):
+        """The region calls `method` of a list, dict, set or bytearray that
+        changes it (append, update, pop, ...); `source` names the container,
+        or is empty."""
+        raise NotImplementedError
+
     def on_module_call(self, source, module):
         """The evaluator follows a call of the nn.Module at `source`."""
         raise NotImplementedError

@@ -6,7 +6,6 @@ dynoc's bytecode evaluator (lib/capture/evaluator.cpp), which tells it where
 tensors came from, which Python values steered control flow (guards) and where
 execution left the graph (graph breaks).
 """
-import dataclasses
 import os
 import opcode as _opcode
 
@@ -23,6 +22,8 @@ from .collective_recording import CollectiveRecording
 from .evaluator_hooks import EvaluatorHooks
 from .graph import Graph, Node, Value
 from .op_facts import (_MARKERS, _ESCAPES, _running_stats, _op_name, _is_tensor_list_type, _functional_variant, _arg_types, _INPLACE_VIEWS, _composite)
+from . import results
+from .results import Describer
 from .values import _as_values, _tensors
 
 _UNREAD = object()  # a source with no value to compare (Tracker.lasting_writes)
@@ -59,12 +60,23 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
         # _UNREAD): a write the region undoes before it returns is no side
         # effect (lasting_writes).
         self.written_before = {}
+        self.written_after_breaks = {}  # source -> breaks before its first write
+        # Writes into objects with no source: (id, key) -> (object, key,
+        # is_attr, value before, breaks before); containers changed by their
+        # methods (source -> method; id -> (container, method) when unnamed).
+        self.anonymous_writes = {}
+        self._paths = None  # id -> source from the arguments (_argument_path)
+        self.mutated_containers = {}
+        self.anonymous_containers = {}
+        self.unreplayable = []  # finish: why a side effect cannot be replayed
         # In process: keep what a break needs to be resumed after (capture/resume.py);
         # the ResumePoint of the first break, or why there is none.
         self.resumable = False
         self.resume_point = None
         self.region_code = None
         self.call_scope = None  # (L, G) of the region's call
+        self.side_effects = []  # finish: [{"target": source, "value": description}]
+        self.python_refs = []  # finish: what "python" descriptions index
         self.slice_sizes = {}  # id(slice) -> (slice, [(size, source)]) of its bounds
         self.sliced_tensors = set()  # ids of those slices a tensor subscript used
         self.static_reason = None  # why the variant may not merge into a dynamic one
@@ -170,6 +182,13 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             nv = g.add_input(t.shape, t.dtype, kind, name)
         else:
             src = self.sources.get(key) or next((s for s, u in self.user_inputs if u is t), None)
+            if src is None:
+                src = self._argument_path(t)
+            if src is not None and self._held_by_argument(src) and \
+                    not any(u is t for _, u in self.user_inputs):
+                # A tensor an argument holds (a dict's item, a cache object's
+                # attribute): an input of the graph, as the argument itself.
+                self.user_inputs.append((src, t))
             if src is not None and any(u is t for _, u in self.user_inputs):
                 nv = g.add_input(t.shape, t.dtype, "user", src)
                 self._tensor_guard(len(g.inputs) - 1, src, t)
@@ -198,6 +217,29 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             self.examples[nv.vid] = t.detach().clone()
         self.keepalive.append(t)
         return nv
+
+    def _argument_path(self, t):
+        """A source for tensor `t` the evaluator did not name: its path from
+        the call's arguments (a cache object reached through **kwargs), or
+        None. The paths are found once per call, at the first need."""
+        if self._paths is None:
+            L = self.call_scope[0] if self.call_scope is not None else {}
+            self._paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
+        return self._paths.get(id(t))
+
+    def _held_by_argument(self, src):
+        """Does `src` name something inside an argument (not the argument
+        itself, not a module's state: a module's tensors are its weights)?"""
+        if not src.startswith("L[") or self.call_scope is None:
+            return False
+        end = src.find("]")
+        if end < 0 or end == len(src) - 1:
+            return False
+        try:
+            root = self.call_scope[0][eval(src[2:end])]  # noqa: S307 - dynoc's own text
+        except Exception:  # noqa: BLE001
+            return False
+        return not isinstance(root, torch.nn.Module)
 
     @staticmethod
     def _tensor_guard_text(src, t, sizes=None, strides=None):
@@ -649,7 +691,50 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
         global): reads of it from now on see the region's own value."""
         if source not in self.written_before:
             self.written_before[source] = self._source_value(source)
+            self.written_after_breaks[source] = len(self.breaks)
         self.written.add(source)
+
+    def on_anonymous_store(self, owner, key, is_attr):
+        if (id(owner), key) in self.anonymous_writes:
+            return
+        try:
+            before = getattr(owner, key) if is_attr else owner[key]
+        except Exception:  # noqa: BLE001 - not there yet
+            before = _UNREAD
+        self.anonymous_writes[(id(owner), key)] = (owner, key, is_attr, before,
+                                                   len(self.breaks))
+
+    def on_container_method(self, container, method, source):
+        if source and not self._written(source):
+            self.mutated_containers.setdefault(source, method)
+        elif not source:
+            self.anonymous_containers.setdefault(id(container), (container, method))
+
+    def _name_anonymous_writes(self):
+        """finish: the writes into objects without a source that are objects
+        the call's arguments hold (found by their paths from the arguments)
+        become writes of those paths; a container an argument holds that
+        changed by its methods cannot be replayed (unreplayable). Objects the
+        arguments do not hold are taken as the call's own."""
+        if not self.anonymous_writes and not self.anonymous_containers:
+            return
+        L = self.call_scope[0] if self.call_scope is not None else {}
+        paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
+        for owner, key, is_attr, before, breaks in self.anonymous_writes.values():
+            base = paths.get(id(owner))
+            if base is None:
+                continue
+            if not is_attr and not isinstance(key, (int, str)):
+                self.unreplayable.append(f"it writes an item of {base} keyed by a "
+                                         f"{type(key).__name__}")
+                continue
+            target = f"{base}.{key}" if is_attr else f"{base}[{key!r}]"
+            self.written.add(target)
+            self.written_before.setdefault(target, before)
+            self.written_after_breaks.setdefault(target, breaks)
+        for container, method in self.anonymous_containers.values():
+            if id(container) in paths:
+                self.mutated_containers.setdefault(paths[id(container)], method)
 
     def _source_value(self, source):
         """The value `source` names now in the region's call scope, or
@@ -691,7 +776,8 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
         v = self.values.get(id(tensor))
         if v is not None:
             return f"___v[{v.vid}]"
-        return next((src for src, t in self.user_inputs if t is tensor), None)
+        src = next((src for src, t in self.user_inputs if t is tensor), None)
+        return src if src is not None else self._argument_path(tensor)
 
     def on_size_guard(self, text):
         """A decision on tensor sizes (`L['x'].size()[0] > 4`): implied by the
@@ -860,33 +946,30 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             if v is not None:
                 v.graph.add_output(v)
 
-        def structure(obj):
-            if isinstance(obj, torch.Tensor):
-                v = self.values.get(id(obj))
-                if v is None:
-                    src = next((s for s, t in self.user_inputs if t is obj), None)
-                    return {"type": "input_or_constant", **({"source": src} if src else {})}
-                return {"type": "tensor", "graph": v.graph.name, "index": v.graph.add_output(v)}
-            if isinstance(obj, (tuple, list)):
-                return {"type": type(obj).__name__, "items": [structure(x) for x in obj]}
-            if isinstance(obj, dict) and not dataclasses.is_dataclass(obj):
-                return {"type": "dict", "items": {str(k): structure(x) for k, x in obj.items()}}
-            if obj is None or isinstance(obj, (bool, int, float, str)):
-                return {"type": "constant", "value": obj}
-            if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-                # ModelOutput-style results: rebuilt by class and field names.
-                cls = type(obj)
-                return {"type": "dataclass", "python_type": f"{cls.__module__}.{cls.__qualname__}",
-                        "items": {f.name: structure(getattr(obj, f.name))
-                                  for f in dataclasses.fields(obj)}}
-            return {"type": "opaque", "python_type": type(obj).__name__}
+        def graph_value(obj):
+            v = self.values.get(id(obj))
+            return None if v is None else (v.graph.name, v.graph.add_output(v))
+        L = self.call_scope[0] if self.call_scope is not None else {}
+        describe = Describer(graph_value, self.user_inputs,
+                             [(f"L[{k!r}]", v) for k, v in L.items()])
 
         # Each graph writes back the last value it gave each input it changed.
         for key, (t, g, name) in self.mutated_inputs.items():
             v = self.mutation_values.get(key)
             if v is not None and v.graph is g:
                 g.mutations.append({"input": name, "output": g.add_output(v)})
-        s = structure(result)
+        s = describe(result)
+        # The writes that last, with their values now: replayed in process
+        # after the built graph (jit/side_effects.py); None: not readable.
+        self._name_anonymous_writes()
+        self.unreplayable += [f"it changes {src} with {method}()"
+                              for src, method in self.mutated_containers.items()]
+        self.side_effects = []
+        for src in self.lasting_writes():
+            value = self._source_value(src)
+            self.side_effects.append({"target": src, "value": None if value is _UNREAD
+                                      else describe(value)})
+        self.python_refs = describe.refs
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}
         for vid, forward_input in _partition.partition(self.graphs).items():

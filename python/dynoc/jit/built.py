@@ -28,7 +28,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 
 from . import fx as _fx
 from .. import _logs, _native
-from ..capture import mlir_writer as mw
+from ..capture import mlir_writer as mw, results
 from ..capture.guards import compile_source
 from ..runtime.model import LoadedModel, _rebuild
 from ..capture import session as _session
@@ -441,15 +441,21 @@ class CompiledGraph:
     it runs the model on the tensors its user inputs name and returns the
     region's result."""
 
-    def __init__(self, graph, weights, sources, cuda_graphs=False, root=None):
+    def __init__(self, graph, weights, sources, cuda_graphs=False, root=None,
+                 side_effects=None, refs=None):
         self.built = BuiltGraph(graph, weights, sources, cuda_graphs, root)
         self.model = self.built.model
         self.inputs, self.run = self.built.inputs, self.built.run
         structure = graph.output_structure
         # The commonest result, one tensor output, is returned as it is.
-        self.single = structure["index"] if structure.get("type") == "tensor" else None
+        self.single = structure["index"] if structure.get("type") == "tensor" and \
+            not side_effects else None
         self.structure = structure
-        self.returned = ReturnedArguments(structure)
+        # Python side effects replayed after the graph (jit/side_effects.py)
+        # and the Python values the result's description holds.
+        self.side_effects, self.refs = side_effects, refs
+        self.returned = ReturnedArguments(
+            structure, side_effects.descriptions() if side_effects else ())
         self.calls = 0
 
     def direct(self, names):
@@ -458,7 +464,8 @@ class CompiledGraph:
         parameters themselves and nothing else of L or G is read (no tensor
         constant of an argument's, no argument returned as it is); else None."""
         built = self.built
-        if self.inputs is None or built.sourced is not None or self.returned.values is not None:
+        if self.inputs is None or built.sourced is not None or \
+                self.returned.values is not None or self.side_effects:
             return None
         where = {f"L[{n!r}]": k for k, n in enumerate(names)}
         if not all(src in where for src in built.user_sources):
@@ -476,7 +483,7 @@ class CompiledGraph:
         outputs = built.model._run(tensors, False)
         if self.single is not None:
             return outputs[self.single]
-        return _rebuild(self.structure, outputs, None)
+        return _rebuild(self.structure, outputs, None, self.refs)
 
     def __call__(self, L, G):
         built = self.built
@@ -489,29 +496,23 @@ class CompiledGraph:
         outputs = self.run(*self.inputs(L, G))
         if self.single is not None:
             return outputs[self.single]
-        return _rebuild(self.structure, outputs, self.returned(L, G))
+        arguments = self.returned(L, G)
+        if self.side_effects:
+            self.side_effects(outputs, arguments, self.refs, L, G)
+        return _rebuild(self.structure, outputs, arguments, self.refs)
 
 
 class ReturnedArguments:
-    """The region's arguments that its result returns as they are (no graph
-    output): called with L and G, {source: tensor} for _rebuild, or None."""
+    """The region's arguments that its result (or a side effect's value)
+    holds as they are (no graph output): called with L and G, {source:
+    value} for _rebuild, or None."""
 
-    def __init__(self, structure):
-        self.sources = sorted(self._sources(structure))
+    def __init__(self, structure, more=()):
+        self.sources = sorted(set().union(*(results.sources(s) for s in (structure, *more))))
         self.values = compile_source(self.sources) if self.sources else None
 
     def __call__(self, L, G):
         return dict(zip(self.sources, self.values(L, G))) if self.values else None
-
-    @classmethod
-    def _sources(cls, s):
-        if s.get("type") == "input_or_constant" and "source" in s:
-            return {s["source"]}
-        items = s.get("items", ())
-        out = set()
-        for item in (items.values() if isinstance(items, dict) else items):
-            out |= cls._sources(item)
-        return out
 
 
 class BackendGraph:

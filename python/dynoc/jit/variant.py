@@ -8,23 +8,9 @@ from .built import BackendGraph, CompiledGraph, NotCompiled
 from .training import TrainingGraph
 from ..capture.resume import ResumePoint
 from .resuming import ResumingGraph
+from ..capture import results
 from ..capture.values import _tensors
-
-
-def _structure_problem(s):
-    """Why the result structure `s` cannot be rebuilt from the graph's
-    outputs, or None."""
-    kind = s.get("type")
-    if kind == "input_or_constant" and "source" not in s:
-        return "it returns a tensor the graph did not compute (a constant)"
-    if kind in ("opaque", "intermediate"):
-        return f"it returns a {s.get('python_type', kind)} object"
-    items = s.get("items", ())
-    for item in (items.values() if isinstance(items, dict) else items):
-        why = _structure_problem(item)
-        if why:
-            return why
-    return None
+from .side_effects import SideEffects
 
 
 def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
@@ -49,16 +35,23 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
                           "(a backend other than inductor gets forward graphs only; with "
                           "inductor, no trained leaf tensor reached the result); under "
                           "torch.no_grad() it is compiled")
-    lasting = tracker.lasting_writes()
-    if lasting:
-        raise NotCompiled(f"it writes {lasting[0]} (a Python side effect the "
-                          "graph does not hold)")
+    if tracker.unreplayable:
+        raise NotCompiled(f"{tracker.unreplayable[0]} (a Python side effect dynoc cannot "
+                          "replay)")
+    for e in tracker.side_effects:
+        why = "its value is not readable" if e["value"] is None else \
+            results.problem(e["value"]) or \
+            (results.python_scalar(e["value"]) and
+             f"its value holds a Python {results.python_scalar(e['value'])} the call computed")
+        if why:
+            raise NotCompiled(f"it writes {e['target']}, a Python side effect dynoc cannot "
+                              f"replay ({why})")
     structure = next((g.output_structure for g in graphs
                       if (g.output_structure or {}).get("type") != "intermediate"),
                      {"type": "opaque"})
-    why = _structure_problem(structure)
+    why = results.problem(structure)
     if why:
-        raise NotCompiled(why)
+        raise NotCompiled(f"it returns {why}")
     used = {v.name: weights[v.name] for g in graphs for v in g.inputs if v.kind != "user"}
     if backward:
         trained = {g["input"] for g in backward[0].grads}
@@ -66,12 +59,22 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
             if t.requires_grad and src not in trained:
                 raise NotCompiled(f"argument {src} requires grad but gets no gradient from "
                                   "the recorded backward (not a leaf tensor)")
+        _no_side_effects(tracker, "a training step")
         return TrainingGraph(forward[0], backward[0], used, sources, cuda_graphs)
     if backend == "inductor":
         root = L.get("self")
         return CompiledGraph(forward[0], used, sources, cuda_graphs,
-                             root if isinstance(root, torch.nn.Module) else None)
+                             root if isinstance(root, torch.nn.Module) else None,
+                             SideEffects(tracker.side_effects), tracker.python_refs)
+    _no_side_effects(tracker, "a backend other than inductor")
     return BackendGraph(forward[0], used, backend, L, G)
+
+
+def _no_side_effects(tracker, form):
+    """The compiled forms that do not replay side effects yet (NotCompiled)."""
+    if tracker.side_effects:
+        raise NotCompiled(f"it writes {tracker.side_effects[0]['target']} (a Python side "
+                          f"effect; {form} does not replay side effects yet)")
 
 
 def _resuming_variant(graphs, tracker, weights, sources, backend, G):
@@ -87,6 +90,14 @@ def _resuming_variant(graphs, tracker, weights, sources, backend, G):
         raise NotCompiled(f"{where}: it cannot be resumed after: {point or 'no snapshot'}")
     if any(g.kind == "backward" for g in graphs):
         raise NotCompiled(f"{where}: the region runs a backward pass itself")
+    if tracker.unreplayable:
+        raise NotCompiled(f"{where}: {tracker.unreplayable[0]} (a Python side effect dynoc "
+                          "cannot replay)")
+    before = [e["target"] for e in tracker.side_effects
+              if tracker.written_after_breaks.get(e["target"], 0) == 0]
+    if before:  # the resume function's own region replays those after the break
+        raise NotCompiled(f"{where}: it writes {before[0]} before the break (a Python side "
+                          "effect; a variant that resumes does not replay those yet)")
     if point.graph is not None and point.graph not in graphs:
         raise NotCompiled(f"{where}: its first graph was folded into another")
     used = {v.name: weights[v.name] for v in (point.graph.inputs if point.graph else ())

@@ -37,35 +37,56 @@ GuardError = _dynrt.GuardError if _dynrt else RuntimeError
 _classes = {}  # "module.QualName" -> the class (dataclass results)
 
 
-def _rebuild(structure, outputs, inputs=None):
-    """The model's outputs in the structure its manifest records. `inputs`
-    (in process): source -> tensor, for results that are the call's own
-    arguments."""
+def _class(python_type):
+    """The class "module.QualName" names, or None where it does not import."""
+    cls = _classes.get(python_type)
+    if cls is None:
+        module, _, qualname = python_type.rpartition(".")
+        try:
+            cls = importlib.import_module(module)
+            for part in qualname.split("."):
+                cls = getattr(cls, part)
+        except Exception:
+            return None
+        _classes[python_type] = cls
+    return cls
+
+
+def _rebuild(structure, outputs, inputs=None, refs=None):
+    """The model's outputs in the structure its manifest records. In process:
+    `inputs`, source -> value, for results that are the call's own arguments;
+    `refs`, the Python values "python" entries index (capture/results.py)."""
     kind = structure.get("type")
     if kind == "tensor":
         return outputs[structure["index"]]
     if kind == "input_or_constant" and inputs is not None and "source" in structure:
         return inputs[structure["source"]]
     if kind == "dict":
-        return {k: _rebuild(v, outputs, inputs) for k, v in structure["items"].items()}
+        return {k: _rebuild(v, outputs, inputs, refs) for k, v in structure["items"].items()}
     if kind == "constant":
         return structure["value"]
+    if kind == "python" and refs is not None:
+        return refs[structure["ref"]]
     if kind == "dataclass":
-        fields = {k: _rebuild(v, outputs, inputs) for k, v in structure["items"].items()}
-        cls = _classes.get(structure["python_type"])
-        if cls is None:
-            module, _, qualname = structure["python_type"].rpartition(".")
-            try:
-                cls = _classes[structure["python_type"]] = \
-                    getattr(importlib.import_module(module), qualname)
-            except Exception:  # the class is not importable here: its fields
-                return fields
+        fields = {k: _rebuild(v, outputs, inputs, refs) for k, v in structure["items"].items()}
+        cls = _class(structure["python_type"])
+        if cls is None:  # the class is not importable here: its fields
+            return fields
         try:
             return cls(**fields)
         except Exception:
             return fields
+    if kind == "object":
+        cls = refs[structure["class"]] if refs is not None else _class(structure["python_type"])
+        if cls is not None:
+            # A new object of the class with the captured object's attributes
+            # (its __init__ is not run, as copy.copy does not run it).
+            obj = cls.__new__(cls)
+            obj.__dict__.update({k: _rebuild(v, outputs, inputs, refs)
+                                 for k, v in structure["items"].items()})
+            return obj
     if "items" in structure:
-        items = [_rebuild(v, outputs, inputs) for v in structure["items"]]
+        items = [_rebuild(v, outputs, inputs, refs) for v in structure["items"]]
         return items if kind == "list" else tuple(items)
     raise Error(f"dynoc.load: output structure of type '{kind}' ({structure.get('python_type', '')}) cannot be rebuilt "
                 "from the model's outputs")

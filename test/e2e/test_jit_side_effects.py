@@ -1,0 +1,159 @@
+"""Python side effects and Python objects in compiled calls (docs/capture.md,
+"Results and side effects"): a compiled call makes again what eager makes
+(attributes written into its arguments, new objects it returns holding
+tensors, tensors read out of its arguments' containers), and what it cannot
+make again runs eagerly with the reason said, never a stale value."""
+import warnings
+
+import pytest
+import torch
+
+import dynoc
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNOC_CACHE_DIR", str(tmp_path / "cache"))
+    dynoc.reset()
+
+
+def compiled_calls(fn):
+    return fn.compiled_calls()
+
+
+class State:
+    """A plain object a program passes in and writes into."""
+
+
+class Box:
+    """A plain object a program makes and returns."""
+
+
+def test_an_attribute_written_into_an_argument_is_written_by_compiled_calls():
+    def step(x, state):
+        state.last = x.sin() * 2
+        state.parts = (x[0], None)
+        return x + 1
+
+    f = dynoc.compile(step)
+    for _ in range(3):
+        x = torch.randn(4, 5)
+        s = State()
+        out = f(x, s)
+        torch.testing.assert_close(out, x + 1)
+        torch.testing.assert_close(s.last, x.sin() * 2)
+        torch.testing.assert_close(s.parts[0], x[0])
+        assert s.parts[1] is None
+    assert compiled_calls(f) == 2
+
+
+def test_a_new_object_holding_tensors_is_made_again_by_each_compiled_call():
+    def make(x):
+        b = Box()
+        b.t = x.cos()
+        b.pair = [x * 3, "label"]
+        b.dtype = x.dtype
+        return b
+
+    f = dynoc.compile(make)
+    seen = []
+    for _ in range(3):
+        x = torch.randn(6)
+        b = f(x)
+        assert type(b) is Box and b.pair[1] == "label" and b.dtype is torch.float32
+        torch.testing.assert_close(b.t, x.cos())
+        torch.testing.assert_close(b.pair[0], x * 3)
+        seen.append(b)
+    assert len({id(b) for b in seen}) == 3, "each call returns an object of its own"
+    assert compiled_calls(f) == 2
+
+
+def test_tensors_in_an_argument_dict_are_inputs_not_constants():
+    f = dynoc.compile(lambda d: d["x"] * 2 + d["y"])
+    for _ in range(3):
+        d = {"x": torch.randn(4), "y": torch.randn(4)}
+        torch.testing.assert_close(f(d), d["x"] * 2 + d["y"])
+    assert compiled_calls(f) == 2
+
+
+def test_a_list_argument_appended_to_runs_eagerly_and_says_why():
+    def collect(x, acc):
+        acc.append(x.sum())
+        return x * 2
+
+    f = dynoc.compile(collect)
+    acc = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            f(torch.randn(3), acc)
+    assert len(acc) == 3, "every call appends, as eager does"
+    assert compiled_calls(f) == 0
+    said = [str(w.message) for w in caught if "run eagerly" in str(w.message)]
+    assert said and "changes L['acc'] with append()" in said[0], said
+
+
+def test_a_python_number_written_runs_eagerly_it_may_differ_next_call():
+    def count(x, state):
+        state.n = getattr(state, "n", 0) + 1  # read without a guard
+        return x + 1
+
+    f = dynoc.compile(count)
+    s = State()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            f(torch.randn(2), s)
+    assert s.n == 3 and compiled_calls(f) == 0
+    assert any("holds a Python int" in str(w.message) for w in caught)
+
+
+def test_a_write_undone_within_the_call_is_no_side_effect():
+    flags = State()
+    flags.compiling = False
+
+    def forward(x):
+        flags.compiling = True
+        y = x.relu()
+        flags.compiling = False
+        return y
+
+    f = dynoc.compile(forward)
+    for _ in range(3):
+        x = torch.randn(5)
+        torch.testing.assert_close(f(x), x.relu())
+    assert flags.compiling is False
+    assert compiled_calls(f) == 2
+
+
+def test_transformers_dynamic_cache_decode_steps_run_compiled_with_eager_tokens():
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=96, hidden_size=32, intermediate_size=64,
+                                   num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, max_position_embeddings=64)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    prompt = torch.randint(0, 96, (1, 6))
+
+    def decode(forward, steps=3):
+        """Greedy decoding by hand, as generate() calls forward: the prefill
+        returns a new DynamicCache, each step passes it back in and the model
+        appends to its layers' tensors."""
+        out = forward(input_ids=prompt, use_cache=True)
+        cache, tokens = out.past_key_values, []
+        for _ in range(steps):
+            tok = out.logits[:, -1:].argmax(-1)
+            tokens.append(int(tok))
+            out = forward(input_ids=tok, past_key_values=cache, use_cache=True)
+            assert out.past_key_values is cache, "the cache passed in is the one returned"
+        return tokens, out.logits, cache.get_seq_length()
+
+    with torch.no_grad():
+        want = decode(model.forward)
+        compiled = dynoc.compile(model.forward)
+        first = decode(compiled)  # captures a variant per cache length
+        again = decode(compiled)  # the same lengths: every call compiled
+    for got in (first, again):
+        assert got[0] == want[0] and got[2] == want[2]
+        torch.testing.assert_close(got[1], want[1])
+    assert compiled_calls(compiled) >= 4
