@@ -403,31 +403,36 @@ LogicalResult GraphEmitter::emitGather(Operation *op) {
   return success();
 }
 
-/// index.Tensor: advanced indexing with int64 index tensors. The index
-/// tensors broadcast to one shape B; their positions in the input either form
-/// one run (the result is the dims before it, B, the dims after) or not (B
-/// first, then the other dims), as in ATen.
-LogicalResult GraphEmitter::emitIndex(Operation *op) {
-  auto ix = cast<aten::AtenIndexTensorOp>(op);
-  Value in = ix.getSelf(), out = op->getResult(0);
+/// Advanced indexing's addressing (index.Tensor reads through it,
+/// index_put writes through it): int64 index tensors at the input dims
+/// `pos` (the others None) broadcast to one shape B; their positions in the
+/// input either form one run (the indexed shape is the dims before it, B, the
+/// dims after) or not (B first, then the other dims), as in ATen. Fills
+/// `plan`: the indexed shape, the input stride of each of its dims (0 on B's),
+/// and the kernels' index arguments.
+LogicalResult GraphEmitter::indexPlan(Operation *op, Value in,
+                                      ArrayRef<Value> idx,
+                                      DenseI64ArrayAttr noneAttr,
+                                      IndexPlan &plan) {
   const DimList &d = dimsOf(in);
   int64_t rank = d.size();
-  // Input dim of each index tensor: the positions not listed as None.
   std::set<int64_t> none;
-  if (auto n = ix.getIndicesNoneAttr())
-    none.insert(n.asArrayRef().begin(), n.asArrayRef().end());
-  SmallVector<Value> idx(ix.getIndices().begin(), ix.getIndices().end());
+  if (noneAttr)
+    none.insert(noneAttr.asArrayRef().begin(), noneAttr.asArrayRef().end());
   SmallVector<int64_t> pos;
   for (int64_t p = 0; (int64_t)pos.size() < (int64_t)idx.size(); ++p)
     if (!none.count(p))
       pos.push_back(p);
+  StringRef what = op->getName().getStringRef().drop_front(5); // "aten."
   if (idx.empty() || pos.back() >= rank)
-    return fail(op) << "index.Tensor with " << idx.size()
+    return fail(op) << what << " with " << idx.size()
                     << " index tensors on rank " << rank;
+  if (idx.size() > 4) // the CUDA kernels' IndexPlan
+    return fail(op) << what << " with more than 4 index tensors";
   for (Value v : idx)
     if (!elementTypeOf(v).isInteger(64))
       return fail(op)
-             << "index.Tensor with a " << elementTypeOf(v)
+             << what << " with a " << elementTypeOf(v)
              << " index (a mask gives a result whose size depends on the "
                 "data) is not supported yet";
   // B: the index tensors' dims broadcast from the right.
@@ -454,42 +459,53 @@ LogicalResult GraphEmitter::emitIndex(Operation *op) {
   DimList inStrides(rank);
   for (int64_t k = rank - 1; k >= 0; --k)
     inStrides[k] = product(ArrayRef<std::string>(d).drop_front(k + 1));
-  DimList computed, outInStride;
   auto isIndexed = [&](int64_t k) { return llvm::is_contained(pos, k); };
+  plan = IndexPlan();
   int64_t k = 0;
   for (; k < at; ++k)
     if (!isIndexed(k)) {
-      computed.push_back(d[k]);
-      outInStride.push_back(inStrides[k]);
+      plan.shape.push_back(d[k]);
+      plan.inStride.push_back(inStrides[k]);
     }
-  size_t bStart = computed.size();
+  size_t bStart = plan.shape.size();
   for (auto &bd : b) {
-    computed.push_back(bd);
-    outInStride.push_back("0");
+    plan.shape.push_back(bd);
+    plan.inStride.push_back("0");
   }
   for (; k < rank; ++k)
     if (!isIndexed(k)) {
-      computed.push_back(d[k]);
-      outInStride.push_back(inStrides[k]);
+      plan.shape.push_back(d[k]);
+      plan.inStride.push_back(inStrides[k]);
     }
-  setDims(out, op, computed);
-  const DimList &outDims = dimsOf(out);
-  std::string idxStrides, ptrs, limits, idxIn;
+  if (plan.shape.size() > 8) // the CUDA kernels' IndexPlan
+    return fail(op) << what << " over more than 8 dims";
   for (auto [j, v] : llvm::enumerate(idx)) {
-    // v's strides over B, placed at B's dims of the result.
+    // v's strides over B, placed at B's dims of the indexed shape.
     DimList bDims(b.begin(), b.end());
     std::string sv = broadcastStrides(v, bDims);
-    DimList row(outDims.size(), "0");
+    DimList row(plan.shape.size(), "0");
     SmallVector<StringRef> parts;
     StringRef(sv).drop_front().drop_back().split(parts, ", ");
     for (size_t i = 0; i < bRank && i < parts.size(); ++i)
       row[bStart + i] = parts[i].str();
     for (auto &r : row)
-      idxStrides += (idxStrides.empty() ? "" : ", ") + r;
-    ptrs += (j ? ", " : "") + name(v);
-    limits += (j ? ", " : "") + d[pos[j]];
-    idxIn += (j ? ", " : "") + inStrides[pos[j]];
+      plan.idxStrides += (plan.idxStrides.empty() ? "" : ", ") + r;
+    plan.ptrs += (j ? ", " : "") + name(v);
+    plan.limits += (j ? ", " : "") + d[pos[j]];
+    plan.idxIn += (j ? ", " : "") + inStrides[pos[j]];
   }
+  return success();
+}
+
+LogicalResult GraphEmitter::emitIndex(Operation *op) {
+  auto ix = cast<aten::AtenIndexTensorOp>(op);
+  Value in = ix.getSelf(), out = op->getResult(0);
+  SmallVector<Value> idx(ix.getIndices().begin(), ix.getIndices().end());
+  IndexPlan plan;
+  if (failed(indexPlan(op, in, idx, ix.getIndicesNoneAttr(), plan)))
+    return failure();
+  setDims(out, op, plan.shape);
+  const DimList &outDims = dimsOf(out);
   if (outDims.empty())
     return fail(op) << "index.Tensor with a 0-d "
                        "result is not supported yet";
@@ -499,8 +515,44 @@ LogicalResult GraphEmitter::emitIndex(Operation *op) {
       "    const int64_t *const ip[] = {{{5}};\n"
       "    if (int rc = dynoc_k::index_gather({6}, {7}, shape, {8}, ins, {9}, "
       "ip, ist, lim, iin)) return rc; }\n",
-      braceList(outDims), braceList(outInStride), idxStrides, limits, idxIn,
-      ptrs, name(out), name(in), outDims.size(), idx.size());
+      braceList(outDims), braceList(plan.inStride), plan.idxStrides,
+      plan.limits, plan.idxIn, plan.ptrs, name(out), name(in), outDims.size(),
+      idx.size());
+  return success();
+}
+
+/// index_put(self, indices, values, accumulate): self with the elements that
+/// index.Tensor(self, indices) would read replaced by (or, accumulate, added
+/// to) `values` broadcast to that shape. transformers' static KV cache
+/// (index_copy_, decomposed into this) and gpt-fast's `k[:, :, pos] = v`.
+LogicalResult GraphEmitter::emitIndexPut(Operation *op) {
+  auto ip = cast<aten::AtenIndexPutOp>(op);
+  Value in = ip.getSelf(), values = ip.getValues(), out = op->getResult(0);
+  if (elementTypeOf(values) != elementTypeOf(in))
+    return fail(op) << "index_put of " << elementTypeOf(values)
+                    << " values into a " << elementTypeOf(in) << " tensor";
+  SmallVector<Value> idx(ip.getIndices().begin(), ip.getIndices().end());
+  IndexPlan plan;
+  if (failed(indexPlan(op, in, idx, ip.getIndicesNoneAttr(), plan)))
+    return failure();
+  setDims(out, op, dimsOf(in));
+  if (dimsOf(values).size() > plan.shape.size())
+    return fail(op) << "index_put values of rank " << dimsOf(values).size()
+                    << " for an indexed shape of rank " << plan.shape.size();
+  bool accumulate = ip.getAccumulate().value_or(false);
+  if (name(out) != name(in))
+    code += llvm::formatv("  dynoc_k::copy({0}, {1}, {2} * sizeof({3}));\n",
+                          name(out), name(in), numelOf(in), elemCType(in));
+  code += llvm::formatv(
+      "  {{ const int64_t shape[] = {0}, ins[] = {1}, vs[] = {2}, "
+      "ist[] = {{{3}}, lim[] = {{{4}}, iin[] = {{{5}};\n"
+      "    const int64_t *const ip[] = {{{6}};\n"
+      "    if (int rc = dynoc_k::index_scatter({7}, {8}, shape, {9}, ins, vs, "
+      "{10}, ip, ist, lim, iin, {11})) return rc; }\n",
+      braceList(plan.shape), braceList(plan.inStride),
+      broadcastStrides(values, plan.shape), plan.idxStrides, plan.limits,
+      plan.idxIn, plan.ptrs, name(out), name(values), plan.shape.size(),
+      idx.size(), accumulate ? "true" : "false");
   return success();
 }
 

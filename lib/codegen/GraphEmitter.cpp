@@ -127,6 +127,7 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.argmax"] = &GraphEmitter::emitArgReduce;
     m["aten.argmin"] = &GraphEmitter::emitArgReduce;
     m["aten.index.Tensor"] = &GraphEmitter::emitIndex;
+    m["aten.index_put"] = &GraphEmitter::emitIndexPut;
     m["aten.slice.Tensor"] = &GraphEmitter::emitSliceSelect;
     m["aten.select.int"] = &GraphEmitter::emitSliceSelect;
     m["aten.cat"] = &GraphEmitter::emitCat;

@@ -429,6 +429,15 @@ private:
   LogicalResult emitWhere(Operation *op);
   LogicalResult emitArgReduce(Operation *op);
   LogicalResult emitIndex(Operation *op);
+  LogicalResult emitIndexPut(Operation *op);
+  /// Advanced indexing's addressing, shared by index.Tensor and index_put
+  /// (EmitDataMovement.cpp).
+  struct IndexPlan {
+    DimList shape, inStride;
+    std::string idxStrides, ptrs, limits, idxIn;
+  };
+  LogicalResult indexPlan(Operation *op, Value in, ArrayRef<Value> idx,
+                          DenseI64ArrayAttr none, IndexPlan &plan);
   LogicalResult emitAttention(Operation *op);
   // EmitLayers.cpp
   LogicalResult emitNllLoss(Operation *op);

@@ -46,7 +46,7 @@ const char *const kSupportedOps[] = {
     "aten.expand_as", "aten.split.Tensor", "aten.unsafe_split.Tensor",
     "aten.slice.Tensor", "aten.select.int", "aten.cat", "aten.stack",
     "aten.unbind.int", "aten.gather", "aten.embedding", "aten.constant_pad_nd",
-    "aten.cumsum", "aten.index.Tensor",
+    "aten.cumsum", "aten.index.Tensor", "aten.index_put",
     // fills
     "aten.arange", "aten.arange.start", "aten.arange.start_step", "aten.full",
     "aten.ones", "aten.zeros", "aten.full_like", "aten.ones_like",
@@ -228,6 +228,12 @@ public:
       return codegen::kF32 | codegen::kBF16 | codegen::kF16;
     if (llvm::is_contained(kReducedPrecisionOps, n))
       shared = shared | codegen::kBF16 | codegen::kF16;
+    // Accumulation adds atomically: f32, f64, i32 and i64 (library/data.cu).
+    if (n == "aten.index_put")
+      if (auto acc = op->getAttrOfType<mlir::BoolAttr>("accumulate");
+          acc && acc.getValue())
+        shared &= codegen::kF32 | codegen::kF64 | codegen::kI64 |
+                  codegen::kI32;
     // Its atomic-add kernels (prelude/dynoc_cuda_kernels.cuh) are f32 only.
     if (n == "aten.embedding_dense_backward")
       shared &= ~codegen::kF64;

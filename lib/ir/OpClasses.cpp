@@ -38,6 +38,7 @@ bool dynoc::isDataMovementOp(mlir::Operation *op) {
                                           "aten.split.Tensor",
                                           "aten.gather",
                                           "aten.index.Tensor",
+                                          "aten.index_put",
                                           "aten.embedding",
                                           "aten.arange",
                                           "aten.full",

@@ -6,6 +6,7 @@
 // fused query/key/value projection). A copy of a value over one of the same
 // type is that value (the functional form of `t.copy_(src)`, which capture
 // records where a collective's result is copied back into its tensor).
+// index_copy along a dim is index_put with that dim indexed.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -76,9 +77,36 @@ struct CopyOfSameType : OpRewritePattern<AtenCopyOp> {
     return success();
   }
 };
+/// index_copy(self, dim, index, source) of a vector index: index_put(self,
+/// [None] * dim + [index], source) (transformers' static KV cache writes
+/// `keys.index_copy_(2, cache_position, k)`).
+struct IndexCopyAsIndexPut : OpRewritePattern<AtenIndexCopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenIndexCopyOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    auto index = op.getIndex().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim();
+    if (dim < 0)
+      dim += self.getRank();
+    if (dim < 0 || dim >= self.getRank())
+      return rewriter.notifyMatchFailure(op, "dim out of range");
+    if (index.getRank() != 1)
+      return rewriter.notifyMatchFailure(op, "not a vector index");
+    SmallVector<int64_t> none;
+    for (int64_t d = 0; d < dim; ++d)
+      none.push_back(d);
+    rewriter.replaceOpWithNewOp<AtenIndexPutOp>(
+        op, op.getType(), op.getSelf(), ValueRange{op.getIndex()},
+        op.getSource(),
+        none.empty() ? DenseI64ArrayAttr() : rewriter.getDenseI64ArrayAttr(none),
+        rewriter.getBoolAttr(false));
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateDataMovementDecompositions(RewritePatternSet &patterns) {
-  patterns.add<CopyOfSameType, IndexSelectRows, SplitWithSizes>(
-      patterns.getContext());
+  patterns.add<CopyOfSameType, IndexCopyAsIndexPut, IndexSelectRows,
+               SplitWithSizes>(patterns.getContext());
 }

@@ -803,7 +803,9 @@ const llvm::StringMap<Rule> &rules() {
                           "pow.Tensor_Scalar",
                           "ones_like",
                           "zeros_like",
-                          "full_like"})
+                          "full_like",
+                          "index_put",
+                          "index_copy"})
       t[std::string("aten.") + n] = same;
     for (const char *n : {"_softmax", "_log_softmax", "_softmax_backward_data",
                           "_log_softmax_backward_data", "cumsum"})
@@ -945,7 +947,7 @@ Type dynoc::inferResultElementType(Operation *op, unsigned index) {
                : Type();
   }
   if (n == "gather" || n == "index.Tensor" || n == "embedding" ||
-      n == "masked_fill.Scalar")
+      n == "masked_fill.Scalar" || n == "index_put" || n == "index_copy")
     return first; // the table's or the source's dtype
   // Float math keeps a float operand's dtype.
   static const llvm::StringSet<> floatMath = {

@@ -394,6 +394,34 @@ CASES["index_split"] = dict(case("aten.index.Tensor", [[4, 3, 5], [2], [2]],
                                  {"indices_none": [1]},
                                  lambda x, i, j: aten.index.Tensor(x, [i, None, j])),
                             dtypes=["f64", "i64", "i64"], ints={1: 4, 2: 5})
+# index_put: the static KV cache's write at positions (index_copy along a dim
+# decomposes into it), gpt-fast's `k[:, :, pos] = v`, broadcast values,
+# accumulation over repeated indices.
+CASES["index_put_cache"] = dict(case(
+    "aten.index_put", [[1, 2, 8, 4], [3], [1, 2, 3, 4]],
+    {"indices_none": [0, 1], "accumulate": False},
+    lambda x, i, v: aten.index_put(x, [None, None, i], v)),
+    dtypes=["f32", "i64", "f32"], ints={1: 8}, distinct=[1])
+CASES["index_put_rows_broadcast"] = dict(case(
+    "aten.index_put", [[6, 5], [3], [5]], {"accumulate": False},
+    lambda x, i, v: aten.index_put(x, [i], v)),
+    dtypes=["f64", "i64", "f64"], ints={1: 6}, distinct=[1])
+CASES["index_put_accumulate"] = dict(case(
+    "aten.index_put", [[5, 3], [7], [7, 3]], {"accumulate": True},
+    lambda x, i, v: aten.index_put(x, [i], v, True)),
+    dtypes=["f32", "i64", "f32"], ints={1: 5})
+CASES["index_put_i64_pairs"] = dict(case(
+    "aten.index_put", [[4, 6], [3], [3], [3]], {"accumulate": True},
+    lambda x, i, j, v: aten.index_put(x, [i, j], v, True)),
+    dtypes=["i64", "i64", "i64", "i64"], ints={0: 50, 1: 4, 2: 6, 3: 50})
+CASES["index_copy_dim2"] = dict(case(
+    "aten.index_copy", [[1, 2, 8, 4], [3], [1, 2, 3, 4]], {"dim": 2},
+    lambda x, i, s: aten.index_copy(x, 2, i, s)),
+    dtypes=["f32", "i64", "f32"], ints={1: 8}, distinct=[1], decomposed=True)
+CASES["index_copy_neg_dim"] = dict(case(
+    "aten.index_copy", [[5, 4], [2], [5, 2]], {"dim": -1},
+    lambda x, i, s: aten.index_copy(x, -1, i, s)),
+    dtypes=["f32", "i64", "f32"], ints={1: 4}, distinct=[1], decomposed=True)
 CASES["ones"] = case("aten.ones", [], {"size": [2, 0, 3]}, lambda: aten.ones([2, 0, 3]))
 CASES["zeros_like_i64"] = dict(case("aten.zeros_like", [[3, 2]], {},
                                     aten.zeros_like), dtypes=["i64"], ints={0: 9})
@@ -448,6 +476,11 @@ def make_inputs(name):
     for i, s in enumerate(c["inputs"]):
         if dtypes[i] == "i1":
             inputs.append(torch.from_numpy(rng.integers(0, 2, s).astype(bool)))
+        elif dtypes[i] == "i64" and i in c.get("distinct", ()):
+            # Distinct indices in [0, ints[i]) (index_put without accumulate:
+            # which of two writes to one place wins is unspecified).
+            pick = rng.permutation(ints[i])[:int(np.prod(s))]
+            inputs.append(torch.from_numpy(pick.reshape(s).astype(np.int64)))
         elif dtypes[i] == "i64":
             low = 1 if i in c.get("nonzero", ()) else -c.get("negative_index", {}).get(i, 0)
             inputs.append(torch.from_numpy(rng.integers(low, ints.get(i, 10), s)))

@@ -667,6 +667,60 @@ inline int index_gather(T *out, const T *in, const int64_t *shape, int rank,
   return bad ? 3 : 0;
 }
 
+// index_put: writes (accumulate: adds) `values`, read at strides `vs` over
+// the indexed shape (0 on broadcast dims), into `out` where index_gather
+// would read. An index out of range writes nothing and fails the call (3).
+// Accumulation runs serially (two indices may name one element).
+template <class T>
+inline int index_scatter(T *out, const T *values, const int64_t *shape,
+                         int rank, const int64_t *outStride,
+                         const int64_t *vs, int k,
+                         const int64_t *const *idx, const int64_t *idxStride,
+                         const int64_t *limit, const int64_t *idxInStride,
+                         bool accumulate) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+  int bad = 0;
+#pragma omp parallel for if (!accumulate && n > kParallelGrain) reduction(| : bad)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, off = 0, voff = 0, ioff[8] = {0};
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rem % shape[d];
+      rem /= shape[d];
+      off += c * outStride[d];
+      voff += c * vs[d];
+      for (int j = 0; j < k; ++j)
+        ioff[j] += c * idxStride[j * rank + d];
+    }
+    bool skip = false;
+    for (int j = 0; j < k; ++j) {
+      int64_t x = idx[j][ioff[j]];
+      if (x < 0)
+        x += limit[j];
+      if (x < 0 || x >= limit[j]) {
+        skip = true;
+        break;
+      }
+      off += x * idxInStride[j];
+    }
+    if (skip) {
+      bad = 1;
+      continue;
+    }
+    if (accumulate) {
+      if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
+        out[off] = T(float(out[off]) + float(values[voff]));
+      else if constexpr (std::is_same_v<T, bool>)
+        out[off] = out[off] || values[voff];
+      else
+        out[off] += values[voff];
+    } else
+      out[off] = values[voff];
+  }
+  return bad ? 3 : 0;
+}
+
 // Scaled dot-product attention over (batch * heads) independent (L, E) x
 // (S, E) problems: softmax(q k^T * scale [+ causal mask]) v. `scores` is
 // scratch of batchHeads * L * S floats.

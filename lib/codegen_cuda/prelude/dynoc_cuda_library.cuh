@@ -106,6 +106,15 @@ int index_gather(T *out, const T *in, const int64_t *shape, int rank,
                  const int64_t *inStride, int k, const int64_t *const *idx,
                  const int64_t *idxStride, const int64_t *limit,
                  const int64_t *idxInStride);
+// index_put as a scatter through index_gather's layout; `vs` the values'
+// strides. An index out of range writes nothing; accumulate takes f32, f64,
+// i32 and i64.
+template <class T>
+int index_scatter(T *out, const T *values, const int64_t *shape, int rank,
+                  const int64_t *outStride, const int64_t *vs, int k,
+                  const int64_t *const *idx, const int64_t *idxStride,
+                  const int64_t *limit, const int64_t *idxInStride,
+                  bool accumulate);
 
 // The CPU library caches oneDNN primitives per call site; cuDNN's plans are
 // per thread here (no lock on the run path), so a site holds nothing.

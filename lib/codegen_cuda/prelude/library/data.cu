@@ -4,6 +4,8 @@
 // 64-bit index math each, compiled once here rather than in every model.
 #include "dynoc_cuda_core.cuh"
 
+#include <type_traits>
+
 namespace dynoc_k {
 
 template <class T>
@@ -175,6 +177,81 @@ int index_gather(T *out, const T *in, const int64_t *shape, int rank,
   return 0;
 }
 
+// index_put's scatter, through index_gather's plan; `vs`: the values'
+// strides over the indexed shape. An index out of range writes nothing.
+// accumulate adds atomically: f32, f64, i32 and i64 (unsigned wrap-around)
+// only, checked by the caller.
+template <class T> __device__ void accumulate_at(T *p, T v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                std::is_same_v<T, int>)
+    atomicAdd(p, v);
+  else if constexpr (std::is_same_v<T, int64_t>)
+    atomicAdd(reinterpret_cast<unsigned long long *>(p),
+              static_cast<unsigned long long>(v));
+  else
+    *p = v; // unreachable: refused in index_scatter
+}
+template <class T>
+int index_scatter(T *out, const T *values, const int64_t *shape, int rank,
+                  const int64_t *outStride, const int64_t *vs, int k,
+                  const int64_t *const *idx, const int64_t *idxStride,
+                  const int64_t *limit, const int64_t *idxInStride,
+                  bool accumulate) {
+  constexpr bool kAtomic =
+      std::is_same_v<T, float> || std::is_same_v<T, double> ||
+      std::is_same_v<T, int> || std::is_same_v<T, int64_t>;
+  if (rank > 8 || k > 4) {
+    fail(400, "index_put", "over 8 dims or 4 index tensors");
+    return 400;
+  }
+  if (accumulate && !kAtomic) {
+    fail(400, "index_put", "accumulate=True of this dtype on CUDA");
+    return 400;
+  }
+  IndexPlan plan;
+  plan.shape = Arr8(shape, rank);
+  plan.inStride = Arr8(outStride, rank);
+  plan.limit = Arr8(limit, k);
+  plan.idxInStride = Arr8(idxInStride, k);
+  Arr8 vstride(vs, rank);
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+  for (int j = 0; j < 4; ++j) {
+    plan.idxStride[j] = Arr8(j < k ? idxStride + j * rank : nullptr, rank);
+    plan.idx[j] = j < k ? idx[j] : nullptr;
+  }
+  pointwise(n, [=] __device__(int64_t i) {
+    int64_t rem = i, off = 0, voff = 0, ioff[4] = {0, 0, 0, 0};
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rem % plan.shape[d];
+      rem /= plan.shape[d];
+      off += c * plan.inStride[d];
+      voff += c * vstride[d];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        ioff[j] += c * plan.idxStride[j][d];
+    }
+    bool bad = false;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (j < k) {
+        int64_t x = plan.idx[j][ioff[j]];
+        if (x < 0)
+          x += plan.limit[j];
+        bad |= x < 0 || x >= plan.limit[j];
+        off += x * plan.idxInStride[j];
+      }
+    if (bad)
+      return;
+    if (accumulate)
+      accumulate_at(out + off, values[voff]);
+    else
+      out[off] = values[voff];
+  });
+  return 0;
+}
+
 #define DYNOC_DATA(T)                                                          \
   template void expand<T>(T *, const T *, const int64_t *, const int64_t *,    \
                           int, float);                                         \
@@ -194,7 +271,11 @@ int index_gather(T *out, const T *in, const int64_t *shape, int rank,
   template int index_gather<T>(T *, const T *, const int64_t *, int,           \
                                const int64_t *, int, const int64_t *const *,   \
                                const int64_t *, const int64_t *,               \
-                               const int64_t *);
+                               const int64_t *);                               \
+  template int index_scatter<T>(T *, const T *, const int64_t *, int,          \
+                                const int64_t *, const int64_t *, int,         \
+                                const int64_t *const *, const int64_t *,       \
+                                const int64_t *, const int64_t *, bool);
 // Compiled once per element type (CudaBuild.cpp, kLibraryUnits).
 DYNOC_DATA(DYNOC_TYPE)
 
