@@ -43,3 +43,84 @@ def test_static_cache_generate_runs_every_decode_step_compiled():
     # the cache, not replayed) and the first decode step capture; every later
     # decode step runs the built graph.
     assert compiled >= new - 2, dynoc.counters
+
+
+class KVCache(torch.nn.Module):
+    """gpt-fast's cache: buffers written in place at the step's positions."""
+
+    def __init__(self, heads, max_len, head_dim):
+        super().__init__()
+        self.register_buffer("k_cache", torch.zeros(1, heads, max_len, head_dim))
+        self.register_buffer("v_cache", torch.zeros(1, heads, max_len, head_dim))
+
+    def update(self, input_pos, k_val, v_val):
+        k_out, v_out = self.k_cache, self.v_cache
+        k_out[:, :, input_pos] = k_val
+        v_out[:, :, input_pos] = v_val
+        return k_out, v_out
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, dim=64, heads=4, max_len=32):
+        super().__init__()
+        self.wqkv = torch.nn.Linear(dim, 3 * dim, bias=False)
+        self.wo = torch.nn.Linear(dim, dim, bias=False)
+        self.heads, self.head_dim = heads, dim // heads
+        self.kv_cache = KVCache(heads, max_len, dim // heads)
+        self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)))
+
+    def forward(self, x, input_pos):
+        b, s, _ = x.shape
+        q, k, v = self.wqkv(x).split(self.heads * self.head_dim, dim=-1)
+        q, k, v = (t.view(b, s, self.heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
+        k, v = self.kv_cache.update(input_pos, k, v)
+        mask = self.causal[None, None, input_pos]
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.wo(y.transpose(1, 2).reshape(b, s, -1))
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Embedding(100, 64)
+        self.layers = torch.nn.ModuleList([Attention() for _ in range(2)])
+        self.out = torch.nn.Linear(64, 100)
+
+    def forward(self, idx, input_pos):
+        x = self.tok(idx)
+        for layer in self.layers:
+            x = x + layer(x, input_pos)
+        return self.out(x)
+
+
+def next_token(model, x, input_pos):
+    return model(x, input_pos)[:, -1].argmax(-1, keepdim=True)
+
+
+def test_gpt_fast_style_decode_loop_runs_compiled_after_the_first_step():
+    """gpt-fast's loop: prefill compiled with dynamic=True, decode_one_token
+    with mode="reduce-overhead", fullgraph=True; the KV write
+    `k_out[:, :, input_pos] = k_val` is an index_put into the cache buffers."""
+    torch.manual_seed(0)
+    model = Decoder().eval()
+    prompt = torch.randint(0, 100, (1, 6))
+
+    def generate(prefill, decode, steps=10):
+        for layer in model.layers:
+            layer.kv_cache.k_cache.zero_()
+            layer.kv_cache.v_cache.zero_()
+        tok = prefill(model, prompt, torch.arange(prompt.shape[1]))
+        out, pos = [tok], torch.tensor([prompt.shape[1]])
+        for _ in range(steps):
+            tok = decode(model, tok, pos)
+            out.append(tok)
+            pos = pos + 1
+        return torch.cat(out, 1)
+
+    with torch.no_grad():
+        want = generate(next_token, next_token)
+        decode = dynoc.compile(next_token, mode="reduce-overhead", fullgraph=True)
+        prefill = dynoc.compile(next_token, dynamic=True)
+        got = generate(prefill, decode)
+    assert torch.equal(got, want)
+    assert decode.compiled_calls() == 9  # every step but the capture

@@ -695,14 +695,20 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
         self.written.add(source)
 
     def on_anonymous_store(self, owner, key, is_attr):
-        if (id(owner), key) in self.anonymous_writes:
+        if isinstance(owner, torch.Tensor):
+            return  # `t[i] = v` is an ATen call the recorder sees
+        try:
+            slot = (id(owner), key)
+            hash(slot)
+        except TypeError:  # a slice or list key: named by its identity
+            slot = (id(owner), id(key))
+        if slot in self.anonymous_writes:
             return
         try:
             before = getattr(owner, key) if is_attr else owner[key]
         except Exception:  # noqa: BLE001 - not there yet
             before = _UNREAD
-        self.anonymous_writes[(id(owner), key)] = (owner, key, is_attr, before,
-                                                   len(self.breaks))
+        self.anonymous_writes[slot] = (owner, key, is_attr, before, len(self.breaks))
 
     def on_container_method(self, container, method, source):
         if source and not self._written(source):
