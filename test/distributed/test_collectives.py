@@ -304,19 +304,24 @@ def test_coalesced_collectives_record_per_tensor_and_run_as_eager(tmp_path):
         assert float(out.split("WORST")[1].split()[0]) <= 1e-6, out
 
 
-def test_a_rank_exits_cleanly_right_after_its_last_collective(tmp_path):
+@pytest.mark.parametrize("ending", ["no_destroy", "destroy_while_held"])
+def test_a_rank_exits_cleanly_right_after_its_last_collective(tmp_path, ending):
     """A program that runs a built model through TorchDistributedCommunicator
-    and exits without destroy_process_group: gloo's run loop drops its last
-    reference to the finished all-reduce (and the Python tensors it holds) a
-    moment after wait() returns, and did so once the interpreter was
-    finalizing: `terminate called without an active exception`, exit -6
-    (issue 49). Each rank is pinned to one CPU, which makes the run loop lose
-    the race about every other run; dynoc's exit hook destroys the groups
-    while the interpreter is whole, so every run exits 0 with its output."""
+    and exits right after: gloo's run loop drops its last reference to the
+    finished all-reduce (and the Python tensors it holds) a moment after
+    wait() returns, and did so once the interpreter was finalizing:
+    `terminate called without an active exception`, exit -6 (issue 49).
+    no_destroy: the program never destroys its group (dynoc's exit hook
+    does). destroy_while_held: it calls destroy_process_group, but something
+    still holds the group (a DistributedDataParallel module does), so its run
+    loop lives on; the communicator keeps finished collectives alive so that
+    the run loop never drops the last reference. Each rank is pinned to one
+    CPU, which made the run loop lose the race about every other run."""
     prog = tmp_path / "prog.py"
     prog.write_text(
         "import sys, torch, torch.distributed as dist\n"
         "dist.init_process_group('gloo')\n"
+        "held = dist.group.WORLD\n"
         "def f(a):\n"
         "    dist.all_reduce(a)\n"
         "    return a * 2\n"
@@ -326,7 +331,9 @@ def test_a_rank_exits_cleanly_right_after_its_last_collective(tmp_path):
         "else:\n"
         "    import dynoc\n"
         "    m = dynoc.load(sys.argv[2], communicator=dynoc.TorchDistributedCommunicator())\n"
-        "    print('SUM', m(a)[0].item(), flush=True)\n")
+        "    print('SUM', m(a)[0].item(), flush=True)\n"
+        f"    if {ending == 'destroy_while_held'!r}:\n"
+        "        dist.destroy_process_group()\n")
     capture_on_both_ranks(prog, tmp_path)
     build_rank0_graph(tmp_path)
     cpus = sorted(os.sched_getaffinity(0))

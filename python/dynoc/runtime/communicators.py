@@ -2,6 +2,7 @@
 docs/distributed.md), for `dynoc.load(path, communicator=...)`:
 TorchDistributedCommunicator over a torch.distributed process group, and
 libdynrt's own NCCL and gloo communicators set up through one."""
+import collections
 import ctypes
 import os
 
@@ -115,6 +116,7 @@ def _scatter_single():
 
 
 _exit_hook = False
+_FINISHED_KEPT = 64  # finished collectives a TorchDistributedCommunicator holds
 
 
 def _destroy_process_groups_at_exit():
@@ -170,6 +172,13 @@ class TorchDistributedCommunicator:
         self.cuda_graphs = bool(cuda_graphs)
         self._error = b""
         self._works = {}  # handle -> (torch Work, the stream it was issued on)
+        # Finished Works, kept a while: torch's worker thread (gloo's run loop)
+        # lets go of a Work a moment after wait() returns; if its reference
+        # were the last, the thread would free the Python tensors the Work
+        # holds, which needs the GIL, and at interpreter exit that aborts the
+        # process (docs/reliability.md, "Exit under load"). Held here, the
+        # last reference is this object's, dropped by a Python thread.
+        self._finished = collections.deque(maxlen=_FINISHED_KEPT)
         self._next = 1
         self._streams = {}  # (stream address, device) -> torch.cuda.ExternalStream
         self._struct = _Communicator(
@@ -230,6 +239,7 @@ class TorchDistributedCommunicator:
             self._error = f"no collective in flight with handle {handle}".encode()
             return 1
         try:
+            self._finished.append(w)
             if s is None:
                 w.wait()
                 # No model stream was given: done before the model goes on.
