@@ -15,6 +15,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace dynoc::aten;
 
@@ -104,9 +106,122 @@ struct IndexCopyAsIndexPut : OpRewritePattern<AtenIndexCopyOp> {
     return success();
   }
 };
+/// The positions start, start + step, ... below end as an int64 vector
+/// (arange.start_step), for index_put.
+Value positions(PatternRewriter &rewriter, Location loc, int64_t start,
+                int64_t end, int64_t step) {
+  int64_t n = end > start ? (end - start + step - 1) / step : 0;
+  auto type = RankedTensorType::get({n}, rewriter.getIntegerType(64));
+  return rewriter.create<AtenArangeStartStepOp>(
+      loc, type, rewriter.getI64IntegerAttr(start),
+      rewriter.getI64IntegerAttr(end), rewriter.getI64IntegerAttr(step),
+      TypeAttr(), StringAttr(), StringAttr(), BoolAttr());
+}
+
+DenseI64ArrayAttr noneBefore(PatternRewriter &rewriter, int64_t dim) {
+  SmallVector<int64_t> none;
+  for (int64_t d = 0; d < dim; ++d)
+    none.push_back(d);
+  return none.empty() ? DenseI64ArrayAttr() : rewriter.getDenseI64ArrayAttr(none);
+}
+
+/// slice_scatter(self, src, dim, start, end, step): index_put(self, [None] *
+/// dim + [positions], src), the functional form of an in-place update of a
+/// slice (`shifted[..., 1:] = ids[..., :-1]`, capture/recorder.py). Static
+/// sizes along dim only (the positions are a constant).
+struct SliceScatterAsIndexPut : OpRewritePattern<AtenSliceScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenSliceScatterOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim().value_or(0);
+    if (dim < 0)
+      dim += self.getRank();
+    if (dim < 0 || dim >= self.getRank() || self.isDynamicDim(dim))
+      return rewriter.notifyMatchFailure(op, "dim out of range or dynamic");
+    int64_t size = self.getDimSize(dim), step = op.getStep().value_or(1);
+    int64_t start = op.getStart().value_or(0);
+    int64_t end = op.getEnd().value_or(size);
+    if (step < 1)
+      return rewriter.notifyMatchFailure(op, "a step below 1");
+    // ATen's clamping of slice bounds.
+    if (start < 0)
+      start += size;
+    if (end < 0)
+      end += size;
+    start = std::clamp<int64_t>(start, 0, size);
+    end = std::clamp<int64_t>(end, start, size);
+    Value at = positions(rewriter, op.getLoc(), start, end, step);
+    rewriter.replaceOpWithNewOp<AtenIndexPutOp>(
+        op, op.getType(), op.getSelf(), ValueRange{at}, op.getSrc(),
+        noneBefore(rewriter, dim), rewriter.getBoolAttr(false));
+    return success();
+  }
+};
+
+/// select_scatter(self, src, dim, index): index_put(self, [None] * dim +
+/// [[index]], src.unsqueeze(dim)) (`shifted[..., 0] = start`).
+struct SelectScatterAsIndexPut : OpRewritePattern<AtenSelectScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenSelectScatterOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    auto src = op.getSrc().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim();
+    if (dim < 0)
+      dim += self.getRank();
+    if (dim < 0 || dim >= self.getRank() || self.isDynamicDim(dim))
+      return rewriter.notifyMatchFailure(op, "dim out of range or dynamic");
+    int64_t size = self.getDimSize(dim), index = op.getIndex();
+    if (index < 0)
+      index += size;
+    if (index < 0 || index >= size)
+      return rewriter.notifyMatchFailure(op, "index out of range");
+    SmallVector<int64_t> shape(src.getShape());
+    shape.insert(shape.begin() + dim, 1);
+    Value values = rewriter.create<AtenUnsqueezeOp>(
+        op.getLoc(), RankedTensorType::get(shape, src.getElementType()),
+        op.getSrc(), rewriter.getI64IntegerAttr(dim));
+    Value at = positions(rewriter, op.getLoc(), index, index + 1, 1);
+    rewriter.replaceOpWithNewOp<AtenIndexPutOp>(
+        op, op.getType(), op.getSelf(), ValueRange{at}, values,
+        noneBefore(rewriter, dim), rewriter.getBoolAttr(false));
+    return success();
+  }
+};
+
+/// fill.Scalar(self, v): full_like(self, v); fill.Tensor(self, v) of a 0-d
+/// v of self's dtype: v expanded to self's shape.
+struct FillScalarAsFullLike : OpRewritePattern<AtenFillScalarOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenFillScalarOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<AtenFullLikeOp>(
+        op, op.getType(), op.getSelf(), op.getValueAttr(), TypeAttr(),
+        StringAttr(), StringAttr(), BoolAttr(), StringAttr());
+    return success();
+  }
+};
+struct FillTensorAsExpand : OpRewritePattern<AtenFillTensorOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenFillTensorOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    auto value = op.getValue().getType().cast<RankedTensorType>();
+    if (value.getRank() != 0 ||
+        value.getElementType() != self.getElementType() ||
+        !self.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not a 0-d value of self's dtype");
+    rewriter.replaceOpWithNewOp<AtenExpandOp>(
+        op, op.getType(), op.getValue(),
+        rewriter.getDenseI64ArrayAttr(self.getShape()), BoolAttr());
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateDataMovementDecompositions(RewritePatternSet &patterns) {
-  patterns.add<CopyOfSameType, IndexCopyAsIndexPut, IndexSelectRows,
-               SplitWithSizes>(patterns.getContext());
+  patterns.add<CopyOfSameType, FillScalarAsFullLike, FillTensorAsExpand,
+               IndexCopyAsIndexPut, IndexSelectRows, SelectScatterAsIndexPut,
+               SliceScatterAsIndexPut, SplitWithSizes>(patterns.getContext());
 }

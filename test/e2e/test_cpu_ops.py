@@ -422,6 +422,21 @@ CASES["index_copy_neg_dim"] = dict(case(
     "aten.index_copy", [[5, 4], [2], [5, 2]], {"dim": -1},
     lambda x, i, s: aten.index_copy(x, -1, i, s)),
     dtypes=["f32", "i64", "f32"], ints={1: 4}, distinct=[1], decomposed=True)
+# The functional forms of in-place updates of views (capture/recorder.py),
+# decomposed into index_put.
+CASES["slice_scatter_last"] = dict(case(
+    "aten.slice_scatter", [[3, 7], [3, 6]], {"dim": 1, "start": 1, "end": 9223372036854775807},
+    lambda x, s: aten.slice_scatter(x, s, 1, 1)), decomposed=True)
+CASES["slice_scatter_step"] = dict(case(
+    "aten.slice_scatter", [[8, 3], [3, 3]], {"dim": 0, "start": -7, "end": 7, "step": 2},
+    lambda x, s: aten.slice_scatter(x, s, 0, -7, 7, 2)), decomposed=True)
+CASES["select_scatter_mid"] = dict(case(
+    "aten.select_scatter", [[2, 5, 3], [2, 3]], {"dim": 1, "index": -1},
+    lambda x, s: aten.select_scatter(x, s, 1, -1)), decomposed=True)
+CASES["fill_scalar"] = dict(case("aten.fill.Scalar", [[3, 4]], {"value": 2.5},
+                                 lambda x: aten.fill.Scalar(x, 2.5)), decomposed=True)
+CASES["fill_tensor"] = dict(case("aten.fill.Tensor", [[3, 4], []], {},
+                                 aten.fill.Tensor), decomposed=True)
 CASES["ones"] = case("aten.ones", [], {"size": [2, 0, 3]}, lambda: aten.ones([2, 0, 3]))
 CASES["zeros_like_i64"] = dict(case("aten.zeros_like", [[3, 2]], {},
                                     aten.zeros_like), dtypes=["i64"], ints={0: 9})

@@ -152,11 +152,10 @@ _FOOTER = """
 Models that fail, by cause (each a gap of dynoc's, none a wrong result: a build
 that cannot be made is a located error):
 
-- **An in-place update of a view** (`shifted[..., 1:] = ids[..., :-1]` in T5's
-  `_shift_right` when labels are given; Funnel's `positional_attn *= cls_mask` on a
-  gathered view) is a graph break: the recorder functionalizes in-place ops on whole
-  tensors only, where Dynamo's functionalization also rewrites view updates as
-  scatters into their base.
+- **An in-place update of a view made by an op other than slice or select**
+  (Funnel's `positional_attn *= cls_mask` on a gathered view) is a graph break: the
+  recorder scatters updates of slices and selects back into their base (T5's
+  `_shift_right`), where Dynamo's functionalization rewrites every view.
 - **Ops the CPU backend has no kernel for yet**: `aten.im2col` (ConvBERT's span
   convolution, `nn.Unfold`), `aten.topk` (Mixtral's expert routing),
   `aten.as_strided` (Swin's window partition), `aten.repeat` (Whisper's decoder).

@@ -65,6 +65,9 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
         # is_attr, value before, breaks before); containers changed by their
         # methods (source -> method; id -> (container, method) when unnamed).
         self.anonymous_writes = {}
+        self.producers = {}  # vid -> the Node that made the Value
+        self.views_of = {}  # vid -> the vids of the views of it the graph made
+        self.stale_vids = set()  # views whose base was updated through another view
         self._paths = None  # id -> source from the arguments (_argument_path)
         self.mutated_containers = {}
         self.anonymous_containers = {}
@@ -143,6 +146,12 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             self.input_values.pop(key, None)
             del self.bound[key]
 
+    def _refuse_stale(self, t):
+        v = self.values.get(id(t))
+        if v is not None and v.vid in self.stale_vids:
+            raise mw.Unencodable("reads a view whose base was updated in place through "
+                                 "another view")
+
     def _value_of(self, t):
         """The current graph's Value for tensor `t`, or None (no lifting)."""
         self._forget_if_swapped(t)
@@ -155,6 +164,7 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
         """The Value for tensor `t` in the current graph, adding an input if the
         graph did not make it."""
         key = id(t)
+        self._refuse_stale(t)
         if key in self.fresh_empty:
             raise mw.Unencodable("reads memory new_empty_strided left uninitialized")
         self._forget_if_swapped(t)
@@ -561,6 +571,7 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
                 self.keepalive.append(t)
             out = results_of(out)
         recorded = recorded_from = func
+        view_chain = None  # an in-place update of a view: the views to its base
         if not func._schema.is_mutable:
             mw.check_op(_op_name(func))
         else:
@@ -575,8 +586,10 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             args = tuple(args) + tuple(a.default_value for a in positional[len(args):]
                                        if a.has_default_value() and a.name not in kwargs)
             if target._base is not None:
-                raise mw.Unencodable("in-place update of a view is not functionalized")
-            self._mark_mutated(target)
+                view_chain = self._view_chain(target)
+                self._mark_mutated(target._base)
+            else:
+                self._mark_mutated(target)
         func = recorded
         schema = func._schema
         operands, attrs, segments, flexible = [], {}, [], 0
@@ -647,11 +660,93 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             if self.examples is not None:
                 # as it is now: a later in-place op may change the tensor
                 self.result_tensors[v.vid] = o.detach().clone()
-        if func is not recorded_from:  # an in-place op: its input's new value
+        node = Node(_op_name(func), operands, attrs, segments if flexible > 1 else None,
+                    results, False, call, tuple(self.native_sizes))
+        self.current.nodes.append(node)
+        for r in results:
+            self.producers[r.vid] = node
+        returns = func._schema.returns
+        if operands and returns and returns[0].alias_info is not None and \
+                not returns[0].alias_info.is_write:  # a view of operand 0
+            self.views_of.setdefault(operands[0].vid, []).extend(r.vid for r in results)
+        if view_chain is not None:
+            base = self._scatter_into_base(args[0], view_chain, results[0])
+            self.mutation_values[(id(args[0]._base), id(self.current))] = base
+        elif func is not recorded_from:  # an in-place op: its input's new value
             self.mutation_values[(id(args[0]), id(self.current))] = results[0]
-        self.current.nodes.append(Node(_op_name(func), operands, attrs,
-                                       segments if flexible > 1 else None, results,
-                                       False, call, tuple(self.native_sizes)))
+
+    # --- in-place updates of views ------------------------------------------
+    # The view ops whose update scatters back into their input, and how.
+    _SCATTER = {"aten.slice.Tensor": ("aten.slice_scatter", torch.ops.aten.slice_scatter.default),
+                "aten.select.int": ("aten.select_scatter", torch.ops.aten.select_scatter.default),
+                "aten.alias": None, "aten.detach": None}
+
+    def _view_chain(self, view):
+        """The nodes that made `view` from its base, outermost last, for an
+        in-place update of it recorded functionally (as AOTAutograd's
+        functionalization does): the update's result scatters back through
+        them into the base. Raises Unencodable where it cannot."""
+        if view.requires_grad or view._base.requires_grad:
+            raise mw.Unencodable("in-place update of a view of a tensor that requires grad "
+                                 "is not functionalized")
+        root = self._value_of(view._base)
+        v = self._value_of(view)
+        if root is None or v is None:
+            raise mw.Unencodable("in-place update of a view made outside the graph")
+        chain = []
+        while v is not root:
+            node = self.producers.get(v.vid)
+            if node is None or node.op not in self._SCATTER or node.results[0] is not v:
+                raise mw.Unencodable("in-place update of a view made by "
+                                     f"{node.op if node else 'no recorded op'} is not "
+                                     "functionalized")
+            chain.append(node)
+            v = node.operands[0]
+        return chain
+
+    def _scatter_into_base(self, view, chain, new_view):
+        """Records the base of `view` after its update: each view op of
+        `chain` scattered back (slice_scatter, select_scatter). Tensors that
+        held a Value on the chain (the base, the views between) hold its new
+        Value from now on; every other view of the base is stale (a read of
+        one is refused, not given the old elements)."""
+        old_view = self.producers[chain[0].results[0].vid].results[0] if chain else None
+        renamed = {old_view.vid: new_view} if old_view is not None else {}
+        value = new_view
+        for node in chain:
+            scatter = self._SCATTER[node.op]
+            base = node.operands[0]
+            if scatter is None:  # an alias: the same elements
+                if tuple(value.shape) != tuple(base.shape):
+                    raise mw.Unencodable("in-place update through an alias of another shape")
+            else:
+                name, func = scatter
+                result = Value(self.current, base.shape, base.dtype)
+                args = (base, value) + tuple(node.call[1][1:])
+                scattered = Node(name, [base, value], dict(node.attrs), None, [result], False,
+                                 (func, args, dict(node.call[2])), node.sizes)
+                self.current.nodes.append(scattered)
+                self.producers[result.vid] = scattered
+                value = result
+            renamed[base.vid] = value
+        for table in (self.values, self.input_values):
+            for key, v in list(table.items()):
+                if v.vid in renamed:
+                    self.values[key] = renamed[v.vid]
+        stale, todo = set(), [chain[-1].operands[0].vid]
+        while todo:
+            for w in self.views_of.get(todo.pop(), ()):
+                if w not in stale:
+                    stale.add(w)
+                    todo.append(w)
+        self.stale_vids |= stale - set(renamed)
+        # The view and the views between still alias the base: a later update
+        # through another view of it makes them stale too.
+        self.views_of.setdefault(value.vid, []).extend(
+            v.vid for v in renamed.values() if v is not value)
+        self.values[id(view._base)] = value
+        self._bind(view._base)
+        return value
 
     # --- evaluator listener ------------------------------------------------
     def enter_native(self, sizes, opaque):
