@@ -195,7 +195,8 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             if src is None:
                 src = self._argument_path(t)
             if src is not None and self._held_by_argument(src) and \
-                    not any(u is t for _, u in self.user_inputs):
+                    not (t.requires_grad and t.is_leaf) and key not in self.optimizer_state \
+                    and not any(u is t for _, u in self.user_inputs):
                 # A tensor an argument holds (a dict's item, a cache object's
                 # attribute): an input of the graph, as the argument itself.
                 self.user_inputs.append((src, t))
@@ -249,7 +250,8 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             root = self.call_scope[0][eval(src[2:end])]  # noqa: S307 - dynoc's own text
         except Exception:  # noqa: BLE001
             return False
-        return not isinstance(root, torch.nn.Module)
+        # A module's tensors are its weights; an optimizer's, its state.
+        return not isinstance(root, (torch.nn.Module, torch.optim.Optimizer))
 
     @staticmethod
     def _tensor_guard_text(src, t, sizes=None, strides=None):
