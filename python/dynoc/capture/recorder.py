@@ -20,15 +20,15 @@ from .. import _native
 from .._errors import unsupported_type
 from .collective_recording import CollectiveRecording
 from .evaluator_hooks import EvaluatorHooks
+from .python_writes import _UNREAD, PythonWrites
+from .view_updates import ViewUpdates
 from .graph import Graph, Node, Value
 from .op_facts import (_MARKERS, _ESCAPES, _running_stats, _op_name, _is_tensor_list_type, _functional_variant, _arg_types, _INPLACE_VIEWS, _composite)
-from . import results
 from .results import Describer
 from .values import _as_values, _tensors
 
-_UNREAD = object()  # a source with no value to compare (Tracker.lasting_writes)
-
-class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
+class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
+              TorchDispatchMode):
     """A region's capture: the evaluator's callbacks (EvaluatorHooks) and the
     dispatch mode that records the ATen calls they run into graphs."""
 
@@ -146,12 +146,6 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             self.input_values.pop(key, None)
             del self.bound[key]
 
-    def _refuse_stale(self, t):
-        v = self.values.get(id(t))
-        if v is not None and v.vid in self.stale_vids:
-            raise mw.Unencodable("reads a view whose base was updated in place through "
-                                 "another view")
-
     def _value_of(self, t):
         """The current graph's Value for tensor `t`, or None (no lifting)."""
         self._forget_if_swapped(t)
@@ -228,30 +222,6 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
             self.examples[nv.vid] = t.detach().clone()
         self.keepalive.append(t)
         return nv
-
-    def _argument_path(self, t):
-        """A source for tensor `t` the evaluator did not name: its path from
-        the call's arguments (a cache object reached through **kwargs), or
-        None. The paths are found once per call, at the first need."""
-        if self._paths is None:
-            L = self.call_scope[0] if self.call_scope is not None else {}
-            self._paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
-        return self._paths.get(id(t))
-
-    def _held_by_argument(self, src):
-        """Does `src` name something inside an argument (not the argument
-        itself, not a module's state: a module's tensors are its weights)?"""
-        if not src.startswith("L[") or self.call_scope is None:
-            return False
-        end = src.find("]")
-        if end < 0 or end == len(src) - 1:
-            return False
-        try:
-            root = self.call_scope[0][eval(src[2:end])]  # noqa: S307 - dynoc's own text
-        except Exception:  # noqa: BLE001
-            return False
-        # A module's tensors are its weights; an optimizer's, its state.
-        return not isinstance(root, (torch.nn.Module, torch.optim.Optimizer))
 
     @staticmethod
     def _tensor_guard_text(src, t, sizes=None, strides=None):
@@ -677,79 +647,6 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
         elif func is not recorded_from:  # an in-place op: its input's new value
             self.mutation_values[(id(args[0]), id(self.current))] = results[0]
 
-    # --- in-place updates of views ------------------------------------------
-    # The view ops whose update scatters back into their input, and how.
-    _SCATTER = {"aten.slice.Tensor": ("aten.slice_scatter", torch.ops.aten.slice_scatter.default),
-                "aten.select.int": ("aten.select_scatter", torch.ops.aten.select_scatter.default),
-                "aten.alias": None, "aten.detach": None}
-
-    def _view_chain(self, view):
-        """The nodes that made `view` from its base, outermost last, for an
-        in-place update of it recorded functionally (as AOTAutograd's
-        functionalization does): the update's result scatters back through
-        them into the base. Raises Unencodable where it cannot."""
-        if view.requires_grad or view._base.requires_grad:
-            raise mw.Unencodable("in-place update of a view of a tensor that requires grad "
-                                 "is not functionalized")
-        root = self._value_of(view._base)
-        v = self._value_of(view)
-        if root is None or v is None:
-            raise mw.Unencodable("in-place update of a view made outside the graph")
-        chain = []
-        while v is not root:
-            node = self.producers.get(v.vid)
-            if node is None or node.op not in self._SCATTER or node.results[0] is not v:
-                raise mw.Unencodable("in-place update of a view made by "
-                                     f"{node.op if node else 'no recorded op'} is not "
-                                     "functionalized")
-            chain.append(node)
-            v = node.operands[0]
-        return chain
-
-    def _scatter_into_base(self, view, chain, new_view):
-        """Records the base of `view` after its update: each view op of
-        `chain` scattered back (slice_scatter, select_scatter). Tensors that
-        held a Value on the chain (the base, the views between) hold its new
-        Value from now on; every other view of the base is stale (a read of
-        one is refused, not given the old elements)."""
-        old_view = self.producers[chain[0].results[0].vid].results[0] if chain else None
-        renamed = {old_view.vid: new_view} if old_view is not None else {}
-        value = new_view
-        for node in chain:
-            scatter = self._SCATTER[node.op]
-            base = node.operands[0]
-            if scatter is None:  # an alias: the same elements
-                if tuple(value.shape) != tuple(base.shape):
-                    raise mw.Unencodable("in-place update through an alias of another shape")
-            else:
-                name, func = scatter
-                result = Value(self.current, base.shape, base.dtype)
-                args = (base, value) + tuple(node.call[1][1:])
-                scattered = Node(name, [base, value], dict(node.attrs), None, [result], False,
-                                 (func, args, dict(node.call[2])), node.sizes)
-                self.current.nodes.append(scattered)
-                self.producers[result.vid] = scattered
-                value = result
-            renamed[base.vid] = value
-        for table in (self.values, self.input_values):
-            for key, v in list(table.items()):
-                if v.vid in renamed:
-                    self.values[key] = renamed[v.vid]
-        stale, todo = set(), [chain[-1].operands[0].vid]
-        while todo:
-            for w in self.views_of.get(todo.pop(), ()):
-                if w not in stale:
-                    stale.add(w)
-                    todo.append(w)
-        self.stale_vids |= stale - set(renamed)
-        # The view and the views between still alias the base: a later update
-        # through another view of it makes them stale too.
-        self.views_of.setdefault(value.vid, []).extend(
-            v.vid for v in renamed.values() if v is not value)
-        self.values[id(view._base)] = value
-        self._bind(view._base)
-        return value
-
     # --- evaluator listener ------------------------------------------------
     def enter_native(self, sizes, opaque):
         """The evaluator runs a call natively that was given tensor sizes
@@ -782,85 +679,6 @@ class Tracker(EvaluatorHooks, CollectiveRecording, TorchDispatchMode):
         if id(tensor) not in self.sources:
             self.sources[id(tensor)] = source
             self.keepalive.append(tensor)
-
-    def on_store(self, source):
-        """The region wrote what `source` names (an attribute, an item, a
-        global): reads of it from now on see the region's own value."""
-        if source not in self.written_before:
-            self.written_before[source] = self._source_value(source)
-            self.written_after_breaks[source] = len(self.breaks)
-        self.written.add(source)
-
-    def on_anonymous_store(self, owner, key, is_attr):
-        if isinstance(owner, torch.Tensor):
-            return  # `t[i] = v` is an ATen call the recorder sees
-        try:
-            slot = (id(owner), key)
-            hash(slot)
-        except TypeError:  # a slice or list key: named by its identity
-            slot = (id(owner), id(key))
-        if slot in self.anonymous_writes:
-            return
-        try:
-            before = getattr(owner, key) if is_attr else owner[key]
-        except Exception:  # noqa: BLE001 - not there yet
-            before = _UNREAD
-        self.anonymous_writes[slot] = (owner, key, is_attr, before, len(self.breaks))
-
-    def on_container_method(self, container, method, source):
-        if source and not self._written(source):
-            self.mutated_containers.setdefault(source, method)
-        elif not source:
-            self.anonymous_containers.setdefault(id(container), (container, method))
-
-    def _name_anonymous_writes(self):
-        """finish: the writes into objects without a source that are objects
-        the call's arguments hold (found by their paths from the arguments)
-        become writes of those paths; a container an argument holds that
-        changed by its methods cannot be replayed (unreplayable). Objects the
-        arguments do not hold are taken as the call's own."""
-        if not self.anonymous_writes and not self.anonymous_containers:
-            return
-        L = self.call_scope[0] if self.call_scope is not None else {}
-        paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
-        for owner, key, is_attr, before, breaks in self.anonymous_writes.values():
-            base = paths.get(id(owner))
-            if base is None:
-                continue
-            if not is_attr and not isinstance(key, (int, str)):
-                self.unreplayable.append(f"it writes an item of {base} keyed by a "
-                                         f"{type(key).__name__}")
-                continue
-            target = f"{base}.{key}" if is_attr else f"{base}[{key!r}]"
-            self.written.add(target)
-            self.written_before.setdefault(target, before)
-            self.written_after_breaks.setdefault(target, breaks)
-        for container, method in self.anonymous_containers.values():
-            if id(container) in paths:
-                self.mutated_containers.setdefault(paths[id(container)], method)
-
-    def _source_value(self, source):
-        """The value `source` names now in the region's call scope, or
-        _UNREAD (absent, or not readable)."""
-        if self.call_scope is None:
-            return _UNREAD
-        L, G = self.call_scope
-        try:
-            return eval(source, {**_guards._scope(), "L": L, "G": G})  # noqa: S307 - dynoc's own text
-        except Exception:  # noqa: BLE001 - an attribute not there yet, say
-            return _UNREAD
-
-    def lasting_writes(self):
-        """The sources the region wrote whose value is not the one it found
-        (a write undone within the call, as transformers' output collector
-        sets and resets its flag, is no side effect)."""
-        return sorted(s for s in self.written
-                      if self.written_before.get(s, _UNREAD) is _UNREAD or
-                      self._source_value(s) is not self.written_before[s])
-
-    def _written(self, source):
-        return any(source == w or source.startswith((w + ".", w + "["))
-                   for w in self.written)
 
     def on_guard(self, source, value):
         if self._written(source):

@@ -131,6 +131,28 @@ struct IndexPlan {
   Arr8 idxStride[4];
   const int64_t *idx[4];
 };
+static IndexPlan make_index_plan(const int64_t *shape, int rank,
+                                 const int64_t *inStride, int k,
+                                 const int64_t *const *idx,
+                                 const int64_t *idxStride, const int64_t *limit,
+                                 const int64_t *idxInStride) {
+  IndexPlan plan;
+  plan.shape = Arr8(shape, rank);
+  plan.inStride = Arr8(inStride, rank);
+  plan.limit = Arr8(limit, k);
+  plan.idxInStride = Arr8(idxInStride, k);
+  for (int j = 0; j < 4; ++j) {
+    plan.idxStride[j] = Arr8(j < k ? idxStride + j * rank : nullptr, rank);
+    plan.idx[j] = j < k ? idx[j] : nullptr;
+  }
+  return plan;
+}
+static int64_t elements(const int64_t *shape, int rank) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+  return n;
+}
 template <class T>
 int index_gather(T *out, const T *in, const int64_t *shape, int rank,
                  const int64_t *inStride, int k, const int64_t *const *idx,
@@ -140,18 +162,9 @@ int index_gather(T *out, const T *in, const int64_t *shape, int rank,
     fail(400, "index.Tensor", "over 8 dims or 4 index tensors");
     return 400;
   }
-  IndexPlan plan;
-  plan.shape = Arr8(shape, rank);
-  plan.inStride = Arr8(inStride, rank);
-  plan.limit = Arr8(limit, k);
-  plan.idxInStride = Arr8(idxInStride, k);
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d)
-    n *= shape[d];
-  for (int j = 0; j < 4; ++j) {
-    plan.idxStride[j] = Arr8(j < k ? idxStride + j * rank : nullptr, rank);
-    plan.idx[j] = j < k ? idx[j] : nullptr;
-  }
+  IndexPlan plan = make_index_plan(shape, rank, inStride, k, idx, idxStride,
+                                   limit, idxInStride);
+  int64_t n = elements(shape, rank);
   pointwise(n, [=] __device__(int64_t i) {
     int64_t rem = i, off = 0, ioff[4] = {0, 0, 0, 0};
     for (int d = rank - 1; d >= 0; --d) {
@@ -208,19 +221,10 @@ int index_scatter(T *out, const T *values, const int64_t *shape, int rank,
     fail(400, "index_put", "accumulate=True of this dtype on CUDA");
     return 400;
   }
-  IndexPlan plan;
-  plan.shape = Arr8(shape, rank);
-  plan.inStride = Arr8(outStride, rank);
-  plan.limit = Arr8(limit, k);
-  plan.idxInStride = Arr8(idxInStride, k);
+  IndexPlan plan = make_index_plan(shape, rank, outStride, k, idx, idxStride,
+                                   limit, idxInStride);
   Arr8 vstride(vs, rank);
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d)
-    n *= shape[d];
-  for (int j = 0; j < 4; ++j) {
-    plan.idxStride[j] = Arr8(j < k ? idxStride + j * rank : nullptr, rank);
-    plan.idx[j] = j < k ? idx[j] : nullptr;
-  }
+  int64_t n = elements(shape, rank);
   pointwise(n, [=] __device__(int64_t i) {
     int64_t rem = i, off = 0, voff = 0, ioff[4] = {0, 0, 0, 0};
     for (int d = rank - 1; d >= 0; --d) {

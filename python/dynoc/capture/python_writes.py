@@ -1,0 +1,116 @@
+"""What a region's call writes into Python objects (docs/capture.md, "Results
+and side effects"): the attributes, items and globals it assigns (by source,
+or found by their path from the call's arguments when the evaluator reached
+them unnamed), which of those writes last, and the containers it changes by
+their methods. A mixin of the recorder's Tracker (capture/recorder.py);
+capture/results.py describes the values, jit/side_effects.py replays them."""
+import torch
+
+from . import guards as _guards, results
+
+_UNREAD = object()  # a source with no value to compare (lasting_writes)
+
+
+class PythonWrites:
+    def on_store(self, source):
+        """The region wrote what `source` names (an attribute, an item, a
+        global): reads of it from now on see the region's own value."""
+        if source not in self.written_before:
+            self.written_before[source] = self._source_value(source)
+            self.written_after_breaks[source] = len(self.breaks)
+        self.written.add(source)
+
+    def on_anonymous_store(self, owner, key, is_attr):
+        if isinstance(owner, torch.Tensor):
+            return  # `t[i] = v` is an ATen call the recorder sees
+        try:
+            slot = (id(owner), key)
+            hash(slot)
+        except TypeError:  # a slice or list key: named by its identity
+            slot = (id(owner), id(key))
+        if slot in self.anonymous_writes:
+            return
+        try:
+            before = getattr(owner, key) if is_attr else owner[key]
+        except Exception:  # noqa: BLE001 - not there yet
+            before = _UNREAD
+        self.anonymous_writes[slot] = (owner, key, is_attr, before, len(self.breaks))
+
+    def on_container_method(self, container, method, source):
+        if source and not self._written(source):
+            self.mutated_containers.setdefault(source, method)
+        elif not source:
+            self.anonymous_containers.setdefault(id(container), (container, method))
+
+    def _name_anonymous_writes(self):
+        """finish: the writes into objects without a source that are objects
+        the call's arguments hold (found by their paths from the arguments)
+        become writes of those paths; a container an argument holds that
+        changed by its methods cannot be replayed (unreplayable). Objects the
+        arguments do not hold are taken as the call's own."""
+        if not self.anonymous_writes and not self.anonymous_containers:
+            return
+        L = self.call_scope[0] if self.call_scope is not None else {}
+        paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
+        for owner, key, is_attr, before, breaks in self.anonymous_writes.values():
+            base = paths.get(id(owner))
+            if base is None:
+                continue
+            if not is_attr and not isinstance(key, (int, str)):
+                self.unreplayable.append(f"it writes an item of {base} keyed by a "
+                                         f"{type(key).__name__}")
+                continue
+            target = f"{base}.{key}" if is_attr else f"{base}[{key!r}]"
+            self.written.add(target)
+            self.written_before.setdefault(target, before)
+            self.written_after_breaks.setdefault(target, breaks)
+        for container, method in self.anonymous_containers.values():
+            if id(container) in paths:
+                self.mutated_containers.setdefault(paths[id(container)], method)
+
+    def _source_value(self, source):
+        """The value `source` names now in the region's call scope, or
+        _UNREAD (absent, or not readable)."""
+        if self.call_scope is None:
+            return _UNREAD
+        L, G = self.call_scope
+        try:
+            return eval(source, {**_guards._scope(), "L": L, "G": G})  # noqa: S307 - dynoc's own text
+        except Exception:  # noqa: BLE001 - an attribute not there yet, say
+            return _UNREAD
+
+    def lasting_writes(self):
+        """The sources the region wrote whose value is not the one it found
+        (a write undone within the call, as transformers' output collector
+        sets and resets its flag, is no side effect)."""
+        return sorted(s for s in self.written
+                      if self.written_before.get(s, _UNREAD) is _UNREAD or
+                      self._source_value(s) is not self.written_before[s])
+
+    def _written(self, source):
+        return any(source == w or source.startswith((w + ".", w + "["))
+                   for w in self.written)
+
+    def _argument_path(self, t):
+        """A source for tensor `t` the evaluator did not name: its path from
+        the call's arguments (a cache object reached through **kwargs), or
+        None. The paths are found once per call, at the first need."""
+        if self._paths is None:
+            L = self.call_scope[0] if self.call_scope is not None else {}
+            self._paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
+        return self._paths.get(id(t))
+
+    def _held_by_argument(self, src):
+        """Does `src` name something inside an argument (not the argument
+        itself, not a module's state: a module's tensors are its weights)?"""
+        if not src.startswith("L[") or self.call_scope is None:
+            return False
+        end = src.find("]")
+        if end < 0 or end == len(src) - 1:
+            return False
+        try:
+            root = self.call_scope[0][eval(src[2:end])]  # noqa: S307 - dynoc's own text
+        except Exception:  # noqa: BLE001
+            return False
+        # A module's tensors are its weights; an optimizer's, its state.
+        return not isinstance(root, (torch.nn.Module, torch.optim.Optimizer))
