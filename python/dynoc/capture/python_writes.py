@@ -21,52 +21,62 @@ class PythonWrites:
         self.written.add(source)
 
     def on_anonymous_store(self, owner, key, is_attr):
-        if isinstance(owner, torch.Tensor):
+        # Neither the object nor the value it had is read or kept here: a
+        # read could run the program's own __getattr__/__getitem__, and a
+        # reference would keep alive what the program expects collected.
+        # The object is known by id and type until finish names it.
+        # type(), not isinstance: isinstance may read `__class__` through the
+        # program's own __getattribute__.
+        if issubclass(type(owner), torch.Tensor):
             return  # `t[i] = v` is an ATen call the recorder sees
-        try:
-            slot = (id(owner), key)
-            hash(slot)
-        except TypeError:  # a slice or list key: named by its identity
-            slot = (id(owner), id(key))
-        if slot in self.anonymous_writes:
-            return
-        try:
-            before = getattr(owner, key) if is_attr else owner[key]
-        except Exception:  # noqa: BLE001 - not there yet
-            before = _UNREAD
-        self.anonymous_writes[slot] = (owner, key, is_attr, before, len(self.breaks))
+        name = key if isinstance(key, (str, int)) else None
+        slot = (id(owner), name if name is not None else ("unnamed", id(key)))
+        if slot not in self.anonymous_writes:
+            self.anonymous_writes[slot] = (type(owner), name, type(key).__name__, is_attr,
+                                           len(self.breaks))
 
     def on_container_method(self, container, method, source):
         if source and not self._written(source):
             self.mutated_containers.setdefault(source, method)
         elif not source:
-            self.anonymous_containers.setdefault(id(container), (container, method))
+            self.anonymous_containers.setdefault(id(container), (type(container), method))
+
+    def _named(self, paths, ident, kind):
+        """The source of the object of id `ident` and type `kind` the
+        arguments hold, or None (one that died and whose id was reused by
+        another object is told apart by its type)."""
+        base = paths.get(ident)
+        if base is None:
+            return None
+        value = self._source_value(base)
+        return base if value is not _UNREAD and type(value) is kind else None
 
     def _name_anonymous_writes(self):
         """finish: the writes into objects without a source that are objects
         the call's arguments hold (found by their paths from the arguments)
-        become writes of those paths; a container an argument holds that
-        changed by its methods cannot be replayed (unreplayable). Objects the
-        arguments do not hold are taken as the call's own."""
+        become writes of those paths, replayed with the value they hold now;
+        a container an argument holds that changed by its methods cannot be
+        replayed (unreplayable). Objects the arguments do not hold are taken
+        as the call's own."""
         if not self.anonymous_writes and not self.anonymous_containers:
             return
         L = self.call_scope[0] if self.call_scope is not None else {}
         paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
-        for owner, key, is_attr, before, breaks in self.anonymous_writes.values():
-            base = paths.get(id(owner))
+        for (ident, _), (kind, key, key_type, is_attr, breaks) in self.anonymous_writes.items():
+            base = self._named(paths, ident, kind)
             if base is None:
                 continue
-            if not is_attr and not isinstance(key, (int, str)):
-                self.unreplayable.append(f"it writes an item of {base} keyed by a "
-                                         f"{type(key).__name__}")
+            if key is None:
+                self.unreplayable.append(f"it writes an item of {base} keyed by a {key_type}")
                 continue
             target = f"{base}.{key}" if is_attr else f"{base}[{key!r}]"
             self.written.add(target)
-            self.written_before.setdefault(target, before)
+            self.written_before.setdefault(target, _UNREAD)  # replayed: its value now
             self.written_after_breaks.setdefault(target, breaks)
-        for container, method in self.anonymous_containers.values():
-            if id(container) in paths:
-                self.mutated_containers.setdefault(paths[id(container)], method)
+        for ident, (kind, method) in self.anonymous_containers.items():
+            base = self._named(paths, ident, kind)
+            if base is not None:
+                self.mutated_containers.setdefault(base, method)
 
     def _source_value(self, source):
         """The value `source` names now in the region's call scope, or
