@@ -232,8 +232,10 @@ LogicalResult GraphEmitter::emitWhere(Operation *op) {
     if (!op->getAttr("value"))
       return fail(op) << "masked_fill needs a value";
     operands.push_back(op->getOperand(0));
-    pre = "    const " + ct + " fill[] = {" +
-          fmtLiteral(scalarAttr(op, "value", 0), ct) + "};\n";
+    // A cast, not a braced initializer: PyTorch converts the value (10 into
+    // a bool tensor is true), where braces refuse a narrowing.
+    pre = "    const " + ct + " fill[] = {" + ct + "(" +
+          fmtLiteral(scalarAttr(op, "value", 0), ct) + ")};\n";
     a = "fill";
     b = name(op->getOperand(0));
   } else {

@@ -267,7 +267,8 @@ LogicalResult GraphEmitter::emitReduction(Operation *op) {
       auto dim = normDim(op, x, rank);
       if (failed(dim))
         return failure();
-      reduced[*dim] = true;
+      if (rank > 0) // over a 0-d tensor's dim 0: the value itself
+        reduced[*dim] = true;
     }
   }
   int64_t first = -1, last = -1;

@@ -266,7 +266,8 @@ LogicalResult GraphEmitter::onlyFirstResult(Operation *op, StringRef what) {
 
 FailureOr<int64_t> GraphEmitter::normDim(Operation *op, int64_t dim,
                                          int64_t rank) {
-  int64_t d = dim < 0 ? dim + rank : dim;
+  // As PyTorch's maybe_wrap_dim: a 0-d tensor takes dims 0 and -1.
+  int64_t d = dim < 0 ? dim + std::max<int64_t>(rank, 1) : dim;
   if (d < 0 || d >= std::max<int64_t>(rank, 1))
     return fail(op) << "dim " << dim << " is out of range for rank " << rank;
   return d;
@@ -412,8 +413,8 @@ LogicalResult GraphEmitter::emit(const std::string &graphBase) {
       return fail(func)
              << "argument " << i << " has type " << arg.getType() << "; the "
              << target.displayName()
-             << " backend supports f32, f64, bf16, f16, i64, i32 and bool "
-                "tensors only so far";
+             << " backend supports f32, f64, bf16, f16, i64, i32, i16, i8, "
+                "ui8 and bool tensors only so far";
     DimList d;
     for (auto [k, size] : llvm::enumerate(rt.getShape()))
       d.push_back(ShapedType::isDynamic(size)

@@ -57,6 +57,12 @@ inline std::string torchDTypeName(Type t) {
     return t.isUnsignedInteger() ? "uint8" : "int8";
   if (t.isInteger(1))
     return "bool";
+  if (t.isUnsignedInteger(8))
+    return "uint8_t";
+  if (t.isSignlessInteger(8))
+    return "int8_t";
+  if (t.isSignlessInteger(16))
+    return "int16_t";
   return "";
 }
 
@@ -83,6 +89,12 @@ inline std::string cScalarType(Type t) {
     return "int32_t";
   if (t.isInteger(1))
     return "bool";
+  if (t.isUnsignedInteger(8))
+    return "uint8_t";
+  if (t.isSignlessInteger(8))
+    return "int8_t";
+  if (t.isSignlessInteger(16))
+    return "int16_t";
   return "";
 }
 
@@ -105,10 +117,10 @@ inline std::string elemCType(Value v) {
 }
 inline std::string elemBytes(Value v) {
   Type t = elementTypeOf(v);
-  return t.isInteger(1)                 ? "1"
-         : t.isBF16() || t.isF16()      ? "2"
-         : t.isF32() || t.isInteger(32) ? "4"
-                                        : "8";
+  return t.isInteger(1) || t.isInteger(8)        ? "1"
+         : t.isBF16() || t.isF16() || t.isInteger(16) ? "2"
+         : t.isF32() || t.isInteger(32)               ? "4"
+                                                      : "8";
 }
 
 inline unsigned dtypeBit(Type t) {
@@ -119,6 +131,9 @@ inline unsigned dtypeBit(Type t) {
          : t.isInteger(1)  ? kBool
          : t.isBF16()      ? kBF16
          : t.isF16()       ? kF16
+         : t.isUnsignedInteger(8) ? kU8
+         : t.isSignlessInteger(8)  ? kI8
+         : t.isSignlessInteger(16) ? kI16
                            : 0;
 }
 
@@ -173,9 +188,9 @@ inline unsigned supportedDTypes(Operation *op) {
     // reducing ones reduce numbers.
     for (const char *n : {"dynoc.broadcast", "dynoc.all_gather_into_tensor",
                           "dynoc.all_to_all_single", "dynoc.wait_tensor"})
-      m[n] = kMovable;
+      m[n] = kAnyDType | kBF16 | kF16;
     for (const char *n : {"dynoc.all_reduce", "dynoc.reduce_scatter_tensor"})
-      m[n] = kMovable & ~kBool;
+      m[n] = (kAnyDType | kBF16 | kF16) & ~kBool;
     m["aten.constant_pad_nd"] = kAnyDType;
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
                           "aten.bitwise_xor.Tensor"})

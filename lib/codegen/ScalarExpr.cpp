@@ -24,7 +24,8 @@ std::string fmtFloat(double v) {
 std::string fmtLiteral(double v, StringRef ctype) {
   if (ctype == "float")
     return fmtFloat(v);
-  if ((ctype == "int64_t" || ctype == "int32_t" || ctype == "bool") &&
+  if ((ctype == "int64_t" || ctype == "int32_t" || ctype == "int16_t" ||
+       ctype == "int8_t" || ctype == "uint8_t" || ctype == "bool") &&
       v == std::floor(v) && std::fabs(v) < 9.2e18)
     return "int64_t(" + std::to_string(int64_t(v)) + ")";
   if (std::isinf(v))

@@ -241,7 +241,8 @@ public:
     if (n.startswith("aten.sum") || n.startswith("aten.mean") ||
         n == "aten.amax" || n == "aten.amin")
       shared &= ~codegen::kF64;
-    return shared;
+    // Its data movement kernels are not instantiated for 8/16-bit integers.
+    return shared & ~(codegen::kI8 | codegen::kI16 | codegen::kU8);
   }
   std::vector<std::string> reducedPrecisionOps() const override {
     return {std::begin(kReducedPrecisionOps), std::end(kReducedPrecisionOps)};

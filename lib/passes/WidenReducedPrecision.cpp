@@ -1,10 +1,13 @@
-//===- WidenReducedPrecision.cpp - bf16/f16 ops compute in f32 ------------===//
+//===- WidenReducedPrecision.cpp - narrow types compute wider -------------===//
 //
 // The CPU backend stores bf16 and f16 tensors but computes in f32, as ATen's
 // CPU kernels do for these types: each op that computes (anything but data
 // movement, see OpClasses.h) reads its bf16/f16 operands through a conversion
 // to f32, computes in f32, and its result converts back, so every op's result
-// is rounded to the reduced type exactly once, as in eager mode.
+// is rounded to the reduced type exactly once, as in eager mode. 8- and
+// 16-bit integers (int8, int16, uint8) compute in i32 the same way: addition,
+// multiplication and the bitwise ops are the same modulo 2^8 or 2^16 either
+// way, so converting the result back gives what eager's wrapping gives.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/OpClasses.h"
@@ -24,10 +27,23 @@ using namespace mlir;
 
 namespace {
 
-bool isReduced(Type t) {
+/// The type an op computes in instead of `t`'s element type: f32 for bf16
+/// and f16, i32 for 8- and 16-bit integers (their arithmetic wraps the same
+/// once the result converts back), or null where `t` is not narrow.
+Type widened(Type t) {
   auto rt = t.dyn_cast<RankedTensorType>();
-  return rt && (rt.getElementType().isBF16() || rt.getElementType().isF16());
+  if (!rt)
+    return {};
+  Type e = rt.getElementType();
+  if (e.isBF16() || e.isF16())
+    return Float32Type::get(t.getContext());
+  if (e.isSignlessInteger(8) || e.isSignlessInteger(16) ||
+      e.isUnsignedInteger(8))
+    return IntegerType::get(t.getContext(), 32);
+  return {};
 }
+
+bool isReduced(Type t) { return bool(widened(t)); }
 
 RankedTensorType withElementType(Type t, Type element) {
   auto rt = t.cast<RankedTensorType>();
@@ -59,18 +75,18 @@ struct WidenReducedPrecisionPass
            llvm::any_of(op->getResultTypes(), isReduced)))
         ops.push_back(op);
     });
-    Type f32 = Float32Type::get(&getContext());
     for (Operation *op : ops) {
       OpBuilder b(op);
       for (OpOperand &use : op->getOpOperands())
-        if (isReduced(use.get().getType()))
-          use.set(convert(b, op->getLoc(), use.get(), f32));
+        if (Type wide = widened(use.get().getType()))
+          use.set(convert(b, op->getLoc(), use.get(), wide));
       b.setInsertionPointAfter(op);
       for (Value r : op->getResults()) {
-        if (!isReduced(r.getType()))
+        Type wide = widened(r.getType());
+        if (!wide)
           continue;
         Type reduced = r.getType().cast<RankedTensorType>().getElementType();
-        r.setType(withElementType(r.getType(), f32));
+        r.setType(withElementType(r.getType(), wide));
         Value narrowed = convert(b, op->getLoc(), r, reduced);
         r.replaceAllUsesExcept(narrowed, narrowed.getDefiningOp());
       }

@@ -193,9 +193,11 @@ _mark(mark_dynamic, "forbid")
 def reset():
     """Forgets every region's variants and compiled code (the next call
     captures again), as torch._dynamo.reset() forgets its caches; graphs a
-    `dynoc capture` session recorded are kept for its output."""
+    `dynoc capture` session recorded are kept for its output. A variant
+    that runs eagerly again after it is told again."""
     for region in list(_region._regions):
         region.forget()
+    _region.forget_eager_warnings()
 
 
 def run(fn=None):

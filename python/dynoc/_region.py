@@ -305,6 +305,10 @@ def _warn_eager(entry, reason):
         int(line) if line.isdigit() else 0)
 
 
+def forget_eager_warnings():
+    _eager_warned.clear()
+
+
 class Region:
     def __init__(self, target, backend="inductor", fullgraph=False, dynamic=None,
                  live=None, guard_fail_fn=None, guard_export_fn=None, cuda_graphs=False):

@@ -354,6 +354,19 @@ CASES["eq_int_scalar"] = dict(case("aten.eq.Scalar", [[2, 7]], {"other": 3},
                               ints={0: 5})
 CASES["ge_f64_zero_size"] = dict(case("aten.ge.Tensor", [[0, 3], [3]], {},
                                       aten.ge.Tensor), dtypes=["f64", "f64"])
+# 8- and 16-bit integers compute in i32 (dynoc-widen-reduced-precision) and
+# wrap as eager's do: inputs over the type's whole range.
+CASES["add_i8_wraps"] = dict(case("aten.add.Tensor", [[4, 9], [9]], {}, aten.add.Tensor),
+                             dtypes=["i8", "i8"])
+CASES["mul_ui8_wraps"] = dict(case("aten.mul.Tensor", [[3, 11], [3, 11]], {},
+                                   aten.mul.Tensor), dtypes=["ui8", "ui8"])
+CASES["sub_i16"] = dict(case("aten.sub.Tensor", [[5, 6], [5, 6]], {}, aten.sub.Tensor),
+                        dtypes=["i16", "i16"])
+CASES["neg_i8"] = dict(case("aten.neg", [[17]], {}, aten.neg), dtypes=["i8"])
+CASES["bitwise_not_ui8"] = dict(case("aten.bitwise_not", [[4, 5]], {}, aten.bitwise_not),
+                                dtypes=["ui8"])
+CASES["lt_i16"] = dict(case("aten.lt.Tensor", [[6, 2], [2]], {}, aten.lt.Tensor),
+                       dtypes=["i16", "i16"])
 CASES["logical_not"] = dict(case("aten.logical_not", [[4, 5]], {}, aten.logical_not),
                             dtypes=["i1"])
 CASES["bitwise_not_bool"] = dict(case("aten.bitwise_not", [[4, 5]], {}, aten.bitwise_not),
@@ -471,10 +484,14 @@ CASES["pow_tensor_tensor"] = dict(case("aten.pow.Tensor_Tensor", [[4, 1], [5]], 
                                   ints={1: 4})
 
 MLIR_DTYPE = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64",
-              torch.bool: "i1", torch.bfloat16: "bf16", torch.float16: "f16"}
+              torch.bool: "i1", torch.bfloat16: "bf16", torch.float16: "f16",
+              torch.int8: "i8", torch.uint8: "ui8", torch.int16: "i16"}
 PARAMS = [(name, opt) for name in sorted(CASES)
           for opt in (["-O2"] if "reduced" in CASES[name] or CASES[name].get("decomposed")
                       else ["-O0", "-O2"])]
+
+
+NARROW_INTS = {"i8": torch.int8, "ui8": torch.uint8, "i16": torch.int16}
 
 
 def make_inputs(name):
@@ -496,6 +513,10 @@ def make_inputs(name):
             # which of two writes to one place wins is unspecified).
             pick = rng.permutation(ints[i])[:int(np.prod(s))]
             inputs.append(torch.from_numpy(pick.reshape(s).astype(np.int64)))
+        elif dtypes[i] in NARROW_INTS:
+            info = torch.iinfo(NARROW_INTS[dtypes[i]])
+            values = rng.integers(info.min, info.max + 1, s)
+            inputs.append(torch.from_numpy(values).to(NARROW_INTS[dtypes[i]]))
         elif dtypes[i] == "i64":
             low = 1 if i in c.get("nonzero", ()) else -c.get("negative_index", {}).get(i, 0)
             inputs.append(torch.from_numpy(rng.integers(low, ints.get(i, 10), s)))

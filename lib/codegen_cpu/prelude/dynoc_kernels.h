@@ -318,6 +318,11 @@ inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
                 float *C) {
   if (M == 0 || N == 0)
     return 0;
+  if (K == 0) { // an empty sum: oneDNN refuses a leading dimension of 0
+    for (int64_t i = 0; i < M * N; ++i)
+      C[i] = beta == 0 ? 0.f : beta * C[i];
+    return 0;
+  }
   dnnl_status_t s =
       dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', M, N, K, alpha, A,
                  transA ? M : K, B, transB ? K : N, beta, C, N);
@@ -539,14 +544,14 @@ inline int embedding(T *out, const T *weight, const int64_t *indices, int64_t n,
 
 // out[idx] = in[idx with dim d replaced by index[idx]]; shapes are index's
 // (out) and in's. An index out of range fails the call (code 3).
-template <class T>
-inline int gather(T *out, const T *in, const int64_t *index,
-                  const int64_t *outShape, const int64_t *inShape, int rank,
-                  int dim) {
+// The index is int64 or int32, as PyTorch takes.
+template <class T, class I>
+inline int gather(T *out, const T *in, const I *index, const int64_t *outShape,
+                  const int64_t *inShape, int rank, int dim) {
   int64_t n = 1, inStrides[8];
   for (int d = 0; d < rank; ++d)
     n *= outShape[d];
-  for (int d = rank - 1, s = 1; d >= 0; --d) {
+  for (int64_t d = rank - 1, s = 1; d >= 0; --d) {
     inStrides[d] = s;
     s *= inShape[d];
   }

@@ -145,6 +145,11 @@ inline int reducedBatchedGemm(bool transA, bool transB, int64_t batch,
                               float beta, T *C) {
   if (M == 0 || N == 0 || batch == 0)
     return 0;
+  if (K == 0) { // an empty sum (oneDNN refuses it)
+    for (int64_t i = 0; i < batch * M * N; ++i)
+      C[i] = beta == 0 ? T(0.f) : T(beta * float(C[i]));
+    return 0;
+  }
   const ReducedGemm *plan =
       reducedGemm<T>(transA, transB, sa == 0 && batch > 1 ? 1 : batch,
                      sb == 0 && batch > 1 ? 1 : batch, M, N, K, alpha, beta);

@@ -263,7 +263,10 @@ def _build_into(directory, text, weights, flags):
         # source line and caret that follow it.
         lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
         errors = [ln for ln in lines if " error: " in ln or ln.startswith("error: ")]
-        raise NotCompiled("dynoc build failed: " + (errors or lines or [f"exit {p.returncode}"])[0])
+        message = (errors or lines or [f"exit {p.returncode}"])[0]
+        if "compiler failed" in message and len(errors) > 1:
+            message += "; its first error: " + errors[1].split(" error: ", 1)[-1]
+        raise NotCompiled("dynoc build failed: " + message)
     # The build copied the weights beside the model; the input copy goes.
     if weights:
         os.remove(os.path.join(directory, _session.WEIGHTS_FILE))

@@ -34,3 +34,18 @@ func.func @mixed(%x: tensor<5xf16>) -> (tensor<5xf32>, tensor<5xi1>) {
   %g = aten.gt.Scalar %x {other = 0 : i64} : (tensor<5xf16>) -> tensor<5xi1>
   return %s, %g : tensor<5xf32>, tensor<5xi1>
 }
+
+// 8- and 16-bit integers compute in i32 and convert back (wrapping as eager's
+// arithmetic does); their data movement stays narrow.
+// CHECK-LABEL: func.func @narrow_ints
+// CHECK: %[[T:.*]] = aten.t %arg0 : (tensor<2x3xui8>) -> tensor<3x2xui8>
+// CHECK-NEXT: %[[A:.*]] = aten._to_copy %[[T]] {dtype = i32} : (tensor<3x2xui8>) -> tensor<3x2xi32>
+// CHECK-NEXT: %[[B:.*]] = aten._to_copy %arg1 {dtype = i32} : (tensor<3x2xi8>) -> tensor<3x2xi32>
+// CHECK-NEXT: %[[S:.*]] = aten.mul.Tensor %[[A]], %[[B]] : (tensor<3x2xi32>, tensor<3x2xi32>) -> tensor<3x2xi32>
+// CHECK-NEXT: %[[R:.*]] = aten._to_copy %[[S]] {dtype = i16} : (tensor<3x2xi32>) -> tensor<3x2xi16>
+// CHECK-NEXT: return %[[R]]
+func.func @narrow_ints(%x: tensor<2x3xui8>, %y: tensor<3x2xi8>) -> tensor<3x2xi16> {
+  %t = aten.t %x : (tensor<2x3xui8>) -> tensor<3x2xui8>
+  %m = aten.mul.Tensor %t, %y : (tensor<3x2xui8>, tensor<3x2xi8>) -> tensor<3x2xi16>
+  return %m : tensor<3x2xi16>
+}

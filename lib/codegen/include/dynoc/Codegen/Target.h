@@ -33,10 +33,14 @@ enum DTypeSet : unsigned {
   kBF16 = 16,
   kF16 = 32,
   kI32 = 64,
+  kI8 = 128,
+  kI16 = 256,
+  kU8 = 512,
   kAnyDType = kF32 | kF64 | kI64 | kI32 | kBool,
-  // Data movement also takes the reduced-precision types, which nothing else
-  // computes in (dynoc-widen-reduced-precision converts around those ops).
-  kMovable = kAnyDType | kBF16 | kF16,
+  // The types data movement stores and nothing else computes in
+  // (dynoc-widen-reduced-precision converts around the ops that compute).
+  kNarrow = kBF16 | kF16 | kI8 | kI16 | kU8,
+  kMovable = kAnyDType | kNarrow,
 };
 
 class Target {

@@ -23,7 +23,7 @@ def Decompose : Pass<"dynoc-decompose", "mlir::func::FuncOp"> {
 
 def WidenReducedPrecision
     : Pass<"dynoc-widen-reduced-precision", "mlir::func::FuncOp"> {
-  let summary = "Computes bf16 and f16 ops in f32, rounding each result once";
+  let summary = "Computes bf16/f16 ops in f32 and 8/16-bit integer ops in i32";
   let description = [{
     Every aten op that computes (all but data movement: views, transposes,
     slicing, concatenation, gathers, conversions, fills) and has a bf16 or f16
@@ -32,6 +32,9 @@ def WidenReducedPrecision
     is how ATen's CPU kernels treat these types, so results match eager mode
     to the rounding of each op's result. `dynoc build` runs it at every -O
     level: the CPU code generator stores bf16/f16 but computes in f32 only.
+    int8, int16 and uint8 ops compute in i32 the same way (stored narrow,
+    converted around each op that computes): wrapping arithmetic and the
+    bitwise ops give the same result modulo 2^8 or 2^16 either way.
     A target whose kernels compute some ops in bf16/f16 themselves (the CUDA
     target's cuBLASLt GEMMs, accumulating in f32) names them in `keep`; those
     ops are left alone.
