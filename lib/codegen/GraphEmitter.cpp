@@ -40,9 +40,11 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     for (const char *n :
          {"aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
           "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs",
-          "aten.sin", "aten.cos", "aten.log", "aten.logical_not",
-          "aten.pow.Scalar", "aten.reciprocal", "aten.erf", "aten.bitwise_not"})
+          "aten.logical_not", "aten.pow.Scalar", "aten.reciprocal",
+          "aten.erf", "aten.bitwise_not"})
       m[n] = &GraphEmitter::emitUnary;
+#define DYNOC_MATH_FUNCTION(OP, FUNCTION) m[OP] = &GraphEmitter::emitUnary;
+#include "dynoc/Codegen/MathFunctions.def"
     for (const char *n :
          {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
           "aten.div.Tensor", "aten.maximum", "aten.minimum",

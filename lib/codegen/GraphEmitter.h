@@ -206,9 +206,11 @@ inline unsigned supportedDTypes(Operation *op) {
                           "aten.mean.dim", "aten.amax", "aten.amin"})
       m[n] = kF32 | kF64;
     for (const char *n : {"aten.sigmoid", "aten.tanh", "aten.exp", "aten.gelu",
-                          "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.sin",
-                          "aten.cos", "aten.log", "aten.pow.Tensor_Scalar"})
+                          "aten.silu", "aten.sqrt", "aten.rsqrt",
+                          "aten.pow.Tensor_Scalar"})
       m[n] = kF32 | kF64;
+#define DYNOC_MATH_FUNCTION(OP, FUNCTION) m[OP] = kF32 | kF64;
+#include "dynoc/Codegen/MathFunctions.def"
     return m;
   }();
   if (isDataMovementOp(op))

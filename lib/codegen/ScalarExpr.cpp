@@ -3,6 +3,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -81,12 +82,12 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
     return "1.f / std::sqrt(" + x + ")";
   if (n == "aten.exp")
     return "std::exp(" + x + ")";
-  if (n == "aten.log")
-    return "std::log(" + x + ")";
-  if (n == "aten.sin")
-    return "std::sin(" + x + ")";
-  if (n == "aten.cos")
-    return "std::cos(" + x + ")";
+  static const llvm::StringMap<StringRef> mathFunctions = {
+#define DYNOC_MATH_FUNCTION(OP, FUNCTION) {OP, FUNCTION},
+#include "dynoc/Codegen/MathFunctions.def"
+  };
+  if (auto it = mathFunctions.find(n); it != mathFunctions.end())
+    return (it->second + "(" + x + ")").str();
   if (n == "aten.tanh")
     return "std::tanh(" + x + ")";
   if (n == "aten.sigmoid")

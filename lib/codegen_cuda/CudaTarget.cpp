@@ -23,8 +23,8 @@ using codegen::product;
 const char *const kSupportedOps[] = {
     // elementwise
     "aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
-    "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs", "aten.sin",
-    "aten.cos", "aten.log", "aten.logical_not", "aten.leaky_relu",
+    "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs",
+    "aten.logical_not", "aten.leaky_relu",
     "aten.hardtanh", "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
     "aten.div.Tensor", "aten.maximum", "aten.minimum",
     "aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
@@ -215,6 +215,8 @@ public:
   CudaTarget() {
     for (const char *n : kSupportedOps)
       ops.insert(n);
+#define DYNOC_MATH_FUNCTION(OP, FUNCTION) ops.insert(OP);
+#include "dynoc/Codegen/MathFunctions.def"
   }
   llvm::StringRef name() const override { return "cuda"; }
   llvm::StringRef displayName() const override { return "CUDA"; }

@@ -313,6 +313,13 @@ CASES["cumsum_bool"] = dict(case("aten.cumsum", [[2, 9]], {"dim": 1},
 for name in ("sin", "cos"):
     CASES[name] = case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name))
 CASES["log"] = dict(case("aten.log", [[3, 17]], {}, aten.log), positive=[0])
+# The math functions of lib/codegen/include/dynoc/Codegen/MathFunctions.def.
+for name in ("tan", "atan", "sinh", "asinh", "expm1", "exp2"):
+    CASES[name] = case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name))
+for name in ("log2", "log10", "log1p"):
+    CASES[name] = dict(case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name)),
+                       positive=[0])
+
 # Reductions: over all dims, the last, a middle run (keepdim), negative dims, zero size.
 CASES["sum_all"] = case("aten.sum", [[5, 7]], {}, lambda x: aten.sum(x))
 CASES["sum_last"] = case("aten.sum.dim_IntList", [[3, 4, 9]], {"dim": [-1]},

@@ -41,6 +41,8 @@ OP_CASES = [
     "cumsum_mid", "cumsum_i64", "cumsum_bool", "index_dim0", "index_after_none",
     "index_split", "index_put_cache", "index_put_rows_broadcast", "index_put_accumulate",
     "index_put_i64_pairs", "index_copy_dim2", "index_copy_neg_dim",
+    # the math functions table (MathFunctions.def)
+    "sin", "cos", "tan", "atan", "sinh", "asinh", "expm1", "exp2", "log2", "log10", "log1p",
 ]
 
 ARTIFACTS = os.path.join(ROOT, "build", "gpu")
