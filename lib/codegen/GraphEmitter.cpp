@@ -51,9 +51,15 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
           "aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
           "aten.bitwise_xor.Tensor", "aten.pow.Tensor_Tensor"})
       m[n] = &GraphEmitter::emitBinary;
+    m["aten.div.Tensor_mode"] = &GraphEmitter::emitBinary;
     for (const char *n : {"aten.add.Scalar", "aten.sub.Scalar",
-                          "aten.mul.Scalar", "aten.div.Scalar"})
+                          "aten.mul.Scalar", "aten.div.Scalar",
+                          "aten.div.Scalar_mode"})
       m[n] = &GraphEmitter::emitScalarBinary;
+#define DYNOC_BINARY_FUNCTION(OP, EXPRESSION, DTYPES)                          \
+  m[OP] = StringRef(OP).endswith(".Scalar") ? &GraphEmitter::emitScalarBinary  \
+                                            : &GraphEmitter::emitBinary;
+#include "dynoc/Codegen/BinaryFunctions.def"
     for (const char *cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
       m[std::string("aten.") + cmp + ".Tensor"] = &GraphEmitter::emitBinary;
       m[std::string("aten.") + cmp + ".Scalar"] =

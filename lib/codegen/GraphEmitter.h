@@ -209,8 +209,13 @@ inline unsigned supportedDTypes(Operation *op) {
                           "aten.silu", "aten.sqrt", "aten.rsqrt",
                           "aten.pow.Tensor_Scalar"})
       m[n] = kF32 | kF64;
-#define DYNOC_MATH_FUNCTION(OP, FUNCTION) m[OP] = kF32 | kF64;
+#define DYNOC_MATH_FUNCTION(OP, FUNCTION) m[OP] = kAnyDType;
 #include "dynoc/Codegen/MathFunctions.def"
+#define DYNOC_BINARY_FUNCTION(OP, EXPRESSION, DTYPES) m[OP] = DTYPES;
+#include "dynoc/Codegen/BinaryFunctions.def"
+    // Rounding division: floats (an integer zero divisor raises in eager).
+    for (const char *n : {"aten.div.Tensor_mode", "aten.div.Scalar_mode"})
+      m[n] = kF32 | kF64;
     return m;
   }();
   if (isDataMovementOp(op))

@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 
@@ -65,6 +66,50 @@ StringRef comparisonOperator(StringRef n) {
 }
 
 namespace {
+/// BinaryFunctions.def's expression of `op` on `a` and `b`, if it has one.
+std::optional<std::string> tableExpr(StringRef op, const std::string &a,
+                                     const std::string &b) {
+  static const llvm::StringMap<const char *> table = {
+#define DYNOC_BINARY_FUNCTION(OP, EXPRESSION, DTYPES) {OP, EXPRESSION},
+#include "dynoc/Codegen/BinaryFunctions.def"
+  };
+  auto it = table.find(op);
+  if (it == table.end())
+    return std::nullopt;
+  return llvm::formatv(it->second, a, b).str();
+}
+
+/// div with rounding_mode "trunc" or "floor" (or none: true division) on
+/// floats; floor as ATen computes it (from fmod, so that a quotient just
+/// under an integer does not round up through a / b).
+FailureOr<std::string> roundingDivision(Operation *op, const std::string &a,
+                                        const std::string &b, StringRef ct) {
+  auto mode = op->getAttrOfType<StringAttr>("rounding_mode");
+  if (!mode)
+    return a + " / " + b;
+  if (ct != "float" && ct != "double") {
+    op->emitError() << "dynoc build: integer div with rounding_mode '"
+                    << mode.getValue() << "' is not supported yet";
+    return failure();
+  }
+  if (mode.getValue() == "trunc")
+    return "std::trunc(" + a + " / " + b + ")";
+  if (mode.getValue() != "floor") {
+    op->emitError() << "dynoc build: unknown rounding_mode '"
+                    << mode.getValue() << "'";
+    return failure();
+  }
+  return llvm::formatv(
+             "[](auto a, auto b) {{ if (b == 0) return a / b; "
+             "auto m = std::fmod(a, b); auto d = (a - m) / b; "
+             "if (m != 0 && (b < 0) != (m < 0)) d -= 1; "
+             "if (d == 0) return std::copysign(decltype(a)(0), a / b); "
+             "auto f = std::floor(d); return d - f > decltype(a)(0.5) ? f + 1 "
+             ": f; }({0}, {1})",
+             a, b)
+      .str();
+}
+
 /// One-operand ops: the expression of `x` in C type `ct`.
 FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
                                  StringRef ct) {
@@ -147,6 +192,11 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
     return std::string();
   double other = scalarAttr(op, "other", 0.0),
          alpha = scalarAttr(op, "alpha", 1.0);
+  std::string literal = (ct + "(" + fmtLiteral(other, ct) + ")").str();
+  if (std::optional<std::string> e = tableExpr(n, x, literal))
+    return *e;
+  if (n == "aten.div.Scalar_mode")
+    return roundingDivision(op, x, literal, ct);
   if (n == "aten.add.Scalar")
     return x + " + " + fmtLiteral(alpha * other, ct);
   if (n == "aten.sub.Scalar")
@@ -173,14 +223,12 @@ FailureOr<std::string> binaryExpr(Operation *op, const std::string &a,
     return a + " - " + sb;
   if (n == "aten.mul.Tensor")
     return a + " * " + b;
-  if (n == "aten.div.Tensor") {
-    if (op->getAttr("rounding_mode")) {
-      op->emitError() << "dynoc build: div with a rounding_mode is not "
-                         "supported yet";
-      return failure();
-    }
+  if (n == "aten.div.Tensor")
     return a + " / " + b;
-  }
+  if (n == "aten.div.Tensor_mode")
+    return roundingDivision(op, a, b, ct);
+  if (std::optional<std::string> e = tableExpr(n, a, b))
+    return *e;
   // NaN propagates, as in ATen.
   if (n == "aten.maximum")
     return a + " > " + b + " || " + a + " != " + a + " ? " + a + " : " + b;

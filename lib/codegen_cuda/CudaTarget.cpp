@@ -217,6 +217,8 @@ public:
       ops.insert(n);
 #define DYNOC_MATH_FUNCTION(OP, FUNCTION) ops.insert(OP);
 #include "dynoc/Codegen/MathFunctions.def"
+#define DYNOC_BINARY_FUNCTION(OP, EXPRESSION, DTYPES) ops.insert(OP);
+#include "dynoc/Codegen/BinaryFunctions.def"
   }
   llvm::StringRef name() const override { return "cuda"; }
   llvm::StringRef displayName() const override { return "CUDA"; }

@@ -361,6 +361,23 @@ CASES["eq_int_scalar"] = dict(case("aten.eq.Scalar", [[2, 7]], {"other": 3},
                               ints={0: 5})
 CASES["ge_f64_zero_size"] = dict(case("aten.ge.Tensor", [[0, 3], [3]], {},
                                       aten.ge.Tensor), dtypes=["f64", "f64"])
+# BinaryFunctions.def and rounding division: floor division as ATen computes
+# it (negative quotients, a divisor's sign for remainder).
+CASES["logical_and"] = dict(case("aten.logical_and", [[4, 5], [5]], {}, aten.logical_and),
+                            dtypes=["i64", "f32"], ints={0: 3})
+CASES["logical_xor_bool"] = dict(case("aten.logical_xor", [[6], [6]], {}, aten.logical_xor),
+                                 dtypes=["i1", "i1"])
+CASES["remainder"] = case("aten.remainder.Tensor", [[3, 7], [7]], {}, aten.remainder.Tensor)
+CASES["fmod_scalar"] = case("aten.fmod.Scalar", [[3, 7]], {"other": -0.75},
+                            lambda x: aten.fmod.Scalar(x, -0.75))
+CASES["atan2_int"] = dict(case("aten.atan2", [[5, 2], [2]], {}, aten.atan2),
+                          dtypes=["i64", "i64"], ints={0: 9, 1: 9})
+CASES["div_floor"] = case("aten.div.Tensor_mode", [[4, 6], [6]], {"rounding_mode": "floor"},
+                          lambda a, b: aten.div.Tensor_mode(a, b, rounding_mode="floor"))
+CASES["div_trunc_scalar"] = case("aten.div.Scalar_mode", [[4, 6]],
+                                 {"other": -0.3, "rounding_mode": "trunc"},
+                                 lambda a: aten.div.Scalar_mode(a, -0.3, rounding_mode="trunc"))
+CASES["sin_int"] = dict(case("aten.sin", [[9]], {}, aten.sin), dtypes=["i64"], ints={0: 50})
 # 8- and 16-bit integers compute in i32 (dynoc-widen-reduced-precision) and
 # wrap as eager's do: inputs over the type's whole range.
 CASES["add_i8_wraps"] = dict(case("aten.add.Tensor", [[4, 9], [9]], {}, aten.add.Tensor),

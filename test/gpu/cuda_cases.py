@@ -43,6 +43,10 @@ OP_CASES = [
     "index_put_i64_pairs", "index_copy_dim2", "index_copy_neg_dim",
     # the math functions table (MathFunctions.def)
     "sin", "cos", "tan", "atan", "sinh", "asinh", "expm1", "exp2", "log2", "log10", "log1p",
+    "sin_int",
+    # BinaryFunctions.def and rounding division
+    "logical_and", "logical_xor_bool", "remainder", "fmod_scalar", "atan2_int", "div_floor",
+    "div_trunc_scalar",
 ]
 
 ARTIFACTS = os.path.join(ROOT, "build", "gpu")
