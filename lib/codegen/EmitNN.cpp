@@ -247,23 +247,25 @@ LogicalResult GraphEmitter::emitSoftmax(Operation *op) {
   return success();
 }
 
-/// sum, mean, amax, amin over one run of adjacent dims (all dims when the op
+/// sum, mean, amax, amin, prod over one run of adjacent dims (all dims when the op
 /// names none): the input is viewed as (outer, n, inner).
 LogicalResult GraphEmitter::emitReduction(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value in = op->getOperand(0), out = op->getResult(0);
-  if (auto dt = op->getAttrOfType<TypeAttr>("dtype"))
-    if (!dt.getValue().isF32())
-      return fail(op) << "'" << n << "' with dtype " << dt.getValue()
-                      << " is not supported yet";
+  // A `dtype` is the result's type, which the kernel accumulates for.
   const DimList &d = dimsOf(in);
   int64_t rank = d.size();
   std::vector<bool> reduced(rank, false);
-  auto dimAttr = op->getAttrOfType<DenseI64ArrayAttr>("dim");
-  if (!dimAttr || dimAttr.empty()) {
+  // `dim` is a list (sum.dim_IntList), one int (prod.dim_int) or absent.
+  SmallVector<int64_t> dimList;
+  if (auto list = op->getAttrOfType<DenseI64ArrayAttr>("dim"))
+    dimList.assign(list.asArrayRef().begin(), list.asArrayRef().end());
+  else if (auto one = op->getAttrOfType<IntegerAttr>("dim"))
+    dimList.push_back(one.getInt());
+  if (dimList.empty()) {
     reduced.assign(rank, true);
   } else {
-    for (int64_t x : dimAttr.asArrayRef()) {
+    for (int64_t x : dimList) {
       auto dim = normDim(op, x, rank);
       if (failed(dim))
         return failure();
@@ -299,7 +301,8 @@ LogicalResult GraphEmitter::emitReduction(Operation *op) {
   int kind = n.startswith("aten.sum")    ? 0
              : n.startswith("aten.mean") ? 1
              : n == "aten.amax"          ? 2
-                                         : 3;
+             : n == "aten.amin"          ? 3
+                                         : 4; // prod
   code += llvm::formatv("  dynoc_k::reduce({0}, {1}, {2}, {3}, {4}, {5});\n",
                         name(out), name(in), outer, len, inner, kind);
   return success();

@@ -92,7 +92,8 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.native_layer_norm"] = &GraphEmitter::emitLayerNorm;
     m["aten._softmax"] = &GraphEmitter::emitSoftmax;
     for (const char *n : {"aten.sum", "aten.sum.dim_IntList", "aten.mean",
-                          "aten.mean.dim", "aten.amax", "aten.amin"})
+                          "aten.mean.dim", "aten.amax", "aten.amin",
+                          "aten.prod", "aten.prod.dim_int"})
       m[n] = &GraphEmitter::emitReduction;
     m["aten._log_softmax"] = &GraphEmitter::emitSoftmax;
     m["aten.split.Tensor"] = &GraphEmitter::emitSplit;

@@ -203,7 +203,10 @@ inline unsigned supportedDTypes(Operation *op) {
     // f64 sums: the gradients of broadcast operands and biases (f64 gradient
     // checks of backward graphs, docs/training.md).
     for (const char *n : {"aten.sum", "aten.sum.dim_IntList", "aten.mean",
-                          "aten.mean.dim", "aten.amax", "aten.amin"})
+                          "aten.mean.dim", "aten.amax", "aten.amin",
+                          "aten.prod", "aten.prod.dim_int"})
+      m[n] = kAnyDType;
+    for (const char *n : {"aten._softmax", "aten._log_softmax"})
       m[n] = kF32 | kF64;
     for (const char *n : {"aten.sigmoid", "aten.tanh", "aten.exp", "aten.gelu",
                           "aten.silu", "aten.sqrt", "aten.rsqrt",

@@ -241,10 +241,11 @@ public:
     // Its atomic-add kernels (prelude/dynoc_cuda_kernels.cuh) are f32 only.
     if (n == "aten.embedding_dense_backward")
       shared &= ~codegen::kF64;
-    // Its reductions are instantiated for f32, bf16 and f16 only.
+    // Its reductions and softmax are instantiated for f32, bf16 and f16 only.
     if (n.startswith("aten.sum") || n.startswith("aten.mean") ||
-        n == "aten.amax" || n == "aten.amin")
-      shared &= ~codegen::kF64;
+        n == "aten.amax" || n == "aten.amin" || n == "aten._softmax" ||
+        n == "aten._log_softmax")
+      shared &= codegen::kF32 | codegen::kBF16 | codegen::kF16;
     // Its data movement kernels are not instantiated for 8/16-bit integers.
     return shared & ~(codegen::kI8 | codegen::kI16 | codegen::kU8);
   }

@@ -36,6 +36,8 @@ def attr_text(attrs):
             out.append(f"{k} = {v} : i64")
         elif isinstance(v, float):
             out.append(f"{k} = {v:.9e} : f64")
+        elif k == "dtype":  # a type attribute
+            out.append(f"dtype = {v}")
         elif isinstance(v, str):
             out.append(f'{k} = "{v}"')
         elif isinstance(v, list):
@@ -361,6 +363,26 @@ CASES["eq_int_scalar"] = dict(case("aten.eq.Scalar", [[2, 7]], {"other": 3},
                               ints={0: 5})
 CASES["ge_f64_zero_size"] = dict(case("aten.ge.Tensor", [[0, 3], [3]], {},
                                       aten.ge.Tensor), dtypes=["f64", "f64"])
+# Reductions in every dtype: integer sums exact in int64 (a bool or int32 sum
+# is int64), a sum with a dtype, products, f64 softmax.
+CASES["sum_i64"] = dict(case("aten.sum.dim_IntList", [[4, 6]], {"dim": [1]},
+                             lambda x: aten.sum.dim_IntList(x, [1])), dtypes=["i64"],
+                        ints={0: 1000})
+CASES["sum_bool"] = dict(case("aten.sum", [[5, 3]], {}, aten.sum), dtypes=["i1"])
+CASES["sum_dtype_f64"] = case("aten.sum.dim_IntList", [[3, 8]], {"dim": [0], "dtype": "f64"},
+                              lambda x: aten.sum.dim_IntList(x, [0], dtype=torch.float64))
+CASES["amax_i8"] = dict(case("aten.amax", [[4, 5]], {"dim": [0]},
+                             lambda x: aten.amax(x, [0])), dtypes=["i8"])
+CASES["prod_dim"] = case("aten.prod.dim_int", [[3, 4, 2]], {"dim": 1},
+                         lambda x: aten.prod.dim_int(x, 1))
+CASES["prod_i64"] = dict(case("aten.prod", [[7]], {}, aten.prod), dtypes=["i64"],
+                         ints={0: 9}, nonzero=[0])
+CASES["softmax_f64"] = dict(case("aten._softmax", [[3, 6]], {"dim": 1, "half_to_float": False},
+                                 lambda x: aten._softmax(x, 1, False)), dtypes=["f64"])
+CASES["log_softmax_f64_mid"] = dict(case("aten._log_softmax", [[3, 4, 5]],
+                                         {"dim": 1, "half_to_float": False},
+                                         lambda x: aten._log_softmax(x, 1, False)),
+                                    dtypes=["f64"])
 # BinaryFunctions.def and rounding division: floor division as ATen computes
 # it (negative quotients, a divisor's sign for remainder).
 CASES["logical_and"] = dict(case("aten.logical_and", [[4, 5], [5]], {}, aten.logical_and),

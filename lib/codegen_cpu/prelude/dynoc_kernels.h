@@ -898,54 +898,71 @@ inline void layer_norm(float *out, const float *in, const float *weight,
 }
 
 // Reduces the middle dim of an (outer, n, inner) tensor: kind 0 sum, 1 mean,
-// 2 max, 3 min. Sums and means accumulate in double; max/min propagate NaN,
-// as torch does.
-template <typename T>
-void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
+// 2 max, 3 min, 4 product, into `Out` (a sum of bool or int32 is int64, a sum with a
+// dtype is that type). Floating sums and means accumulate in double, integer
+// ones in int64 (exact, wrapping as ATen's); max/min propagate NaN, as torch
+// does.
+template <typename Out, typename In>
+void reduce(Out *out, const In *in, int64_t outer, int64_t n, int64_t inner,
             int kind) {
-  bool extremum = kind >= 2;
-  double init = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.0;
-  auto pick = [kind](double a, double x) {
+  using Acc = std::conditional_t<std::is_integral_v<Out>, int64_t, double>;
+  bool extremum = kind == 2 || kind == 3;
+  Acc init = kind == 4 ? 1 : 0;
+  if (kind == 2)
+    init = std::is_integral_v<In> ? Acc(std::numeric_limits<In>::lowest())
+                                  : Acc(-INFINITY);
+  else if (kind == 3)
+    init = std::is_integral_v<In> ? Acc(std::numeric_limits<In>::max())
+                                  : Acc(INFINITY);
+  auto pick = [kind](Acc a, Acc x) {
     if (x != x)
       return x;
     return kind == 2 ? (x > a ? x : a) : (x < a ? x : a);
   };
-  double scale = kind == 1 ? 1.0 / double(n) : 1.0;
+  auto result = [kind, n](Acc acc) {
+    return kind == 1 ? Out(double(acc) / double(n)) : Out(acc);
+  };
   if (inner == 1) {
 #pragma omp parallel for if (outer * n > kParallelGrain)
     for (int64_t o = 0; o < outer; ++o) {
-      const T *x = in + o * n;
-      double acc = init;
+      const In *x = in + o * n;
+      Acc acc = init;
       if (extremum) {
         for (int64_t k = 0; k < n; ++k)
-          acc = pick(acc, x[k]);
+          acc = pick(acc, Acc(x[k]));
+      } else if (kind == 4) {
+        for (int64_t k = 0; k < n; ++k)
+          acc *= Acc(x[k]);
       } else {
 #pragma omp simd reduction(+ : acc)
         for (int64_t k = 0; k < n; ++k)
-          acc += x[k];
+          acc += Acc(x[k]);
       }
-      out[o] = T(acc * scale);
+      out[o] = result(acc);
     }
     return;
   }
 #pragma omp parallel if (outer * n * inner > kParallelGrain)
   {
-    std::vector<double> acc(inner);
+    std::vector<Acc> acc(inner);
 #pragma omp for
     for (int64_t o = 0; o < outer; ++o) {
       std::fill(acc.begin(), acc.end(), init);
       for (int64_t k = 0; k < n; ++k) {
-        const T *x = in + (o * n + k) * inner;
+        const In *x = in + (o * n + k) * inner;
         if (extremum)
           for (int64_t i = 0; i < inner; ++i)
-            acc[i] = pick(acc[i], x[i]);
+            acc[i] = pick(acc[i], Acc(x[i]));
+        else if (kind == 4)
+          for (int64_t i = 0; i < inner; ++i)
+            acc[i] *= Acc(x[i]);
         else
 #pragma omp simd
           for (int64_t i = 0; i < inner; ++i)
-            acc[i] += x[i];
+            acc[i] += Acc(x[i]);
       }
       for (int64_t i = 0; i < inner; ++i)
-        out[o * inner + i] = T(acc[i] * scale);
+        out[o * inner + i] = result(acc[i]);
     }
   }
 }
@@ -1012,6 +1029,32 @@ inline void softmax(float *out, const float *in, int64_t outer, int64_t n,
         for (int64_t k = 0; k < n; ++k)
           y[k * inner] = std::exp(x[k * inner] - m) * inv;
       }
+    }
+}
+
+// Softmax (or log-softmax) in f64 along the middle dim of an (outer, n,
+// inner) tensor (the f32 kernel above is the vectorized one).
+inline void softmax(double *out, const double *in, int64_t outer, int64_t n,
+                    int64_t inner, bool log) {
+#pragma omp parallel for collapse(2) if (outer * n * inner > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const double *x = in + o * n * inner + i;
+      double *y = out + o * n * inner + i;
+      double m = -INFINITY;
+      bool nan = false;
+      for (int64_t k = 0; k < n; ++k) {
+        m = std::max(m, x[k * inner]);
+        nan |= x[k * inner] != x[k * inner];
+      }
+      if (nan)
+        m = NAN;
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k)
+        sum += std::exp(x[k * inner] - m);
+      for (int64_t k = 0; k < n; ++k)
+        y[k * inner] = log ? x[k * inner] - m - std::log(sum)
+                           : std::exp(x[k * inner] - m) / sum;
     }
 }
 
