@@ -73,6 +73,7 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
          {"aten.view", "aten._unsafe_view", "aten.reshape", "aten.clone",
           "aten.contiguous", "aten.alias", "aten.detach",
           "aten.flatten.using_ints", "aten.unsqueeze", "aten.squeeze.dim",
+          "aten.squeeze.dims", "aten.squeeze",
           "aten.dropout", "aten.lift_fresh_copy", "aten.lift_fresh",
           "aten._to_copy", "aten.view_as"})
       m[n] = &GraphEmitter::emitCopy;
@@ -107,6 +108,11 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.empty.memory_format"] = &GraphEmitter::emitFull;
     m["aten.new_ones"] = &GraphEmitter::emitFull;
     m["aten.new_zeros"] = &GraphEmitter::emitFull;
+    // Values undefined: filled with zeros, in a dense layout (strides are
+    // not part of a graph value).
+    for (const char *n :
+         {"aten.new_empty", "aten.empty_strided", "aten.new_empty_strided"})
+      m[n] = &GraphEmitter::emitFull;
     m["aten.scalar_tensor"] = &GraphEmitter::emitFull;
     for (const char *n : {"aten.nll_loss_forward", "aten.nll_loss2d_forward"})
       m[n] = &GraphEmitter::emitNllLoss;
@@ -137,6 +143,8 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.argmin"] = &GraphEmitter::emitArgReduce;
     m["aten.index.Tensor"] = &GraphEmitter::emitIndex;
     m["aten.index_put"] = &GraphEmitter::emitIndexPut;
+    for (const char *n : kScatterOps)
+      m[n] = &GraphEmitter::emitScatter;
     m["aten.slice.Tensor"] = &GraphEmitter::emitSliceSelect;
     m["aten.select.int"] = &GraphEmitter::emitSliceSelect;
     m["aten.cat"] = &GraphEmitter::emitCat;

@@ -137,6 +137,12 @@ inline unsigned dtypeBit(Type t) {
                            : 0;
 }
 
+/// The scatter family (EmitScatter.cpp), in every dtype.
+inline constexpr const char *kScatterOps[] = {
+    "aten.scatter.src",        "aten.scatter.value", "aten.scatter.reduce",
+    "aten.scatter.value_reduce", "aten.scatter_add",  "aten.scatter_reduce.two",
+    "aten.index_add"};
+
 /// Which dtypes the kernel libraries run `op` on (a target may run fewer). Data
 /// movement takes any of them, bf16 and f16 included; comparisons and selection
 /// f32, f64, i64 and bool; arithmetic f32, f64 and i64 (add, mul, maximum and
@@ -192,6 +198,8 @@ inline unsigned supportedDTypes(Operation *op) {
     for (const char *n : {"dynoc.all_reduce", "dynoc.reduce_scatter_tensor"})
       m[n] = (kAnyDType | kBF16 | kF16) & ~kBool;
     m["aten.constant_pad_nd"] = kAnyDType;
+    for (const char *n : kScatterOps)
+      m[n] = kAnyDType;
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
                           "aten.bitwise_xor.Tensor"})
       m[n] = kI64 | kBool;
@@ -455,6 +463,7 @@ private:
   LogicalResult emitArgReduce(Operation *op);
   LogicalResult emitIndex(Operation *op);
   LogicalResult emitIndexPut(Operation *op);
+  LogicalResult emitScatter(Operation *op);
   /// Advanced indexing's addressing, shared by index.Tensor and index_put
   /// (EmitDataMovement.cpp).
   struct IndexPlan {

@@ -15,6 +15,8 @@ bool dynoc::isLayoutOp(mlir::Operation *op) {
                                           "aten.flatten.using_ints",
                                           "aten.unsqueeze",
                                           "aten.squeeze.dim",
+                                          "aten.squeeze.dims",
+                                          "aten.squeeze",
                                           "aten.t",
                                           "aten.transpose.int",
                                           "aten.permute",
@@ -56,6 +58,9 @@ bool dynoc::isDataMovementOp(mlir::Operation *op) {
                                           "aten.empty.memory_format",
                                           "aten.new_ones",
                                           "aten.new_zeros",
+                                          "aten.new_empty",
+                                          "aten.empty_strided",
+                                          "aten.new_empty_strided",
                                           "aten.scalar_tensor"};
   return isLayoutOp(op) || names.contains(op->getName().getStringRef());
 }

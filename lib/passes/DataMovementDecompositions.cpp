@@ -6,7 +6,9 @@
 // fused query/key/value projection). A copy of a value over one of the same
 // type is that value (the functional form of `t.copy_(src)`, which capture
 // records where a collective's result is copied back into its tensor).
-// index_copy along a dim is index_put with that dim indexed.
+// index_copy along a dim is index_put with that dim indexed; index_select
+// and flip are index.Tensor along a dim, roll a cat of two slices per dim,
+// repeat a view, expand and reshape.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -218,10 +220,185 @@ struct FillTensorAsExpand : OpRewritePattern<AtenFillTensorOp> {
     return success();
   }
 };
+
+/// `x` with the positions `index` (an int64 vector) picked along `dim`:
+/// index.Tensor with [None] * dim + [index].
+Value pickAlong(PatternRewriter &rewriter, Location loc, Value x, int64_t dim,
+                Value index) {
+  auto xt = x.getType().cast<RankedTensorType>();
+  SmallVector<int64_t> shape(xt.getShape());
+  shape[dim] = index.getType().cast<RankedTensorType>().getDimSize(0);
+  return rewriter.create<AtenIndexTensorOp>(
+      loc, RankedTensorType::get(shape, xt.getElementType()), x,
+      ValueRange{index}, noneBefore(rewriter, dim));
+}
+
+/// index_select(x, dim, idx) of a vector idx (beyond IndexSelectRows'
+/// matrices): index.Tensor with [None] * dim + [idx].
+struct IndexSelectAsIndex : OpRewritePattern<AtenIndexSelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenIndexSelectOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    auto index = op.getIndex().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim();
+    int64_t rank = std::max<int64_t>(self.getRank(), 1); // 0-d: as [1]
+    if (dim < 0)
+      dim += rank;
+    if (dim < 0 || dim >= rank || index.getRank() > 1)
+      return rewriter.notifyMatchFailure(op, "not a vector index of a dim");
+    Location loc = op.getLoc();
+    auto asVector = [&](Value v) -> Value {
+      auto t = v.getType().cast<RankedTensorType>();
+      if (t.getRank() != 0)
+        return v;
+      return rewriter.create<AtenViewOp>(
+          loc, RankedTensorType::get({1}, t.getElementType()), v,
+          rewriter.getDenseI64ArrayAttr({1}));
+    };
+    // One position of a 0-d index keeps the dim; a 0-d self reads its one
+    // element (index.Tensor checks the position at run time).
+    Value picked = pickAlong(rewriter, loc, asVector(op.getSelf()), dim,
+                             asVector(op.getIndex()));
+    if (picked.getType() != op.getType())
+      picked = rewriter.create<AtenViewOp>(
+          loc, op.getType(), picked,
+          rewriter.getDenseI64ArrayAttr(
+              op.getType().cast<RankedTensorType>().getShape()));
+    rewriter.replaceOp(op, picked);
+    return success();
+  }
+};
+
+/// flip(x, dims): each dim read backwards (positions n-1, ..., 0). Static
+/// sizes along the flipped dims.
+struct FlipAsIndex : OpRewritePattern<AtenFlipOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenFlipOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    Value x = op.getSelf();
+    for (int64_t d : op.getDims()) {
+      if (d < 0)
+        d += self.getRank();
+      if (d < 0 || d >= self.getRank() || self.isDynamicDim(d))
+        return rewriter.notifyMatchFailure(op, "a dynamic or invalid dim");
+      int64_t n = self.getDimSize(d);
+      auto type = RankedTensorType::get({n}, rewriter.getIntegerType(64));
+      Value backwards = rewriter.create<AtenArangeStartStepOp>(
+          op.getLoc(), type, rewriter.getI64IntegerAttr(n - 1),
+          rewriter.getI64IntegerAttr(-1), rewriter.getI64IntegerAttr(-1),
+          TypeAttr(), StringAttr(), StringAttr(), BoolAttr());
+      x = pickAlong(rewriter, op.getLoc(), x, d, backwards);
+    }
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+
+/// roll(x, shifts, dims): per dim, the last `shift` positions then the rest
+/// (cat of two slices). Without dims: the flattened tensor rolled, viewed
+/// back. Static shapes.
+struct RollAsSlices : OpRewritePattern<AtenRollOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenRollOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    if (!self.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    Value x = op.getSelf();
+    SmallVector<int64_t> dims;
+    if (op.getDims())
+      dims.assign(op.getDims()->begin(), op.getDims()->end());
+    ArrayRef<int64_t> shifts = op.getShifts();
+    bool flat = dims.empty();
+    if (flat) {
+      if (shifts.size() != 1)
+        return rewriter.notifyMatchFailure(op, "one shift without dims");
+      auto t = RankedTensorType::get({self.getNumElements()},
+                                     self.getElementType());
+      x = rewriter.create<AtenViewOp>(loc, t, x,
+                                      rewriter.getDenseI64ArrayAttr(t.getShape()));
+      dims = {0};
+    }
+    if (dims.size() != shifts.size())
+      return rewriter.notifyMatchFailure(op, "shifts and dims differ in length");
+    for (auto [d, shift] : llvm::zip(dims, shifts)) {
+      auto t = x.getType().cast<RankedTensorType>();
+      if (d < 0)
+        d += t.getRank();
+      if (d < 0 || d >= t.getRank())
+        return rewriter.notifyMatchFailure(op, "dim out of range");
+      int64_t n = t.getDimSize(d);
+      if (n == 0)
+        continue;
+      int64_t s = ((shift % n) + n) % n;
+      if (s == 0)
+        continue;
+      auto piece = [&](int64_t start, int64_t end) -> Value {
+        SmallVector<int64_t> shape(t.getShape());
+        shape[d] = end - start;
+        return rewriter.create<AtenSliceTensorOp>(
+            loc, RankedTensorType::get(shape, t.getElementType()), x,
+            rewriter.getI64IntegerAttr(d), rewriter.getI64IntegerAttr(start),
+            rewriter.getI64IntegerAttr(end), rewriter.getI64IntegerAttr(1));
+      };
+      x = rewriter.create<AtenCatOp>(loc, t, ValueRange{piece(n - s, n),
+                                                        piece(0, n - s)},
+                                     rewriter.getI64IntegerAttr(d));
+    }
+    if (flat)
+      x = rewriter.create<AtenViewOp>(loc, self, x,
+                                      rewriter.getDenseI64ArrayAttr(self.getShape()));
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+
+/// repeat(x, repeats): x viewed as [1, s0, 1, s1, ...] (missing leading dims
+/// as 1), expanded to [r0, s0, r1, s1, ...], viewed as [r0 * s0, ...].
+/// Static shapes.
+struct RepeatAsExpand : OpRewritePattern<AtenRepeatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenRepeatOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    ArrayRef<int64_t> repeats = op.getRepeats();
+    if (!self.hasStaticShape() || repeats.size() < size_t(self.getRank()))
+      return rewriter.notifyMatchFailure(op, "dynamic, or fewer repeats than dims");
+    SmallVector<int64_t> sizes(repeats.size() - self.getRank(), 1);
+    sizes.append(self.getShape().begin(), self.getShape().end());
+    SmallVector<int64_t> interleaved, expanded, result;
+    for (auto [r, s] : llvm::zip(repeats, sizes)) {
+      interleaved.append({1, s});
+      expanded.append({r, s});
+      result.push_back(r * s);
+    }
+    Location loc = op.getLoc();
+    Type e = self.getElementType();
+    auto typed = [&](ArrayRef<int64_t> shape) {
+      return RankedTensorType::get(shape, e);
+    };
+    Value x = rewriter.create<AtenViewOp>(loc, typed(interleaved), op.getSelf(),
+                                          rewriter.getDenseI64ArrayAttr(interleaved));
+    x = rewriter.create<AtenExpandOp>(loc, typed(expanded), x,
+                                      rewriter.getDenseI64ArrayAttr(expanded),
+                                      BoolAttr());
+    x = rewriter.create<AtenReshapeOp>(loc, typed(result), x,
+                                       rewriter.getDenseI64ArrayAttr(result));
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateDataMovementDecompositions(RewritePatternSet &patterns) {
   patterns.add<CopyOfSameType, FillScalarAsFullLike, FillTensorAsExpand,
-               IndexCopyAsIndexPut, IndexSelectRows, SelectScatterAsIndexPut,
-               SliceScatterAsIndexPut, SplitWithSizes>(patterns.getContext());
+               IndexCopyAsIndexPut, SelectScatterAsIndexPut,
+               SliceScatterAsIndexPut, SplitWithSizes, FlipAsIndex,
+               RollAsSlices, RepeatAsExpand>(patterns.getContext());
+  // Matrix rows as an embedding lookup before the general form.
+  patterns.add<IndexSelectRows>(patterns.getContext(), /*benefit=*/2);
+  patterns.add<IndexSelectAsIndex>(patterns.getContext());
 }

@@ -8,7 +8,8 @@
 // weight. Intermediate values take the broadcast shape of their operands,
 // which the declarative table in Decompositions.td cannot compute. Also
 // _safe_softmax (softmax with fully masked rows at 0) and tril/triu (its
-// causal mask), which the attention of torch's SDPA math path records.
+// causal mask), which the attention of torch's SDPA math path records, and
+// clamp with tensor bounds as maximum and minimum.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -176,7 +177,6 @@ struct SafeSoftmax : OpRewritePattern<SafeSoftmaxOp> {
     return success();
   }
 };
-} // namespace
 
 /// tril(x, d) (kLower) and triu(x, d): x where col - row <= d (>= d for
 /// triu) over the last two dims, else 0, as an index comparison and a
@@ -223,9 +223,33 @@ struct Triangle : OpRewritePattern<Op> {
   }
 };
 
+/// clamp.Tensor(x, min?, max?): minimum(maximum(x, min), max), NaN from
+/// either operand propagating as ATen's vectorized clamp does (and max
+/// winning where min > max).
+struct ClampTensor : OpRewritePattern<AtenClampTensorOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenClampTensorOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getSelf(), result = op.getResult();
+    if (Value lo = op.getMin()) {
+      x = rewriter.create<AtenMaximumOp>(op.getLoc(),
+                                         op.getMax() ? broadcastType(x, lo, result)
+                                                     : result.getType(),
+                                         x, lo);
+    }
+    if (Value hi = op.getMax())
+      x = rewriter.create<AtenMinimumOp>(op.getLoc(), result.getType(), x, hi);
+    if (x == op.getSelf() && x.getType() != result.getType())
+      return rewriter.notifyMatchFailure(op, "no bounds, and a conversion");
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+} // namespace
+
 void dynoc::populatePointwiseDecompositions(RewritePatternSet &patterns) {
   patterns
       .add<Addcmul, Addcdiv, LerpScalar, RsubScalar, RsubTensor, SafeSoftmax,
-           Triangle<AtenTrilOp, true>, Triangle<AtenTriuOp, false>>(
-          patterns.getContext());
+           Triangle<AtenTrilOp, true>, Triangle<AtenTriuOp, false>,
+           ClampTensor>(patterns.getContext());
 }

@@ -4,7 +4,8 @@
 // elementwise ops both backends emit: var.correction, native_batch_norm in
 // training mode (its batch mean and inverse standard deviation) and
 // native_batch_norm_backward (docs/training.md), and native_group_norm; and
-// max/min of a whole tensor as amax/amin.
+// max/min of a whole tensor as amax/amin, max.dim/min.dim as amax/amin and
+// argmax/argmin.
 // Static shapes: the element counts they divide by are constants of the
 // graph.
 //
@@ -449,6 +450,27 @@ struct WholeTensorReduction : OpRewritePattern<Op> {
     return success();
   }
 };
+
+/// max.dim / min.dim (values and indices along one dim) = amax / amin and
+/// argmax / argmin over it: the first index of the extremum (or of the first
+/// NaN, whose value both give), as ATen's CPU kernels.
+template <class Op, class Reduce, class Arg>
+struct ExtremumAlongDim : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    int64_t dim = op.getDim();
+    BoolAttr keep = rewriter.getBoolAttr(op.getKeepdim().value_or(false));
+    Value values = rewriter.create<Reduce>(
+        op.getLoc(), op.getValues().getType(), op.getSelf(),
+        rewriter.getDenseI64ArrayAttr({dim}), keep);
+    Value indices = rewriter.create<Arg>(op.getLoc(), op.getIndices().getType(),
+                                         op.getSelf(),
+                                         rewriter.getI64IntegerAttr(dim), keep);
+    rewriter.replaceOp(op, {values, indices});
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateStatisticsDecompositions(RewritePatternSet &patterns) {
@@ -456,6 +478,8 @@ void dynoc::populateStatisticsDecompositions(RewritePatternSet &patterns) {
                VectorNorm, WeightNorm, SplitReduction<AtenMeanDimOp, true>,
                SplitReduction<AtenSumDimIntListOp, false>,
                WholeTensorReduction<AtenMaxOp, AtenAmaxOp>,
-               WholeTensorReduction<AtenMinOp, AtenAminOp>>(
+               WholeTensorReduction<AtenMinOp, AtenAminOp>,
+               ExtremumAlongDim<AtenMaxDimOp, AtenAmaxOp, AtenArgmaxOp>,
+               ExtremumAlongDim<AtenMinDimOp, AtenAminOp, AtenArgminOp>>(
       patterns.getContext());
 }

@@ -383,6 +383,46 @@ CASES["log_softmax_f64_mid"] = dict(case("aten._log_softmax", [[3, 4, 5]],
                                          {"dim": 1, "half_to_float": False},
                                          lambda x: aten._log_softmax(x, 1, False)),
                                     dtypes=["f64"])
+# The scatter family (EmitScatter.cpp; indices with repeats: eager's order
+# decides which write wins, and the kernel keeps it) and the ops decomposed
+# into index.Tensor, slices, views and maximum/minimum.
+CASES["scatter_src"] = dict(case("aten.scatter.src", [[4, 5], [3, 5], [4, 6]], {"dim": 0},
+                                 lambda x, i, s: aten.scatter.src(x, 0, i, s)),
+                            dtypes=["f32", "i64", "f32"], ints={1: 4})
+CASES["scatter_value"] = dict(case("aten.scatter.value", [[4, 5], [4, 2]],
+                                   {"dim": 1, "value": -2.5},
+                                   lambda x, i: aten.scatter.value(x, 1, i, -2.5)),
+                              dtypes=["f32", "i64"], ints={1: 5})
+CASES["scatter_add_i32"] = dict(case("aten.scatter_add", [[6], [9], [9]], {"dim": 0},
+                                     lambda x, i, s: aten.scatter_add(x, 0, i, s)),
+                                dtypes=["i64", "i64", "i64"], ints={0: 50, 1: 6, 2: 50})
+for reduce, include in (("sum", True), ("prod", False), ("mean", True), ("mean", False),
+                        ("amax", False), ("amin", True)):
+    CASES[f"scatter_reduce_{reduce}_{include}"] = dict(case(
+        "aten.scatter_reduce.two", [[3, 4], [3, 6], [3, 6]],
+        {"dim": 1, "reduce": reduce, "include_self": include},
+        lambda x, i, s, r=reduce, inc=include: aten.scatter_reduce.two(
+            x, 1, i, s, r, include_self=inc)), dtypes=["f32", "i64", "f32"], ints={1: 4})
+CASES["index_add_alpha"] = dict(case("aten.index_add", [[5, 3], [4], [4, 3]],
+                                     {"dim": 0, "alpha": 2.0},
+                                     lambda x, i, s: aten.index_add(x, 0, i, s, alpha=2.0)),
+                                dtypes=["f32", "i64", "f32"], ints={1: 5})
+CASES["index_select_mid"] = dict(case("aten.index_select", [[2, 5, 3], [4]], {"dim": 1},
+                                      lambda x, i: aten.index_select(x, 1, i)),
+                                 dtypes=["f32", "i64"], ints={1: 5}, decomposed=True)
+CASES["flip"] = dict(case("aten.flip", [[3, 4, 2]], {"dims": [0, 2]},
+                          lambda x: aten.flip(x, [0, 2])), decomposed=True)
+CASES["roll"] = dict(case("aten.roll", [[3, 5]], {"shifts": [2, -1], "dims": [1, 0]},
+                          lambda x: aten.roll(x, [2, -1], [1, 0])), decomposed=True)
+CASES["roll_flat"] = dict(case("aten.roll", [[2, 3]], {"shifts": [4]},
+                               lambda x: aten.roll(x, [4])), decomposed=True)
+CASES["repeat"] = dict(case("aten.repeat", [[2, 3]], {"repeats": [2, 1, 2]},
+                            lambda x: aten.repeat(x, [2, 1, 2])), decomposed=True)
+CASES["clamp_tensor"] = dict(case("aten.clamp.Tensor", [[4, 5], [5], [4, 1]], {},
+                                  aten.clamp.Tensor, segments=[1, 1, 1]), decomposed=True)
+CASES["max_dim_values"] = dict(case("aten.max.dim", [[4, 6]], {"dim": 1},
+                                    lambda x: aten.max.dim(x, 1)[0]), decomposed=True,
+                               results=2)
 # BinaryFunctions.def and rounding division: floor division as ATen computes
 # it (negative quotients, a divisor's sign for remainder).
 CASES["logical_and"] = dict(case("aten.logical_and", [[4, 5], [5]], {}, aten.logical_and),

@@ -12,10 +12,11 @@ func.func @index_select_rows(%table: tensor<66x32xf32>, %ids: tensor<24xi64>) ->
   return %0 : tensor<24x32xf32>
 }
 
-// Other dims stay (a located build error if the backend lacks them).
+// Other dims: advanced indexing along the dim.
 // CHECK-LABEL: func.func @index_select_columns
 func.func @index_select_columns(%m: tensor<4x6xf32>, %ids: tensor<3xi64>) -> tensor<4x3xf32> {
-  // CHECK: aten.index_select
+  // CHECK: "aten.index.Tensor"(%arg0, %arg1) {indices_none = array<i64: 0>} : (tensor<4x6xf32>, tensor<3xi64>) -> tensor<4x3xf32>
+  // CHECK-NOT: aten.index_select
   %0 = aten.index_select %m, %ids {dim = 1 : i64} : (tensor<4x6xf32>, tensor<3xi64>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
@@ -28,4 +29,33 @@ func.func @split_with_sizes(%x: tensor<2x12x48xf32>) -> (tensor<2x12x32xf32>, te
   // CHECK: return %[[A]], %[[B]]
   %0:2 = "aten.split_with_sizes"(%x) {split_sizes = array<i64: 32, 16>, dim = -1 : i64} : (tensor<2x12x48xf32>) -> (tensor<2x12x32xf32>, tensor<2x12x16xf32>)
   return %0#0, %0#1 : tensor<2x12x32xf32>, tensor<2x12x16xf32>
+}
+
+// flip: each dim read backwards through an index.
+// CHECK-LABEL: func.func @flip
+func.func @flip(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // CHECK: %[[R:.*]] = aten.arange.start_step {end = -1 : i64, start = 3 : i64, step = -1 : i64} : () -> tensor<4xi64>
+  // CHECK: "aten.index.Tensor"(%arg0, %[[R]]) {indices_none = array<i64: 0>}
+  %0 = aten.flip %x {dims = array<i64: -1>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// roll by 1 along dim 0: the last row, then the others.
+// CHECK-LABEL: func.func @roll
+func.func @roll(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // CHECK: %[[A:.*]] = aten.slice.Tensor %arg0 {dim = 0 : i64, end = 3 : i64, start = 2 : i64, step = 1 : i64}
+  // CHECK: %[[B:.*]] = aten.slice.Tensor %arg0 {dim = 0 : i64, end = 2 : i64, start = 0 : i64, step = 1 : i64}
+  // CHECK: "aten.cat"(%[[A]], %[[B]]) {dim = 0 : i64}
+  %0 = aten.roll %x {shifts = array<i64: 1>, dims = array<i64: 0>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// repeat: a view with a unit dim before each, an expand, a reshape.
+// CHECK-LABEL: func.func @repeat
+func.func @repeat(%x: tensor<2x3xf32>) -> tensor<2x4x9xf32> {
+  // CHECK: aten.view %arg0 {size = array<i64: 1, 1, 1, 2, 1, 3>}
+  // CHECK: aten.expand {{.*}} {size = array<i64: 2, 1, 2, 2, 3, 3>}
+  // CHECK: aten.reshape {{.*}} {shape = array<i64: 2, 4, 9>}
+  %0 = aten.repeat %x {repeats = array<i64: 2, 2, 3>} : (tensor<2x3xf32>) -> tensor<2x4x9xf32>
+  return %0 : tensor<2x4x9xf32>
 }
