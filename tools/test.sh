@@ -15,6 +15,10 @@
 #   tools/test.sh --cpython     only CPython's own test suite under the evaluator
 #                               (95 modules, ~4 minutes; CI runs a subset);
 #                               writes docs/capture-cpython.md
+#   tools/test.sh --opinfo      only the op-coverage suite: PyTorch's OpInfo
+#                               samples through dynoc.compile on the CPU
+#                               (~10 minutes; CI runs a fixed sample); writes
+#                               docs/op-coverage.md
 #   DYNOC_PYTHON=3.12 tools/test.sh   (or 3.13) what depends on the Python
 #                               version, under that version: the whole capture
 #                               corpus and the real-program suite's subset
@@ -34,6 +38,7 @@ realworld=0
 slow=0
 jitcorpus=0
 cpython=0
+opinfo=0
 allpythons=0
 for arg in "$@"; do
   case "$arg" in
@@ -41,6 +46,7 @@ for arg in "$@"; do
     --jit-corpus) jitcorpus=1 ;;
     --slow) slow=1 ;;
     --cpython) cpython=1 ;;
+    --opinfo) opinfo=1 ;;
     --all-pythons) allpythons=1 ;;
     -h|--help) sed -n '2,/^set /{/^set /!p}' "$0" | cut -c3-; exit 0 ;;
     *) echo "tools/test.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
@@ -97,6 +103,11 @@ if ((cpython)); then
   say "CPython's test suite under the evaluator (test/cpython, every module)"
   exec .venv/bin/python test/cpython/cpython_suite.py --table docs/capture-cpython.md
 fi
+if ((opinfo)); then
+  bazel build //...
+  say "the op-coverage suite (test/opinfo, every OpInfo of the suite)"
+  exec .venv/bin/python test/opinfo/opinfo_suite.py --table docs/op-coverage.md
+fi
 if ((realworld)); then
   bazel build //...
   say "the real-program suite (test/realworld, every model)"
@@ -134,6 +145,8 @@ say "end to end, the CUDA build (no GPU here: the GPU runs skip), two gloo ranks
 .venv/bin/python -m pytest -q -rs -n 2 -m "not slow" test/e2e test/gpu test/distributed test/capture
 say "CPython's test suite under the evaluator: the fast subset (tools/test.sh --cpython runs all)"
 .venv/bin/python test/cpython/cpython_suite.py --ci
+say "op coverage: PyTorch's OpInfo samples, the fixed CI sample (tools/test.sh --opinfo runs all)"
+.venv/bin/python test/opinfo/opinfo_suite.py --ci
 say "real programs: the fast subset (tools/test.sh --realworld runs all)"
 .venv/bin/python test/realworld/run_suite.py --ci
 # 3.12 and 3.13: the corpus programs that between them use every opcode the

@@ -69,9 +69,12 @@ LogicalResult GraphEmitter::emitUnary(Operation *op) {
     return fail(op) << "'" << n << "' has no elementwise expression";
   if (asLoop) {
     setDims(out, op, dimsOf(op->getOperand(0)));
-    // logical_not reads its operand in its own type.
+    // A predicate (a bool result: logical_not, isnan) reads its operand in
+    // its own type.
     emitAsLoop(op, {op->getOperand(0)},
-               n == "aten.logical_not" ? elemCType(op->getOperand(0)) : ct, f);
+               elementTypeOf(out).isInteger(1) ? elemCType(op->getOperand(0))
+                                               : ct,
+               f);
     return success();
   }
   // Transcendental ops run on whole vectors through Sleef.
@@ -93,7 +96,7 @@ LogicalResult GraphEmitter::emitUnary(Operation *op) {
   setDims(out, op, dimsOf(op->getOperand(0)));
   if (elemCType(op->getOperand(0)) != ct || ct != "float") {
     // Other dtypes compute per element in the result's type.
-    std::string param = n == "aten.logical_not" ? "auto" : ct;
+    std::string param = elementTypeOf(out).isInteger(1) ? "auto" : ct;
     code += llvm::formatv("  dynoc_k::unary({0}, {1}, {2}, {3});\n", name(out),
                           name(op->getOperand(0)), numelOf(out),
                           functor(param + " x", ct + "(" + f + ")"));

@@ -43,8 +43,9 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
           "aten.logical_not", "aten.pow.Scalar", "aten.reciprocal",
           "aten.erf", "aten.bitwise_not"})
       m[n] = &GraphEmitter::emitUnary;
-#define DYNOC_MATH_FUNCTION(OP, FUNCTION) m[OP] = &GraphEmitter::emitUnary;
-#include "dynoc/Codegen/MathFunctions.def"
+#define DYNOC_UNARY_FUNCTION(OP, EXPRESSION, DTYPES, ATTRIBUTES)             \
+  m[OP] = &GraphEmitter::emitUnary;
+#include "dynoc/Codegen/UnaryFunctions.def"
     for (const char *n :
          {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
           "aten.div.Tensor", "aten.maximum", "aten.minimum",

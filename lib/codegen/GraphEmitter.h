@@ -182,7 +182,7 @@ inline unsigned supportedDTypes(Operation *op) {
     for (const char *n : {"aten.erf", "aten.exp", "aten.tanh"})
       m[n] = kF32 | kF64;
     m["aten.leaky_relu"] = kF32 | kF64;
-    m["aten.hardtanh"] = kF32 | kF64;
+    m["aten.hardtanh"] = kF32 | kF64 | kI64 | kI32;
     m["aten.mse_loss"] = kF32 | kF64;
     m["aten.embedding_dense_backward"] = kF32 | kF64 | kI64; // int64 indices
     // Max pooling's int64 indices (a training forward's, its backward's).
@@ -202,7 +202,7 @@ inline unsigned supportedDTypes(Operation *op) {
       m[n] = kAnyDType;
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
                           "aten.bitwise_xor.Tensor"})
-      m[n] = kI64 | kBool;
+      m[n] = kI64 | kI32 | kBool;
     m["aten.bitwise_not"] = kI64 | kI32 | kBool;
     m["aten.avg_pool2d"] = kF32;
     m["aten.pow.Tensor_Tensor"] = kF32 | kF64 | kI32 | kI64; // int powers
@@ -220,13 +220,17 @@ inline unsigned supportedDTypes(Operation *op) {
                           "aten.silu", "aten.sqrt", "aten.rsqrt",
                           "aten.pow.Tensor_Scalar"})
       m[n] = kF32 | kF64;
-#define DYNOC_MATH_FUNCTION(OP, FUNCTION) m[OP] = kAnyDType;
-#include "dynoc/Codegen/MathFunctions.def"
+#define DYNOC_UNARY_FUNCTION(OP, EXPRESSION, DTYPES, ATTRIBUTES) m[OP] = DTYPES;
+#include "dynoc/Codegen/UnaryFunctions.def"
 #define DYNOC_BINARY_FUNCTION(OP, EXPRESSION, DTYPES) m[OP] = DTYPES;
 #include "dynoc/Codegen/BinaryFunctions.def"
     // Rounding division: floats (an integer zero divisor raises in eager).
     for (const char *n : {"aten.div.Tensor_mode", "aten.div.Scalar_mode"})
       m[n] = kF32 | kF64;
+    // Float functions read integer and bool operands as their values.
+    for (const char *n : {"aten.exp", "aten.tanh", "aten.erf", "aten.sigmoid",
+                          "aten.sqrt", "aten.rsqrt", "aten.reciprocal"})
+      m[n] = kAnyDType;
     return m;
   }();
   if (isDataMovementOp(op))

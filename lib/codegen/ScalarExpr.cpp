@@ -110,6 +110,36 @@ FailureOr<std::string> roundingDivision(Operation *op, const std::string &a,
       .str();
 }
 
+/// UnaryFunctions.def's expression of `op` on `x`, its attributes as
+/// literals of C type `ct`, if it has one.
+std::optional<std::string> unaryTableExpr(Operation *op, const std::string &x,
+                                          StringRef ct) {
+  struct Entry {
+    const char *expression, *attributes;
+  };
+  static const llvm::StringMap<Entry> table = {
+#define DYNOC_UNARY_FUNCTION(OP, EXPRESSION, DTYPES, ATTRIBUTES)               \
+  {OP, {EXPRESSION, ATTRIBUTES}},
+#include "dynoc/Codegen/UnaryFunctions.def"
+  };
+  auto it = table.find(op->getName().getStringRef());
+  if (it == table.end())
+    return std::nullopt;
+  // "name=default,..." -> the op's values (or the defaults) as literals.
+  std::string args[3];
+  SmallVector<StringRef> attrs;
+  StringRef(it->second.attributes).split(attrs, ',', -1, false);
+  for (auto [i, attr] : llvm::enumerate(attrs)) {
+    auto [attrName, dflt] = attr.split('=');
+    double d = 0;
+    dflt.getAsDouble(d);
+    if (i < 3)
+      args[i] = "(" + fmtLiteral(scalarAttr(op, attrName, d), ct) + ")";
+  }
+  return llvm::formatv(it->second.expression, x, args[0], args[1], args[2])
+      .str();
+}
+
 /// One-operand ops: the expression of `x` in C type `ct`.
 FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
                                  StringRef ct) {
@@ -127,12 +157,8 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
     return "1.f / std::sqrt(" + x + ")";
   if (n == "aten.exp")
     return "std::exp(" + x + ")";
-  static const llvm::StringMap<StringRef> mathFunctions = {
-#define DYNOC_MATH_FUNCTION(OP, FUNCTION) {OP, FUNCTION},
-#include "dynoc/Codegen/MathFunctions.def"
-  };
-  if (auto it = mathFunctions.find(n); it != mathFunctions.end())
-    return (it->second + "(" + x + ")").str();
+  if (std::optional<std::string> e = unaryTableExpr(op, x, ct))
+    return *e;
   if (n == "aten.tanh")
     return "std::tanh(" + x + ")";
   if (n == "aten.sigmoid")

@@ -215,8 +215,8 @@ public:
   CudaTarget() {
     for (const char *n : kSupportedOps)
       ops.insert(n);
-#define DYNOC_MATH_FUNCTION(OP, FUNCTION) ops.insert(OP);
-#include "dynoc/Codegen/MathFunctions.def"
+#define DYNOC_UNARY_FUNCTION(OP, EXPRESSION, DTYPES, ATTRIBUTES) ops.insert(OP);
+#include "dynoc/Codegen/UnaryFunctions.def"
 #define DYNOC_BINARY_FUNCTION(OP, EXPRESSION, DTYPES) ops.insert(OP);
 #include "dynoc/Codegen/BinaryFunctions.def"
   }

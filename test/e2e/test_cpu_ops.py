@@ -315,9 +315,22 @@ CASES["cumsum_bool"] = dict(case("aten.cumsum", [[2, 9]], {"dim": 1},
 for name in ("sin", "cos"):
     CASES[name] = case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name))
 CASES["log"] = dict(case("aten.log", [[3, 17]], {}, aten.log), positive=[0])
-# The math functions of lib/codegen/include/dynoc/Codegen/MathFunctions.def.
+# The math functions of lib/codegen/include/dynoc/Codegen/UnaryFunctions.def.
 for name in ("tan", "atan", "sinh", "asinh", "expm1", "exp2"):
     CASES[name] = case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name))
+for name in ("floor", "round", "sign", "mish", "hardsigmoid"):
+    CASES[name] = case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name))
+CASES["isnan_log"] = dict(case("aten.isnan", [[40]], {}, aten.isnan))  # no NaN: all false
+CASES["elu"] = case("aten.elu", [[3, 9]], {"alpha": 0.7, "scale": 1.5, "input_scale": 2.0},
+                    lambda x: aten.elu(x, 0.7, 1.5, 2.0))
+CASES["softplus"] = case("aten.softplus", [[3, 9]], {"beta": 2.0, "threshold": 1.0},
+                         lambda x: aten.softplus(x, 2.0, 1.0))
+CASES["threshold"] = case("aten.threshold", [[4, 7]], {"threshold": 0.1, "value": -3.0},
+                          lambda x: aten.threshold(x, 0.1, -3.0))
+CASES["round_decimals"] = case("aten.round.decimals", [[4, 7]], {"decimals": 2},
+                               lambda x: aten.round.decimals(x, decimals=2))
+CASES["sign_i64"] = dict(case("aten.sign", [[9]], {}, aten.sign), dtypes=["i64"],
+                         ints={0: 3}, negative_index={0: 3})
 for name in ("log2", "log10", "log1p"):
     CASES[name] = dict(case(f"aten.{name}", [[3, 17]], {}, getattr(aten, name)),
                        positive=[0])

@@ -41,9 +41,10 @@ OP_CASES = [
     "cumsum_mid", "cumsum_i64", "cumsum_bool", "index_dim0", "index_after_none",
     "index_split", "index_put_cache", "index_put_rows_broadcast", "index_put_accumulate",
     "index_put_i64_pairs", "index_copy_dim2", "index_copy_neg_dim",
-    # the math functions table (MathFunctions.def)
+    # the function tables (UnaryFunctions.def)
     "sin", "cos", "tan", "atan", "sinh", "asinh", "expm1", "exp2", "log2", "log10", "log1p",
-    "sin_int",
+    "sin_int", "floor", "round", "sign", "mish", "hardsigmoid", "elu", "softplus",
+    "threshold", "round_decimals", "isnan_log",
     # BinaryFunctions.def and rounding division
     "logical_and", "logical_xor_bool", "remainder", "fmod_scalar", "atan2_int", "div_floor",
     "div_trunc_scalar",
