@@ -89,7 +89,15 @@ def op_cases():
     each case with float32 inputs)."""
     import test_cpu_ops
     return OP_CASES + [f"{n}_{rd}" for n in OP_CASES for rd in ("bf16", "f16")
-                       if f"{n}_{rd}" in test_cpu_ops.CASES and f"{n}_{rd}" not in CUDA_REFUSES]
+                       if f"{n}_{rd}" in test_cpu_ops.CASES and f"{n}_{rd}" not in CUDA_REFUSES
+                       and f"{n}_{rd}" not in REDUCED_DIFFERS]
+
+
+# Reduced-precision variants whose eager CUDA kernel computes in the reduced
+# type where dynoc computes in f32 and rounds once: round(x, 2) in f16 scales
+# x by 100 in f16 on the GPU, so a value near a tie rounds the other way (an
+# ulp of 0.01 from dynoc's; the f32 case runs). docs/cuda.md lists them.
+REDUCED_DIFFERS = {"round_decimals_f16", "round_decimals_bf16"}
 
 
 # Cases the CUDA target refuses at build time, by design: index_put's

@@ -144,7 +144,7 @@ def _ci_expected():
     return expected
 
 
-def _table(rows, chosen, path):
+def _table(rows, chosen, path, device="CPU"):
     """docs/op-coverage.md: the summary, the pass rate per dtype, op x dtype, and
     the commonest reasons a sample did not pass."""
     by = collections.defaultdict(list)
@@ -157,7 +157,7 @@ def _table(rows, chosen, path):
         rs = [r for r in rs if r["outcome"] not in ("skip", "none")]
         return (sum(r["outcome"] == "pass" for r in rs), len(rs))
 
-    lines = ["# Op coverage: PyTorch's OpInfo samples through dynoc on the CPU", "",
+    lines = [f"# Op coverage: PyTorch's OpInfo samples through dynoc on the {device}", "",
              "Written by `tools/test.sh --opinfo` (test/opinfo/opinfo_suite.py) from the "
              "OpInfo database of the installed torch "
              f"({_torch_version()}); each sample is called through `dynoc.compile`, "
@@ -245,6 +245,8 @@ def main():
     ap.add_argument("--results", help="write every sample's outcome here (JSON lines)")
     ap.add_argument("--table", help="write the coverage table (markdown) here")
     ap.add_argument("--ci", action="store_true", help="the fixed CI sample (ci_expected.txt)")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu, or cuda (on the GPU machine: dynoc builds with --target=cuda)")
     a = ap.parse_args()
 
     chosen = _samples.selected()
@@ -268,7 +270,7 @@ def main():
         limit = a.samples
         for op in (a.ops.split(",") if a.ops else sorted(chosen)):
             info, _ = chosen[op]
-            for d in _samples.dtypes(info):
+            for d in _samples.dtypes(info, a.device):
                 name = _samples.DTYPE_NAMES[d]
                 if dtype_filter and name not in dtype_filter:
                     continue
@@ -279,7 +281,7 @@ def main():
                 tasks.append({"op": op, "dtype": name})
 
     env = dict(os.environ, DYNOC_OPINFO_SAMPLES=str(limit), PYTHONHASHSEED="0",
-               OMP_NUM_THREADS="1")
+               OMP_NUM_THREADS="1", DYNOC_OPINFO_DEVICE=a.device)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
     _say(f"opinfo: {len(tasks)} (op, dtype) pairs, up to {limit} samples each, "
          f"{a.jobs} workers")
@@ -308,7 +310,7 @@ def main():
          ", ".join(f"{k} {v}" for k, v in sorted(tally.items())) +
          f"; {time.time() - t0:.0f} s")
     if a.table:
-        _table(rows, chosen, a.table)
+        _table(rows, chosen, a.table, "GPU (CUDA)" if a.device == "cuda" else "CPU")
         _say(f"opinfo: table written to {a.table}")
 
     bad = [r for r in rows if r["outcome"] in FAILING]

@@ -149,6 +149,7 @@ def main():
     warnings.filterwarnings("ignore", message=".*TypedStorage.*")
     chosen = _samples.selected()
     limit = int(os.environ.get("DYNOC_OPINFO_SAMPLES", "3"))
+    device = os.environ.get("DYNOC_OPINFO_DEVICE", "cpu")
     out = sys.stdout
     for line in sys.stdin:
         task = json.loads(line)
@@ -158,7 +159,7 @@ def main():
         only = task.get("only")
         torch.manual_seed(zlib.crc32(f"{task['op']} {task['dtype']}".encode()))  # same samples each run
         try:
-            generated = info.sample_inputs("cpu", dtype, requires_grad=False)
+            generated = info.sample_inputs(device, dtype, requires_grad=False)
             for i, sample in enumerate(generated):
                 if i >= limit:
                     break
