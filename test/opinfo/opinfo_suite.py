@@ -158,8 +158,8 @@ def _table(rows, chosen, path, device="CPU"):
         return (sum(r["outcome"] == "pass" for r in rs), len(rs))
 
     lines = [f"# Op coverage: PyTorch's OpInfo samples through dynoc on the {device}", "",
-             "Written by `tools/test.sh --opinfo` (test/opinfo/opinfo_suite.py) from the "
-             "OpInfo database of the installed torch "
+             "Written by test/opinfo/opinfo_suite.py (`tools/test.sh --opinfo` writes "
+             "the CPU table) from the OpInfo database of the installed torch "
              f"({_torch_version()}); each sample is called through `dynoc.compile`, "
              "its built code run (checked by `dynoc.counters['compiled_calls']`) and "
              "compared with eager at `torch.testing.assert_close`'s default tolerance "
