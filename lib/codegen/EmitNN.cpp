@@ -341,6 +341,45 @@ LogicalResult GraphEmitter::emitArgReduce(Operation *op) {
   return success();
 }
 
+/// sort, sort.stable and topk along one dim: values and indices.
+LogicalResult GraphEmitter::emitSort(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  Value in = op->getOperand(0), values = op->getResult(0),
+        indices = op->getResult(1);
+  bool topk = n == "aten.topk";
+  if (topk && scalarAttr(op, "sorted", 1) == 0)
+    return fail(op) << "topk with sorted=False is not supported yet (eager's "
+                       "order is unspecified there)";
+  bool descending = topk ? scalarAttr(op, "largest", 1) != 0
+                         : scalarAttr(op, "descending", 0) != 0;
+  // sort.stable's flag; sort and topk follow ATen's unstable CPU sort.
+  bool stable = scalarAttr(op, "stable", 0) != 0;
+  DimList d = dimsOf(in);
+  const bool scalar = d.empty(); // a 0-d tensor sorts as one element
+  if (scalar)
+    d = {"1"};
+  auto dim = normDim(op, int64_t(scalarAttr(op, "dim", -1)), d.size());
+  if (failed(dim))
+    return failure();
+  std::string k = topk ? std::to_string(int64_t(scalarAttr(op, "k", 0))) : "-1";
+  DimList outDims = scalar ? DimList{} : dimsOf(in);
+  if (topk && !scalar)
+    outDims[*dim] = k;
+  setDims(values, op, outDims);
+  setDims(indices, op, outDims);
+  ArrayRef<std::string> all(d);
+  std::string ct = elemCType(in);
+  code += llvm::formatv(
+      "  if (int rc = dynoc_k::sort_rows({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+      "{7}, {8})) return rc;\n",
+      needed(values) ? name(values) : "static_cast<" + ct + " *>(nullptr)",
+      needed(indices) ? name(indices) : "static_cast<int64_t *>(nullptr)",
+      name(in), product(all.take_front(*dim)), d[*dim],
+      product(all.drop_front(*dim + 1)), k, descending ? "true" : "false",
+      stable ? "true" : "false");
+  return success();
+}
+
 LogicalResult GraphEmitter::emitEmbedding(Operation *op) {
   auto emb = cast<aten::AtenEmbeddingOp>(op);
   const DimList &w = dimsOf(emb.getWeight()), &idx = dimsOf(emb.getIndices());

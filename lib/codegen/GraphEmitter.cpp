@@ -146,6 +146,8 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.index_put"] = &GraphEmitter::emitIndexPut;
     for (const char *n : kScatterOps)
       m[n] = &GraphEmitter::emitScatter;
+    for (const char *n : kSortOps)
+      m[n] = &GraphEmitter::emitSort;
     m["aten.slice.Tensor"] = &GraphEmitter::emitSliceSelect;
     m["aten.select.int"] = &GraphEmitter::emitSliceSelect;
     m["aten.cat"] = &GraphEmitter::emitCat;

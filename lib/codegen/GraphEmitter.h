@@ -143,6 +143,10 @@ inline constexpr const char *kScatterOps[] = {
     "aten.scatter.value_reduce", "aten.scatter_add",  "aten.scatter_reduce.two",
     "aten.index_add"};
 
+/// sort and topk (EmitNN.cpp's emitSort), in every dtype.
+inline constexpr const char *kSortOps[] = {"aten.sort", "aten.sort.stable",
+                                           "aten.topk"};
+
 /// Which dtypes the kernel libraries run `op` on (a target may run fewer). Data
 /// movement takes any of them, bf16 and f16 included; comparisons and selection
 /// f32, f64, i64 and bool; arithmetic f32, f64 and i64 (add, mul, maximum and
@@ -200,6 +204,8 @@ inline unsigned supportedDTypes(Operation *op) {
     m["aten.constant_pad_nd"] = kAnyDType;
     for (const char *n : kScatterOps)
       m[n] = kAnyDType;
+    for (const char *n : kSortOps)
+      m[n] = kAnyDType; // int64 indices
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
                           "aten.bitwise_xor.Tensor"})
       m[n] = kI64 | kI32 | kBool;
@@ -468,6 +474,7 @@ private:
   LogicalResult emitIndex(Operation *op);
   LogicalResult emitIndexPut(Operation *op);
   LogicalResult emitScatter(Operation *op);
+  LogicalResult emitSort(Operation *op);
   /// Advanced indexing's addressing, shared by index.Tensor and index_put
   /// (EmitDataMovement.cpp).
   struct IndexPlan {

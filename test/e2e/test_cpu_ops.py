@@ -436,6 +436,15 @@ CASES["clamp_tensor"] = dict(case("aten.clamp.Tensor", [[4, 5], [5], [4, 1]], {}
 CASES["max_dim_values"] = dict(case("aten.max.dim", [[4, 6]], {"dim": 1},
                                     lambda x: aten.max.dim(x, 1)[0]), decomposed=True,
                                results=2)
+# sort and topk: values (results=2: the indices are the second result);
+# ties in an int64 row come out in ATen's order.
+CASES["sort_desc"] = dict(case("aten.sort", [[3, 7]], {"dim": 1, "descending": True},
+                               lambda x: aten.sort(x, 1, True)[0]), results=2)
+CASES["sort_stable_i64"] = dict(case("aten.sort.stable", [[2, 9]], {"stable": True, "dim": -1},
+                                     lambda x: aten.sort.stable(x, stable=True, dim=-1)[0]),
+                                dtypes=["i64"], ints={0: 4}, results=2)
+CASES["topk_mid"] = dict(case("aten.topk", [[4, 6, 3]], {"k": 2, "dim": 1},
+                              lambda x: aten.topk(x, 2, 1)[0]), results=2)
 # BinaryFunctions.def and rounding division: floor division as ATen computes
 # it (negative quotients, a divisor's sign for remainder).
 CASES["logical_and"] = dict(case("aten.logical_and", [[4, 5], [5]], {}, aten.logical_and),

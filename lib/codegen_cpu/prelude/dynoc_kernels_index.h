@@ -1,6 +1,6 @@
 // dynoc_kernels_index.h - kernels that read or write through index tensors:
 // embedding rows, gather, advanced indexing (index.Tensor) and index_put,
-// scatter and its reductions. Appended to dynoc_kernels.h in the embedded
+// scatter and its reductions; and sort and topk, which give them. Appended to dynoc_kernels.h in the embedded
 // prelude (see lib/codegen_cpu/BUILD.bazel), so it uses that file's helpers.
 // An index out of range fails the call (code 3) rather than touching memory
 // outside the tensor.
@@ -210,6 +210,48 @@ inline int scatter(T *out, const I *index, const int64_t *is, const T *src,
         out[o] = T(q * k > int64_t(out[o]) ? q - 1 : q);
       } else {
         out[o] = T(double(out[o]) / double(k));
+      }
+    }
+  return 0;
+}
+
+// Sorts each row along the middle dim of an (outer, n, inner) tensor into
+// values and indices (either may be null), keeping the first k (topk; -1:
+// all). NaN sorts as the largest value, as ATen's. `stable` keeps equal
+// values in their order (std::stable_sort); otherwise std::sort, as ATen's CPU
+// kernel, with its comparison, so that equal values come out in its order.
+// k > n fails the call (code 3).
+template <class T>
+inline int sort_rows(T *values, int64_t *indices, const T *in, int64_t outer,
+                     int64_t n, int64_t inner, int64_t k, bool descending,
+                     bool stable) {
+  if (k < 0)
+    k = n;
+  if (k > n)
+    return 3;
+#pragma omp parallel for collapse(2) if (outer * inner * n > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T *row = in + o * n * inner + i;
+      std::vector<int64_t> order(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j)
+        order[j] = j;
+      auto isNan = [](T v) { return v != v; };
+      auto before = [&](int64_t a, int64_t b) {
+        T x = row[a * inner], y = row[b * inner];
+        return descending ? (isNan(x) && !isNan(y)) || x > y
+                          : (!isNan(x) && isNan(y)) || x < y;
+      };
+      if (stable)
+        std::stable_sort(order.begin(), order.end(), before);
+      else
+        std::sort(order.begin(), order.end(), before);
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t at = o * k * inner + j * inner + i;
+        if (values)
+          values[at] = row[order[j] * inner];
+        if (indices)
+          indices[at] = order[j];
       }
     }
   return 0;
