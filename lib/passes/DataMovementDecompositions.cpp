@@ -8,7 +8,8 @@
 // records where a collective's result is copied back into its tensor).
 // index_copy along a dim is index_put with that dim indexed; index_select
 // and flip are index.Tensor along a dim, roll a cat of two slices per dim,
-// repeat a view, expand and reshape.
+// repeat a view, expand and reshape, pixel_shuffle a view, permute and
+// reshape.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -391,13 +392,50 @@ struct RepeatAsExpand : OpRewritePattern<AtenRepeatOp> {
     return success();
   }
 };
+
+/// pixel_shuffle(x, r) of x [*, C*r*r, H, W]: viewed as [*, C, r, r, H, W],
+/// permuted to [*, C, H, r, W, r], reshaped to [*, C, H*r, W*r]. Static
+/// shapes.
+struct PixelShuffleAsPermute : OpRewritePattern<AtenPixelShuffleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenPixelShuffleOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    int64_t r = op.getUpscaleFactor(), rank = self.getRank();
+    if (!self.hasStaticShape() || rank < 3 || r <= 0 ||
+        self.getDimSize(rank - 3) % (r * r) != 0)
+      return rewriter.notifyMatchFailure(op, "dynamic, or not [*, C*r*r, H, W]");
+    ArrayRef<int64_t> shape = self.getShape();
+    int64_t b = rank - 3, c = shape[b] / (r * r), h = shape[b + 1],
+            w = shape[b + 2];
+    SmallVector<int64_t> split(shape.take_front(b)), perm, permuted(split);
+    split.append({c, r, r, h, w});
+    for (int64_t d = 0; d < b; ++d)
+      perm.push_back(d);
+    perm.append({b, b + 3, b + 1, b + 4, b + 2});
+    permuted.append({c, h, r, w, r});
+    Location loc = op.getLoc();
+    Type e = self.getElementType();
+    Value x = rewriter.create<AtenViewOp>(loc, RankedTensorType::get(split, e),
+                                          op.getSelf(),
+                                          rewriter.getDenseI64ArrayAttr(split));
+    x = rewriter.create<AtenPermuteOp>(loc, RankedTensorType::get(permuted, e),
+                                       x, rewriter.getDenseI64ArrayAttr(perm));
+    auto result = op.getType().cast<RankedTensorType>();
+    x = rewriter.create<AtenReshapeOp>(
+        loc, result, x, rewriter.getDenseI64ArrayAttr(result.getShape()));
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateDataMovementDecompositions(RewritePatternSet &patterns) {
   patterns.add<CopyOfSameType, FillScalarAsFullLike, FillTensorAsExpand,
                IndexCopyAsIndexPut, SelectScatterAsIndexPut,
                SliceScatterAsIndexPut, SplitWithSizes, FlipAsIndex,
-               RollAsSlices, RepeatAsExpand>(patterns.getContext());
+               RollAsSlices, RepeatAsExpand, PixelShuffleAsPermute>(
+      patterns.getContext());
   // Matrix rows as an embedding lookup before the general form.
   patterns.add<IndexSelectRows>(patterns.getContext(), /*benefit=*/2);
   patterns.add<IndexSelectAsIndex>(patterns.getContext());

@@ -431,6 +431,8 @@ CASES["roll_flat"] = dict(case("aten.roll", [[2, 3]], {"shifts": [4]},
                                lambda x: aten.roll(x, [4])), decomposed=True)
 CASES["repeat"] = dict(case("aten.repeat", [[2, 3]], {"repeats": [2, 1, 2]},
                             lambda x: aten.repeat(x, [2, 1, 2])), decomposed=True)
+CASES["pixel_shuffle"] = dict(case("aten.pixel_shuffle", [[2, 12, 3, 4]], {"upscale_factor": 2},
+                                   lambda x: aten.pixel_shuffle(x, 2)), decomposed=True)
 CASES["clamp_tensor"] = dict(case("aten.clamp.Tensor", [[4, 5], [5], [4, 1]], {},
                                   aten.clamp.Tensor, segments=[1, 1, 1]), decomposed=True)
 CASES["max_dim_values"] = dict(case("aten.max.dim", [[4, 6]], {"dim": 1},

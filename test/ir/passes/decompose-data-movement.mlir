@@ -59,3 +59,13 @@ func.func @repeat(%x: tensor<2x3xf32>) -> tensor<2x4x9xf32> {
   %0 = aten.repeat %x {repeats = array<i64: 2, 2, 3>} : (tensor<2x3xf32>) -> tensor<2x4x9xf32>
   return %0 : tensor<2x4x9xf32>
 }
+
+// pixel_shuffle(x, 2): [C*4, H, W] viewed, permuted, reshaped.
+// CHECK-LABEL: func.func @pixel_shuffle
+func.func @pixel_shuffle(%x: tensor<1x8x3x5xf32>) -> tensor<1x2x6x10xf32> {
+  // CHECK: aten.view %arg0 {size = array<i64: 1, 2, 2, 2, 3, 5>}
+  // CHECK: aten.permute {{.*}} {dims = array<i64: 0, 1, 4, 2, 5, 3>}
+  // CHECK: aten.reshape {{.*}} {shape = array<i64: 1, 2, 6, 10>}
+  %0 = aten.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x8x3x5xf32>) -> tensor<1x2x6x10xf32>
+  return %0 : tensor<1x2x6x10xf32>
+}
