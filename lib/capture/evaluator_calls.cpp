@@ -355,13 +355,15 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
   // gets decide what it does. A size given to an ATen-backed torch function
   // lands in the graph's attributes, where a dynamic merge checks it.
   bool aten = isAtenCallable(callable);
+  // A type query reads no value: a size passed to it stays unpinned.
+  bool typeQuery = isTypeQuery(callable);
   std::vector<std::pair<PyObject *, std::string>> sizes =
       std::move(pendingItemSizes);
   pendingItemSizes.clear();
   for (size_t i = 0; i < args.size(); ++i) {
     if (aten && isSizeInt(args[i], sources[i]))
       sizes.push_back({args[i], sources[i]});
-    else if (!sources[i].empty() && isGuardableScalar(args[i]))
+    else if (!typeQuery && !sources[i].empty() && isGuardableScalar(args[i]))
       callTracker("on_guard",
                   Py_BuildValue("(sO)", sources[i].c_str(), args[i]));
   }

@@ -79,6 +79,9 @@ PyCodeObject *wrappedCode(PyObject *fn);
 
 /// A Python value a guard can pin: None, bool, int, float or str.
 bool isGuardableScalar(PyObject *v);
+/// `isinstance`, `issubclass`, `callable` or `type`: a builtin whose result
+/// depends on its arguments' types, never on their values.
+bool isTypeQuery(PyObject *callable);
 /// A builtin method that changes its list, dict, set or bytearray (append,
 /// update, pop, ...).
 bool isMutatingMethod(PyObject *cfunction);

@@ -76,6 +76,28 @@ bool isGuardableScalar(PyObject *v) {
          PyFloat_Check(v) || PyUnicode_Check(v);
 }
 
+bool isTypeQuery(PyObject *callable) {
+  if (callable == reinterpret_cast<PyObject *>(&PyType_Type))
+    return true;
+  if (!PyCFunction_Check(callable))
+    return false;
+  PyObject *self = PyCFunction_GET_SELF(callable);
+  if (!self || !PyModule_Check(self))
+    return false;
+  const char *module = PyModule_GetName(self);
+  if (!module) {
+    PyErr_Clear();
+    return false;
+  }
+  if (std::string(module) != "builtins")
+    return false;
+  const char *name =
+      reinterpret_cast<PyCFunctionObject *>(callable)->m_ml->ml_name;
+  static const std::set<std::string> kTypeQueries = {"isinstance",
+                                                     "issubclass", "callable"};
+  return name && kTypeQueries.count(name);
+}
+
 bool isMutatingMethod(PyObject *cfunction) {
   PyObject *self = PyCFunction_GET_SELF(cfunction);
   if (!self || !(PyList_Check(self) || PyDict_Check(self) ||

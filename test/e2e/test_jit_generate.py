@@ -45,6 +45,32 @@ def test_static_cache_generate_runs_every_decode_step_compiled():
     assert compiled >= new - 2, dynoc.counters
 
 
+def test_default_dynamic_cache_generate_runs_decode_steps_in_one_dynamic_variant():
+    """generate()'s default: a DynamicCache whose layers' tensors grow by one
+    position a step. The cache length Python reads (get_seq_length, the mask's
+    query offset) stays symbolic, so the second decode step's recompile makes
+    the first decode variant dynamic in the cache length and every later
+    step runs that one built graph."""
+    model = tiny_llama()
+    new = 12
+    with torch.no_grad():
+        prompts = [torch.randint(0, 128, (1, n)) for n in (8, 5)]
+        want = [model.generate(p, max_new_tokens=new, do_sample=False) for p in prompts]
+        model.forward = dynoc.compile(model.forward)
+        before = dict(dynoc.counters)
+        got = model.generate(prompts[0], max_new_tokens=new, do_sample=False)
+        first = dict(dynoc.counters)
+        again = model.generate(prompts[1], max_new_tokens=new, do_sample=False)
+    assert torch.equal(got, want[0]) and torch.equal(again, want[1])
+    # The prefill (it initializes the cache's layers: Python state, eager)
+    # and two decode steps capture; the other decode steps run built code.
+    assert first["compiled_calls"] - before["compiled_calls"] == new - 3, first
+    # A decode variant per length would build a graph a step.
+    assert first["builds"] + first["cache_hits"] - before["builds"] - before["cache_hits"] <= 2
+    # A new prompt length: its decode steps are the same dynamic variant.
+    assert dynoc.counters["compiled_calls"] - first["compiled_calls"] >= new - 2, dynoc.counters
+
+
 class KVCache(torch.nn.Module):
     """gpt-fast's cache: buffers written in place at the step's positions."""
 
