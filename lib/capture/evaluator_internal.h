@@ -33,6 +33,7 @@ struct Slot {
   std::string source;        // empty: unknown origin
   Py_ssize_t iterIndex = 0;  // for iterators: the next item's index
   ItemSources items;         // for tuples built here: each item's source
+  bool constant = false;     // loaded by LOAD_CONST: a literal of the code
 };
 
 /// A scoped flag: calls made while it lives are not followed.
@@ -218,16 +219,20 @@ private:
   }
   /// The region writes what `source` names: a later read of it (or of
   /// what hangs off it) sees the region's own value, not one to guard.
-  void noteStore(const std::string &source) {
+  /// `constant`: the value stored is a literal of the code (LOAD_CONST),
+  /// the same on every call, so replaying it needs no guard.
+  void noteStore(const std::string &source, bool constant = false) {
     if (!source.empty())
-      callTracker("on_store", Py_BuildValue("(s)", source.c_str()));
+      callTracker("on_store",
+                  Py_BuildValue("(si)", source.c_str(), int(constant)));
   }
   /// The region writes attribute or item `key` of `owner`, which has no
   /// source: the tracker tells an object the call made (nothing to replay)
   /// from one it must find, or refuse to compile (capture/results.py).
-  void noteAnonymousStore(PyObject *owner, PyObject *key, bool isAttr) {
-    callTracker("on_anonymous_store",
-                Py_BuildValue("(OOi)", owner, key, int(isAttr)));
+  void noteAnonymousStore(PyObject *owner, PyObject *key, bool isAttr,
+                          bool constant = false) {
+    callTracker("on_anonymous_store", Py_BuildValue("(OOii)", owner, key,
+                                                    int(isAttr), int(constant)));
   }
   /// A match statement tests the subject's type: a subject with a source
   /// has its type guarded (tensors have tensor guards).

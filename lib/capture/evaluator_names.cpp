@@ -202,6 +202,7 @@ Evaluator::Step Evaluator::execNames(Op op, int oparg) {
     r = PyTuple_GET_ITEM(co->co_consts, oparg);
     Py_INCREF(r);
     push(r);
+    stack.back().constant = true;
     break;
   case Op::LoadGlobal: {
     PyObject *name = PyTuple_GET_ITEM(co->co_names, oparg >> 1);
@@ -284,9 +285,9 @@ Evaluator::Step Evaluator::execNames(Op op, int oparg) {
     Slot owner = pop();
     Slot value = op == Op::StoreAttr ? pop() : Slot{};
     if (!owner.source.empty())
-      noteStore(owner.source + "." + PyUnicode_AsUTF8(name));
+      noteStore(owner.source + "." + PyUnicode_AsUTF8(name), value.constant);
     else
-      noteAnonymousStore(owner.value, name, true);
+      noteAnonymousStore(owner.value, name, true, value.constant);
     int rc;
     {
       Passthrough p;

@@ -130,9 +130,9 @@ Evaluator::Step Evaluator::execOperators(Op op, int oparg) {
     Slot key = pop(), container = pop(), value = pop();
     std::string target = itemSource(container.source, key.value);
     if (!target.empty())
-      noteStore(target);
+      noteStore(target, value.constant);
     else // no source, or a key a source cannot spell
-      noteAnonymousStore(container.value, key.value, false);
+      noteAnonymousStore(container.value, key.value, false, value.constant);
     int rc;
     {
       Passthrough p;

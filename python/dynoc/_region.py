@@ -462,8 +462,12 @@ class Region:
         # import of torch._dynamo.
         limit = read_limit() if self.variants else None
         if limit is not None and len(self.variants) >= limit:
-            warnings.warn(f"dynoc: {code.co_name} hit config.cache_size_limit "
-                          f"({limit}); running eagerly")
+            entry = f"{code.co_filename}:{code.co_firstlineno}:{code.co_name}"
+            reason = (f"it hit config.cache_size_limit ({limit} variants); the last "
+                      f"guard that failed: {failure}")
+            if (entry, reason) not in _eager_warned:
+                _session.current().eager_reasons.append({"entry": entry, "reason": reason})
+            _warn_eager(entry, reason)
             return fn(*fargs, **kwargs)
         names = code.co_varnames[:code.co_argcount]
         return self._capture(fn, tuple(fargs), kwargs, module, names, failure, L)

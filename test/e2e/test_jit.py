@@ -16,6 +16,7 @@ import torch
 
 import dynoc
 from dynoc import _logs
+from dynoc.capture import session as capture_session
 from dynoc.jit import built as _built
 from dynoc.jit import training as _training
 
@@ -269,8 +270,12 @@ def test_cache_size_limit_then_eager_with_a_warning(monkeypatch):
         for k in range(4):  # Python ints are specialized: a variant each
             assert f(torch.ones(2), k).tolist() == [k, k]
     assert len(f.variants) == 2
-    assert any("hit config.cache_size_limit (2); running eagerly" in str(w.message)
-               for w in caught)
+    told = [str(w.message) for w in caught if "cache_size_limit" in str(w.message)]
+    # Once per region and reason, naming the guard that failed last.
+    assert len(told) == 1 and "run eagerly, not compiled: it hit config.cache_size_limit " \
+        "(2 variants); the last guard that failed: L['k'] == 1" in told[0], told
+    stats = capture_session.current().eager_reasons  # what DYNOC_STATS writes
+    assert any("cache_size_limit" in r["reason"] for r in stats)
 
 
 def test_reset_forgets_compiled_code_and_run_never_captures():

@@ -108,6 +108,34 @@ def test_a_python_number_written_runs_eagerly_it_may_differ_next_call():
     assert any("holds a Python int" in str(w.message) for w in caught)
 
 
+def test_a_literal_written_is_replayed_by_compiled_calls():
+    """A cache's lazy initialization (`self.is_initialized = True` in
+    transformers' cache layers): a literal of the code is the same on every
+    call, so compiled calls write it again; reached through a method of an
+    argument's attribute (an object the evaluator finds by its path)."""
+    class Layer:
+        def init(self, like):
+            self.keys = like.new_zeros(like.shape)
+            self.is_initialized = True
+            self.mode = "ready"
+
+    def first(x, cache):
+        cache.layers[0].init(x)
+        cache.steps = 0
+        return x + 1
+
+    f = dynoc.compile(first)
+    for _ in range(3):
+        cache = State()
+        cache.layers = [Layer()]
+        out = f(torch.ones(2), cache)
+        assert out.tolist() == [2.0, 2.0]
+        layer = cache.layers[0]
+        assert layer.is_initialized is True and layer.mode == "ready" and cache.steps == 0
+        assert layer.keys.tolist() == [0.0, 0.0]
+    assert compiled_calls(f) == 2
+
+
 def test_a_write_undone_within_the_call_is_no_side_effect():
     flags = State()
     flags.compiling = False

@@ -54,12 +54,13 @@ class EvaluatorHooks:
         None."""
         raise NotImplementedError
 
-    def on_store(self, source):
+    def on_store(self, source, constant=False):
         """The region wrote what `source` names (an attribute, an item, a
-        global); later reads of it see the region's own value."""
+        global); later reads of it see the region's own value. `constant`:
+        the value written is a literal of the code (LOAD_CONST)."""
         raise NotImplementedError
 
-    def on_anonymous_store(self, owner, key, is_attr):
+    def on_anonymous_store(self, owner, key, is_attr, constant=False):
         """The region is about to write attribute (is_attr) or item `key` of
         `owner`, an object with no source (one the call made, or one it
         reached by a path the evaluator does not name)."""

@@ -12,15 +12,21 @@ _UNREAD = object()  # a source with no value to compare (lasting_writes)
 
 
 class PythonWrites:
-    def on_store(self, source):
+    def on_store(self, source, constant=False):
         """The region wrote what `source` names (an attribute, an item, a
-        global): reads of it from now on see the region's own value."""
+        global): reads of it from now on see the region's own value. The
+        sources whose last write was a literal of the code (`self.ready =
+        True`) are in constant_writes: every call writes that same value."""
         if source not in self.written_before:
             self.written_before[source] = self._source_value(source)
             self.written_after_breaks[source] = len(self.breaks)
         self.written.add(source)
+        if constant:
+            self.constant_writes.add(source)
+        else:
+            self.constant_writes.discard(source)
 
-    def on_anonymous_store(self, owner, key, is_attr):
+    def on_anonymous_store(self, owner, key, is_attr, constant=False):
         # Neither the object nor the value it had is read or kept here: a
         # read could run the program's own __getattr__/__getitem__, and a
         # reference would keep alive what the program expects collected.
@@ -34,6 +40,10 @@ class PythonWrites:
         if slot not in self.anonymous_writes:
             self.anonymous_writes[slot] = (type(owner), name, type(key).__name__, is_attr,
                                            len(self.breaks))
+        if constant:
+            self.anonymous_constants.add(slot)
+        else:
+            self.anonymous_constants.discard(slot)
 
     def on_container_method(self, container, method, source):
         if source and not self._written(source):
@@ -62,7 +72,8 @@ class PythonWrites:
             return
         L = self.call_scope[0] if self.call_scope is not None else {}
         paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
-        for (ident, _), (kind, key, key_type, is_attr, breaks) in self.anonymous_writes.items():
+        for slot, (kind, key, key_type, is_attr, breaks) in self.anonymous_writes.items():
+            ident = slot[0]
             base = self._named(paths, ident, kind)
             if base is None:
                 continue
@@ -71,6 +82,8 @@ class PythonWrites:
                 continue
             target = f"{base}.{key}" if is_attr else f"{base}[{key!r}]"
             self.written.add(target)
+            if slot in self.anonymous_constants:
+                self.constant_writes.add(target)
             self.written_before.setdefault(target, _UNREAD)  # replayed: its value now
             self.written_after_breaks.setdefault(target, breaks)
         for ident, (kind, method) in self.anonymous_containers.items():

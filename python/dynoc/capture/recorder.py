@@ -61,10 +61,12 @@ class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
         # effect (lasting_writes).
         self.written_before = {}
         self.written_after_breaks = {}  # source -> breaks before its first write
+        self.constant_writes = set()  # sources last written a code literal
         # Writes into objects with no source: (id, key) -> (object, key,
         # is_attr, value before, breaks before); containers changed by their
         # methods (source -> method; id -> (container, method) when unnamed).
         self.anonymous_writes = {}
+        self.anonymous_constants = set()  # those slots last written a code literal
         self.producers = {}  # vid -> the Node that made the Value
         self.views_of = {}  # vid -> the vids of the views of it the graph made
         self.stale_vids = set()  # views whose base was updated through another view
@@ -889,7 +891,8 @@ class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
         for src in self.lasting_writes():
             value = self._source_value(src)
             self.side_effects.append({"target": src, "value": None if value is _UNREAD
-                                      else describe(value)})
+                                      else describe(value),
+                                      "constant": src in self.constant_writes})
         self.python_refs = describe.refs
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}
