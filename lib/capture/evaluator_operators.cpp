@@ -78,7 +78,18 @@ Evaluator::Step Evaluator::execOperators(Op op, int oparg) {
     Slot b = pop(), a = pop();
     std::string src =
         sizeArithmeticSource(oparg, a.value, a.source, b.value, b.source);
-    if (src.empty())
+    // A size used as a number with a tensor (`torch.arange(n) + offset`):
+    // the recorder may make it an input of the graph rather than pin it.
+    const Slot *operandSize = nullptr;
+    if (isTensor(a.value) && isSizeInt(b.value, b.source))
+      operandSize = &b;
+    else if (isTensor(b.value) && isSizeInt(a.value, a.source))
+      operandSize = &a;
+    if (operandSize)
+      callTracker("enter_operand_size",
+                  Py_BuildValue("(Os)", operandSize->value,
+                                operandSize->source.c_str()));
+    else if (src.empty())
       guardScalar(a), guardScalar(b);
     else // an affine expression of sizes; the other operand is pinned
       guardUnlessSize(a), guardUnlessSize(b);
@@ -86,6 +97,8 @@ Evaluator::Step Evaluator::execOperators(Op op, int oparg) {
       Passthrough p;
       r = binaryOp(oparg, a.value, b.value);
     }
+    if (operandSize)
+      callTracker("exit_operand_size", PyTuple_New(0));
     Py_DECREF(a.value);
     Py_DECREF(b.value);
     STEP_FAIL_IF_NULL(r);

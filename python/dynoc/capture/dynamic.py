@@ -571,6 +571,10 @@ def _replay(graphs, inputs, sources, scope, hot):
     for graph in graphs:
         for v in graph.inputs:
             made, sep, index = v.name.rpartition(".output_")
+            if v.kind == "user" and _guards.is_size_input(v.name):  # a number: no shape
+                env[v.vid] = torch.empty((), dtype=v.dtype, device="meta")
+                shapes[v.vid] = ()
+                continue
             if v.kind == "user" and v.name not in sources:
                 if not sep or made not in by_name:
                     raise NotGeneral(f"the graphs take {v.name}, a value made at a break")

@@ -96,6 +96,17 @@ class EvaluatorHooks:
         """The innermost enter_native/enter_subscript ends."""
         raise NotImplementedError
 
+    def enter_operand_size(self, value, source):
+        """An operator begins whose operands are a tensor and `value`, a
+        size read from `source` (`torch.arange(n) + x.size(1)`); closed by
+        exit_operand_size."""
+        raise NotImplementedError
+
+    def exit_operand_size(self):
+        """The operator of the innermost enter_operand_size ran: a size it
+        did not take as a graph input is pinned (a guard on its value)."""
+        raise NotImplementedError
+
     def on_native_method(self, source, obj, method):
         """The evaluator runs `method` of `obj` (at `source`) natively (an
         optimizer's step, say)."""

@@ -167,6 +167,24 @@ def _scope():
             "___optimizer_state": optimizer_state}
 
 
+def is_size_input(name):
+    """Is graph input `name` a size the code used as a number (`x +
+    L['c'].size()[0]`, capture/recorder.py), not a tensor? Its source reads
+    only the region's arguments and globals: no computed tensor's size."""
+    return (".size()[" in name or ".numel()" in name) and "___v[" not in name \
+        and "<" not in name
+
+
+def input_expr(name, device=None):
+    """The expression that makes graph input `name` from L and G: the
+    tensor its source names, or a size input as a 0-d int64 tensor (on
+    `device`, a model's)."""
+    if not is_size_input(name):
+        return name
+    where = f", device={str(device)!r}" if device is not None else ""
+    return f"torch.tensor({name}{where})"
+
+
 def compile_source(exprs):
     """A function of (L, G) returning the tuple of `exprs` (Python source
     over the region's arguments L and globals G)."""

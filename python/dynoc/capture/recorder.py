@@ -86,6 +86,8 @@ class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
         self.sliced_tensors = set()  # ids of those slices a tensor subscript used
         self.static_reason = None  # why the variant may not merge into a dynamic one
         self.native_sizes = ()  # sizes the running native call was given
+        self.operand_sizes = []  # [value, source, taken] of operators' size operands
+        self.size_inputs = {}  # (id(graph), source) -> the graph's size input
         self.native_stack = []
         self.values = {}      # id(tensor) -> Value (in whichever graph made it)
         self.keepalive = []   # tensors whose ids are keys of self.values/sources
@@ -586,6 +588,11 @@ class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
                     segments.append(0)
                     continue
                 if not isinstance(v, torch.Tensor):
+                    size = self._size_operand(v)
+                    if size is not None:  # `x + n.size(0)`: an input
+                        operands.append(size)
+                        segments.append(1)
+                        continue
                     # A Python number in a Tensor slot (`x * 2`): a 0-d constant.
                     v = torch.tensor(v)
                 operands.append(self._lift(v))
@@ -676,6 +683,36 @@ class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
 
     def exit_native(self):
         self.native_sizes = self.native_stack.pop() if self.native_stack else ()
+
+    def enter_operand_size(self, value, source):
+        self.operand_sizes.append([value, source, False])
+
+    def exit_operand_size(self):
+        value, source, used = self.operand_sizes.pop()
+        if not used:  # an attribute (`x ** n`), say: pinned as before
+            self.on_guard(source, value)
+
+    def _size_operand(self, v):
+        """The graph input that Python number `v` in an op's Tensor slot is,
+        when it is the size an operator was given beside a tensor
+        (`torch.arange(q) + cache.get_seq_length()`): a 0-d int64 input the
+        compiled call reads from the size's source, so no guard pins its
+        value. None for any other number (a constant then)."""
+        if not self.operand_sizes or type(v) is not int:
+            return None
+        entry = self.operand_sizes[-1]
+        value, source, _ = entry
+        if v != value or not _guards.is_size_input(source):
+            return None
+        entry[2] = True
+        key = (id(self.current), source)
+        nv = self.size_inputs.get(key)
+        if nv is None:
+            nv = self.current.add_input((), torch.int64, "user", source)
+            self.size_inputs[key] = nv
+            if self.examples is not None:
+                self.examples[nv.vid] = torch.tensor(v)
+        return nv
 
     def on_tensor(self, tensor, source):
         if id(tensor) not in self.sources:

@@ -15,6 +15,7 @@ import ast
 import torch
 
 from .graph import Value
+from .guards import is_size_input
 
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!=", ast.Gt: ">", ast.GtE: ">="}
 
@@ -167,6 +168,8 @@ def _replay(graphs, sizes, dims, calls):
                     for d in want:
                         symbols[fake.shape[d].node.expr] = (v.name, d)
                 env[v.vid] = tensors[v.name]
+            elif v.kind == "user" and is_size_input(v.name):  # a number: no shape
+                env[v.vid] = _fake_input(mode, types, v, (), ())
             elif v.kind == "user":
                 graph, sep, index = v.name.rpartition(".output_")
                 made = by_name.get(graph) if sep else None

@@ -29,7 +29,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 from . import fx as _fx
 from .. import _logs, _native
 from ..capture import mlir_writer as mw, results
-from ..capture.guards import compile_source
+from ..capture.guards import compile_source, input_expr
 from ..runtime.model import LoadedModel, _rebuild
 from ..capture import session as _session
 from .._version import __version__
@@ -328,7 +328,8 @@ class BuiltGraph:
                 shutil.rmtree(tmpdir, ignore_errors=True)
         users = [v.name for v in graph.inputs if v.kind == "user"]
         self.user_sources = users
-        self.inputs = compile_source(users) if graph.kind == "forward" else None
+        self.inputs = compile_source([input_expr(u, self.model.device) for u in users]) \
+            if graph.kind == "forward" else None
         # Weights live in the module's own tensors (no copy): what an eager
         # in-place update (an optimizer step, load_state_dict) writes is what
         # the next call reads; a BatchNorm's running statistics are updated
@@ -532,7 +533,7 @@ class BackendGraph:
             gm, sources = _fx.graph_module(graph, weights)
         except _fx.NotConvertible as e:
             raise NotCompiled(f"no GraphModule for the backend: {e}")
-        self.inputs = compile_source(sources)
+        self.inputs = compile_source([input_expr(s) for s in sources])
         if backend == "eager":
             self.run = gm
         else:
