@@ -243,6 +243,12 @@ Evaluator::Step Evaluator::execNames(Op op, int oparg) {
     if (isTensor(owner.value) &&
         PyUnicode_CompareWithASCIIString(name, "shape") == 0)
       src = tensorSource(owner.value, owner.source) + ".size()";
+    else if (src.empty() && r && isGuardableScalar(r) && !isTensor(owner.value))
+      // A Python value read from an object the evaluator cannot name (a
+      // cache layer reached through **kwargs): guarded by its path from the
+      // arguments once the call ends, as a named read is guarded now.
+      callTracker("on_anonymous_read",
+                  Py_BuildValue("(OOO)", owner.value, name, r));
     Py_DECREF(owner.value);
     STEP_FAIL_IF_NULL(r);
     noteTensor(r, src);

@@ -158,6 +158,30 @@ def test_new_sizes_make_the_variant_dynamic_and_rebuild_it():
     assert len(region.variants) == 1 and compiled_calls(cm) == 2
 
 
+def test_a_size_used_as_a_number_is_an_input_not_a_pinned_constant():
+    """`torch.arange(q) + offset` with the offset a size (transformers' mask
+    code adds the cache length): the number is a 0-d input read at each
+    call, so one dynamic variant serves every offset. A size that lands in
+    an attribute (`x ** n`) is still pinned: a variant per value, each right."""
+    def shifted(x, past):
+        return x + (torch.arange(x.shape[0]) + past.shape[0])
+
+    f = dynoc.compile(shifted)
+    for n in (3, 4, 5, 9, 2):
+        x, past = torch.randn(4), torch.zeros(n, 2)
+        torch.testing.assert_close(f(x, past), shifted(x, past))
+    assert len(f.variants) == 1 and compiled_calls(f) == 3
+
+    def power(x, past):
+        return x ** past.shape[0]
+
+    g = dynoc.compile(power)
+    for n in (2, 3, 3):
+        x, past = torch.randn(4), torch.zeros(n)
+        torch.testing.assert_close(g(x, past), power(x, past))
+    assert len(g.variants) == 2 and compiled_calls(g) == 1
+
+
 def test_a_region_that_stays_eager_says_why(monkeypatch, capsys):
     """A graph break in a loop (not resumed after: test_jit_breaks.py), a
     user backend's region called with grad mode on: the calls run eagerly,

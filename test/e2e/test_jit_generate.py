@@ -75,6 +75,28 @@ def test_default_dynamic_cache_generate_runs_decode_steps_in_one_dynamic_variant
     assert dynoc.counters["eager_variants"] == before["eager_variants"], dynoc.counters
 
 
+def test_padded_batch_generate_runs_one_dynamic_decode_variant():
+    """Serving's case: a batch of prompts of different lengths, left-padded
+    with an attention mask. The mask code adds the cache length (a size) to
+    a tensor; it is an input of the graph, so the decode steps share one
+    variant dynamic in the cache and mask lengths."""
+    model = tiny_llama()
+    ids = torch.randint(1, 128, (2, 8))
+    mask = torch.ones(2, 8, dtype=torch.long)
+    ids[1, :3], mask[1, :3] = 0, 0
+    new = 10
+    with torch.no_grad():
+        want = model.generate(ids, attention_mask=mask, max_new_tokens=new, do_sample=False,
+                              pad_token_id=0)
+        model.forward = dynoc.compile(model.forward)
+        before = dict(dynoc.counters)
+        got = model.generate(ids, attention_mask=mask, max_new_tokens=new, do_sample=False,
+                             pad_token_id=0)
+    assert torch.equal(got, want)
+    assert dynoc.counters["compiled_calls"] - before["compiled_calls"] == new - 3, \
+        dynoc.counters
+
+
 class KVCache(torch.nn.Module):
     """gpt-fast's cache: buffers written in place at the step's positions."""
 

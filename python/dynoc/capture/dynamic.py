@@ -321,7 +321,8 @@ def _dim_text(sym):
 
 def _fit(u, v, syms, sources=(), assumed=None):
     """The one expression of the dynamic input dims `syms` that is `u` in the
-    old run and `v` in the new: ("dim", k), else ("prod", k, m); None when
+    old run and `v` in the new: ("dim", k), else ("add", k, offset), else
+    ("prod", k, m); None when
     none or several are. Several input dims that changed alike (token ids and
     their attention mask) are told apart by `sources`, the size texts the
     Python call was given (`(L['input_ids'].size()[1] + 0)`): the dim it
@@ -329,6 +330,14 @@ def _fit(u, v, syms, sources=(), assumed=None):
     first is taken and its equality with the others is appended to `assumed`
     as guard texts: a call where they differ recompiles."""
     fits = [("dim", k) for k, (_, _, p, q) in enumerate(syms) if (p, q) == (u, v)]
+    if not fits:
+        # A dim plus an offset both runs share (a key length: the cache's
+        # length + 1), from dims that changed alike; the merged graph's
+        # symbolic replay (_check_fit) checks it against the ops' shapes.
+        adds = [("add", k, u - p) for k, (_, _, p, q) in enumerate(syms)
+                if u - p == v - q and u != v]
+        if adds and len({syms[f[1]][2:] for f in adds}) == 1:
+            fits = adds
     if len(fits) > 1 and sources:
         read = [f for f in fits if any(_dim_text(syms[f[1]]) in t for t in sources)]
         if len(read) == 1:
@@ -351,6 +360,8 @@ def _entry_value(e, syms, dim):
         return e
     if e[0] == "dim":
         return dim(*syms[e[1]][:2])
+    if e[0] == "add":
+        return dim(*syms[e[1]][:2]) + e[2]
     return dim(*syms[e[1]][:2]) * dim(*syms[e[2]][:2])
 
 
@@ -414,6 +425,8 @@ def _sym_sizes_attr(entries, syms):
             out.append(str(e))
         elif e[0] == "dim":
             out.append(names[e[1]])
+        elif e[0] == "add":
+            out.append(f"{names[e[1]]} + {e[2]}" if e[2] >= 0 else f"{names[e[1]]} - {-e[2]}")
         else:
             out.append(f"{names[e[1]]} * {names[e[2]]}")
     return f"affine_map<()[{', '.join(names)}] -> ({', '.join(out)})>"

@@ -60,6 +60,11 @@ class EvaluatorHooks:
         the value written is a literal of the code (LOAD_CONST)."""
         raise NotImplementedError
 
+    def on_anonymous_read(self, owner, name, value):
+        """The region read attribute `name` of `owner`, an object with no
+        source, and got `value`, a Python scalar."""
+        raise NotImplementedError
+
     def on_anonymous_store(self, owner, key, is_attr, constant=False):
         """The region is about to write attribute (is_attr) or item `key` of
         `owner`, an object with no source (one the call made, or one it

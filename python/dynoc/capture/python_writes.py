@@ -45,6 +45,13 @@ class PythonWrites:
         else:
             self.anonymous_constants.discard(slot)
 
+    def on_anonymous_read(self, owner, name, value):
+        # As on_anonymous_store: known by id and type until finish names it
+        # (a read after the call wrote the attribute sees its own value).
+        slot = (id(owner), name)
+        if slot not in self.anonymous_writes and slot not in self.anonymous_reads:
+            self.anonymous_reads[slot] = (type(owner), value)
+
     def on_container_method(self, container, method, source):
         if source and not self._written(source):
             self.mutated_containers.setdefault(source, method)
@@ -67,11 +74,18 @@ class PythonWrites:
         become writes of those paths, replayed with the value they hold now;
         a container an argument holds that changed by its methods cannot be
         replayed (unreplayable). Objects the arguments do not hold are taken
-        as the call's own."""
-        if not self.anonymous_writes and not self.anonymous_containers:
+        as the call's own. The Python values read from such objects before
+        the call wrote them are guarded by those paths."""
+        if not self.anonymous_writes and not self.anonymous_containers and \
+                not self.anonymous_reads:
             return
         L = self.call_scope[0] if self.call_scope is not None else {}
         paths = results.paths_from({f"L[{k!r}]": v for k, v in L.items()})
+        for (ident, name), (kind, value) in self.anonymous_reads.items():
+            base = self._named(paths, ident, kind)
+            if base is not None:
+                source = f"{base}.{name}"
+                self.value_guards.setdefault(source, _guards.value_guard_text(source, value))
         for slot, (kind, key, key_type, is_attr, breaks) in self.anonymous_writes.items():
             ident = slot[0]
             base = self._named(paths, ident, kind)

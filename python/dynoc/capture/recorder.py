@@ -67,6 +67,7 @@ class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
         # methods (source -> method; id -> (container, method) when unnamed).
         self.anonymous_writes = {}
         self.anonymous_constants = set()  # those slots last written a code literal
+        self.anonymous_reads = {}  # (id, name) -> (type, value) of scalars read there
         self.producers = {}  # vid -> the Node that made the Value
         self.views_of = {}  # vid -> the vids of the views of it the graph made
         self.stale_vids = set()  # views whose base was updated through another view

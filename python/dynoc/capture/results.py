@@ -39,6 +39,7 @@ class Describer:
         self.inputs = inputs
         self.arguments = arguments
         self.refs = []
+        self._paths = None  # id -> source inside the arguments, found at the first need
 
     def _ref(self, obj):
         for k, r in enumerate(self.refs):
@@ -52,6 +53,10 @@ class Describer:
             out = self.graph_value(obj)
             if out is None:
                 src = next((s for s, t in self.inputs if t is obj), None)
+                if src is None:  # held by an argument the graph did not read
+                    if self._paths is None:
+                        self._paths = paths_from(dict(self.arguments))
+                    src = self._paths.get(id(obj))
                 return {"type": "input_or_constant", **({"source": src} if src else {})}
             graph, index = out
             return {"type": "tensor", "graph": graph, "index": index}

@@ -166,6 +166,10 @@ def _replay(graphs, sizes, dims, calls):
                     fake = _fake_input(mode, types, v, sizes[v.name], want)
                     tensors[v.name] = fake
                     for d in want:
+                        if not isinstance(fake.shape[d], torch.SymInt):
+                            # sizes 0 and 1 are specialized (as in Dynamo)
+                            raise Unresolved(f"{v.name}.size()[{d}] is {fake.shape[d]} in "
+                                             f"this run (sizes 0 and 1 stay static)")
                         symbols[fake.shape[d].node.expr] = (v.name, d)
                 env[v.vid] = tensors[v.name]
             elif v.kind == "user" and is_size_input(v.name):  # a number: no shape
