@@ -507,8 +507,13 @@ LogicalResult GraphEmitter::emitFull(Operation *op) {
     if (!size)
       return fail(op) << "'" << n << "' without a size";
     DimList d;
-    for (int64_t x : size.asArrayRef())
-      d.push_back(std::to_string(x));
+    for (auto [k, x] : llvm::enumerate(size.asArrayRef())) {
+      std::string sym = x == -1 ? symSize(op, "size", k) : std::string();
+      if (x == -1 && sym.empty())
+        return fail(op) << "'" << n << "' has size -1 in dim " << k
+                        << " and no expression for it";
+      d.push_back(x == -1 ? sym : std::to_string(x));
+    }
     setDims(out, op, d);
   }
   double value = n.contains("ones")           ? 1.0

@@ -739,7 +739,11 @@ LogicalResult arange(Operation *op, ArrayRef<SymbolicShape>, Shapes &out) {
 LogicalResult fill(Operation *op, ArrayRef<SymbolicShape>, Shapes &out) {
   SymbolicShape r;
   ArrayRef<int64_t> size = *arrayAttr(op, "size");
-  for (int64_t s : size) {
+  for (auto [k, s] : llvm::enumerate(size)) {
+    if (AffineExpr e = s == -1 ? symSize(op, "size", k) : AffineExpr()) {
+      r.push_back(e); // an expression of the input dims
+      continue;
+    }
     if (s < 0)
       return op->emitError() << "size " << s << " is negative";
     r.push_back(cst(op, s));

@@ -78,6 +78,21 @@ def _input_key(v, weights):
 # attribute name, and how a dynamic result dim is spelled there.
 _SIZED = {"aten.view": "size", "aten._unsafe_view": "size", "aten.reshape": "shape",
           "aten.expand": "size"}
+# Tensor factories: their size is every dim of the result (no -1 to infer one);
+# a merge writes it as expressions of the input dims (a position bias's
+# `torch.zeros(1, heads, q, key_length)`). Position of the size argument.
+_FACTORIES = {"aten.zeros": 0, "aten.ones": 0, "aten.full": 0, "aten.new_zeros": 1,
+              "aten.new_ones": 1, "aten.new_full": 1}
+_SIZED.update({op: "size" for op in _FACTORIES})
+
+
+def _with_size(node, args, kwargs, size):
+    """The call arguments of reshape/expand/factory `node` with `size` as
+    its size."""
+    pos = _FACTORIES.get(node.op, 1)
+    if len(args) > pos:
+        return args[:pos] + (size,) + args[pos + 1:], kwargs
+    return args, dict(kwargs, **{_SIZED[node.op]: size})
 
 
 def _ints(attr):
@@ -92,6 +107,8 @@ def _sized_attr(a, b):
     differ: a reshape's one dynamic dim is -1 (inferred from the element
     count); an expand's is -1 where both runs keep the input's own size. None
     when the attribute cannot say it."""
+    if a.op in _FACTORIES:
+        return None  # no dim to infer: written as expressions (_fit_entries)
     key = _SIZED[a.op]
     x, y = _ints(a.attrs[key]), _ints(b.attrs[key])
     res_a, res_b = a.results[0].shape, b.results[0].shape
@@ -297,7 +314,7 @@ def _fit_entries(na, nb, a, b, assumed):
         fit = _fit(u, v, syms, _size_sources(na, nb, k if aligned else None), assumed)
         if fit is not None:
             entries.append(fit)
-        elif not inferred and na.op != "aten.expand":
+        elif not inferred and na.op != "aten.expand" and na.op not in _FACTORIES:
             entries.append(-1)
             inferred = True
         else:
@@ -387,9 +404,7 @@ def _entry_call(node, entries, syms):
 
     def build(dim):
         size = [_entry_value(e, syms, dim) for e in entries]
-        if len(args) > 1:
-            return func, (args[0], size) + tuple(args[2:]), kwargs
-        return func, args, dict(kwargs, **{_SIZED[node.op]: size})
+        return (func,) + _with_size(node, tuple(args), kwargs, size)
     return build
 
 
@@ -441,9 +456,7 @@ def _changed_call(node, change, side):
         return _attr_call(node, change[1], change[2], change[3])
     func, args, kwargs = node.call
     if change[0] == "dims":
-        if len(args) > 1:
-            return func, (args[0], list(change[1])) + tuple(args[2:]), kwargs
-        return func, args, dict(kwargs, **{_SIZED[node.op]: list(change[1])})
+        return (func,) + _with_size(node, tuple(args), kwargs, list(change[1]))
     aten = torch.ops.aten
     as_func = aten.expand_as.default if node.op == "aten.expand" else aten.view_as.default
     return as_func, (args[0], change[1 + side]), {}
@@ -643,7 +656,9 @@ def _replay(graphs, inputs, sources, scope, hot):
                             for k, ds in _size_refs(src).items():
                                 pins.setdefault(k, set()).update(ds)
                     raise NotGeneral(f"{n.op} takes a size as an attribute", pins)
-                sized[n] = list(new_args[1] if len(new_args) > 1 else new_kwargs[_SIZED[n.op]])
+                pos = _FACTORIES.get(n.op, 1)
+                sized[n] = list(new_args[pos] if len(new_args) > pos
+                                else new_kwargs[_SIZED[n.op]])
             dim = n.attrs.get("dim")
             if size_attrs and n.op not in _SIZED and dim is not None and n.operands:
                 d = int(dim.split(" ")[0])
