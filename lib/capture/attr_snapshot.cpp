@@ -7,16 +7,6 @@
 namespace dynoc::capture {
 namespace {
 
-// ma_version_tag is deprecated from 3.12 (3.14 drops it); 3.11-3.13, the
-// versions dynoc builds for, keep it, changed on every mutation of the
-// dict and unique across dicts.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-uint64_t dictVersion(PyObject *dict) {
-  return reinterpret_cast<PyDictObject *>(dict)->ma_version_tag;
-}
-#pragma GCC diagnostic pop
-
 bool validTag(PyTypeObject *type) {
   return (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
          type->tp_version_tag != 0;

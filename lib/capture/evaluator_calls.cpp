@@ -34,15 +34,25 @@ void Evaluator::bindArgumentSources() {
     locals[argc + kwonly].items =
         std::make_shared<const std::vector<std::string>>(std::move(extra));
   }
+  int varkw = argc + kwonly + bool(co->co_flags & CO_VARARGS);
+  bool hasVarkw = (co->co_flags & CO_VARKEYWORDS) && int(locals.size()) > varkw &&
+                  locals[varkw].value && PyDict_CheckExact(locals[varkw].value);
+  KeywordSources rest{hasVarkw ? dictVersion(locals[varkw].value) : 0, {}};
   for (Py_ssize_t k = 0; k < nkw; ++k) {
     PyObject *name = PyTuple_GET_ITEM(call_.kwnames, k);
-    for (int j = 0; j < argc + kwonly; ++j)
+    int j = 0;
+    for (; j < argc + kwonly; ++j)
       if (PyUnicode_Compare(PyTuple_GET_ITEM(co->co_localsplusnames, j),
                             name) == 0) {
         locals[j].source = src[npos + k];
         break;
       }
+    if (j == argc + kwonly && hasVarkw && !src[npos + k].empty())
+      rest.sources.emplace_back(PyUnicode_AsUTF8(name), src[npos + k]);
   }
+  if (!rest.sources.empty())
+    locals[varkw].keywords =
+        std::make_shared<const KeywordSources>(std::move(rest));
 }
 
 int Evaluator::truth(const Slot &s) {
@@ -430,6 +440,37 @@ PyObject *Evaluator::call(int nargs) {
 
 /// f(*args, **kwargs): the tuple's items keep their shadows where the tuple
 /// was built here or came in as a *args parameter.
+std::string Evaluator::keywordSource(const Slot &kwargs, PyObject *key) {
+  if (kwargs.keywords &&
+      dictVersion(kwargs.value) == kwargs.keywords->version) {
+    const char *name = PyUnicode_AsUTF8(key);
+    for (const auto &[k, source] : kwargs.keywords->sources)
+      if (name && k == name)
+        return source;
+  }
+  return itemSource(kwargs.source, key);
+}
+
+void Evaluator::mergeKeywordSources(Slot &target, const Slot &merged) {
+  if (!PyDict_CheckExact(target.value) || !PyDict_Check(merged.value))
+    return;
+  KeywordSources out{dictVersion(target.value), {}};
+  if (target.keywords) // those of the items the target had (valid before)
+    out.sources = target.keywords->sources;
+  Py_ssize_t pos = 0;
+  PyObject *key, *val;
+  while (PyDict_Next(merged.value, &pos, &key, &val)) {
+    std::string source =
+        PyUnicode_Check(key) ? keywordSource(merged, key) : std::string();
+    if (!source.empty())
+      out.sources.emplace_back(PyUnicode_AsUTF8(key), std::move(source));
+  }
+  if (out.sources.empty())
+    target.keywords.reset();
+  else
+    target.keywords = std::make_shared<const KeywordSources>(std::move(out));
+}
+
 PyObject *Evaluator::callFunctionEx(bool hasKwargs) {
   Slot kwargs = hasKwargs ? pop() : Slot{};
   Slot callargs = pop();
@@ -474,7 +515,7 @@ PyObject *Evaluator::callFunctionEx(bool hasKwargs) {
         Py_INCREF(key);
         PyTuple_SET_ITEM(kw, k++, key);
         args.push_back(val);
-        sources.push_back(itemSource(kwargs.source, key));
+        sources.push_back(keywordSource(kwargs, key));
       }
       ok = kw != nullptr;
     } else if (kwargs.value && !PyDict_Check(kwargs.value)) {

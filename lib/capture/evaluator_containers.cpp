@@ -204,6 +204,8 @@ Evaluator::Step Evaluator::execContainers(Op op, int oparg) {
           kwargsError(stack[stack.size() - 2 - oparg].value, v.value);
       }
     }
+    if (op == Op::DictMerge && rc == 0)
+      mergeKeywordSources(stack[stack.size() - oparg], v);
     Py_DECREF(v.value);
     if (rc < 0)
       return Step::Error;

@@ -28,12 +28,21 @@ namespace dynoc::capture {
 using ItemSources = std::shared_ptr<const std::vector<std::string>>;
 
 /// A value on the evaluator's stack or in a local, with its shadow.
+/// The keyword arguments a `**kwargs` parameter received, by name, with
+/// their sources; they hold while the dict keeps `version` (a forwarding
+/// call `f(*args, **kwargs)` passes them on; a changed dict passes none).
+struct KeywordSources {
+  uint64_t version;
+  std::vector<std::pair<std::string, std::string>> sources;
+};
+
 struct Slot {
   PyObject *value = nullptr; // owned; may be null (PUSH_NULL)
   std::string source;        // empty: unknown origin
   Py_ssize_t iterIndex = 0;  // for iterators: the next item's index
   ItemSources items;         // for tuples built here: each item's source
   bool constant = false;     // loaded by LOAD_CONST: a literal of the code
+  std::shared_ptr<const KeywordSources> keywords; // a **kwargs dict's items
 };
 
 /// A scoped flag: calls made while it lives are not followed.
@@ -77,6 +86,9 @@ PyObject *argsTuple(const std::vector<PyObject *> &args);
 /// The code of the function a decorator wrapped (`__wrapped__`, as
 /// functools.wraps sets it), else of `fn` itself; null for a builtin.
 PyCodeObject *wrappedCode(PyObject *fn);
+
+/// A dict's version tag: changed by every mutation, unique across dicts.
+uint64_t dictVersion(PyObject *dict);
 
 /// A Python value a guard can pin: None, bool, int, float or str.
 bool isGuardableScalar(PyObject *v);
@@ -421,6 +433,12 @@ private:
   int truth(const Slot &s);
   PyObject *call(int nargs);
   PyObject *callFunctionEx(bool hasKwargs);
+  /// The source of item `key` of the `**` mapping `kwargs` passed on: the
+  /// keyword argument's own (a forwarded **kwargs), else by subscript.
+  std::string keywordSource(const Slot &kwargs, PyObject *key);
+  /// DICT_MERGE of `merged` into the `**` mapping being built, `target`:
+  /// the item sources it passes on.
+  void mergeKeywordSources(Slot &target, const Slot &merged);
   PyObject *invoke(PyObject *callable, const std::string &callableSrc,
                    std::vector<PyObject *> &args,
                    std::vector<std::string> &sources, PyObject *kw,

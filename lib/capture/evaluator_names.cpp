@@ -23,6 +23,7 @@ bool Evaluator::loadFast(int i) {
   }
   Py_INCREF(l.value);
   push(l.value, l.source, l.items);
+  stack.back().keywords = l.keywords;
   return true;
 }
 
@@ -51,6 +52,7 @@ Evaluator::Step Evaluator::execNames(Op op, int oparg) {
   case Op::LoadFastAndClear: { // an inlined comprehension saves its target
     Slot &l = locals[oparg];
     push(l.value, std::move(l.source), std::move(l.items));
+    stack.back().keywords = std::move(l.keywords);
     l = Slot{};
     mirror(oparg);
     break;
@@ -71,6 +73,7 @@ Evaluator::Step Evaluator::execNames(Op op, int oparg) {
     Py_CLEAR(locals[oparg].value);
     locals[oparg].source.clear();
     locals[oparg].items.reset();
+    locals[oparg].keywords.reset();
     mirror(oparg);
     break;
   case Op::MakeCell: {
@@ -83,6 +86,7 @@ Evaluator::Step Evaluator::execNames(Op op, int oparg) {
     l.value = cell;
     l.source.clear();
     l.items.reset();
+    l.keywords.reset();
     mirror(oparg);
     break;
   }

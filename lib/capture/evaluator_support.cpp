@@ -71,6 +71,16 @@ PyCodeObject *wrappedCode(PyObject *fn) {
   return co;
 }
 
+// ma_version_tag is deprecated from 3.12 (3.14 drops it); 3.11-3.13, the
+// versions dynoc builds for, keep it, changed on every mutation of the
+// dict and unique across dicts.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+uint64_t dictVersion(PyObject *dict) {
+  return reinterpret_cast<PyDictObject *>(dict)->ma_version_tag;
+}
+#pragma GCC diagnostic pop
+
 bool isGuardableScalar(PyObject *v) {
   return v == Py_None || PyBool_Check(v) || PyLong_Check(v) ||
          PyFloat_Check(v) || PyUnicode_Check(v);

@@ -182,6 +182,35 @@ def test_a_size_used_as_a_number_is_an_input_not_a_pinned_constant():
     assert len(g.variants) == 2 and compiled_calls(g) == 1
 
 
+def test_a_size_forwarded_through_kwargs_keeps_its_source():
+    """A decorator's `wrapper(*args, **kwargs)` passing a size on by keyword
+    (transformers' mask functions): the size keeps its source through the
+    **kwargs dict, so it is an input, not a constant a variant per value
+    bakes in. A dict the wrapper changed passes no stale source."""
+    def inner(x, off=0):
+        return x + (torch.arange(3) + off)
+
+    def wrapper(*args, **kwargs):
+        return inner(*args, **kwargs)
+
+    def overriding(*args, **kwargs):
+        kwargs["off"] = 5
+        return inner(*args, **kwargs)
+
+    def forwarded(x, c):
+        return wrapper(x, off=c.shape[0])
+
+    def overridden(x, c):
+        return overriding(x, off=c.shape[0])
+
+    for fn, variants in ((forwarded, 1), (overridden, 1)):
+        f = dynoc.compile(fn)
+        for n in (3, 4, 5, 6):
+            x, c = torch.randn(3), torch.zeros(n)
+            torch.testing.assert_close(f(x, c), fn(x, c))
+        assert len(f.variants) == variants and compiled_calls(f) == 2, fn.__name__
+
+
 def test_a_region_that_stays_eager_says_why(monkeypatch, capsys):
     """A graph break in a loop (not resumed after: test_jit_breaks.py), a
     user backend's region called with grad mode on: the calls run eagerly,

@@ -359,3 +359,33 @@ def test_static_cache_generate_decodes_compiled_on_the_gpu(mode):
     assert torch.equal(got, want)
     assert dynoc.counters["compiled_calls"] - before["compiled_calls"] >= new - 2, \
         dict(dynoc.counters)
+
+
+@pytest.mark.parametrize("padded", [False, True], ids=["one", "padded-batch"])
+def test_default_cache_generate_decodes_in_one_dynamic_variant_on_the_gpu(padded):
+    """generate()'s default DynamicCache on the GPU: the cache length the mask
+    code adds to a tensor is a 0-d input made on the model's device at each
+    call, so the decode steps after the first two run one variant dynamic in
+    the cache length; tokens equal eager's (greedy, f32)."""
+    transformers = pytest.importorskip("transformers")
+    import dynoc
+    cfg = transformers.LlamaConfig(vocab_size=1000, hidden_size=256, intermediate_size=512,
+                                   num_hidden_layers=2, num_attention_heads=8,
+                                   num_key_value_heads=2, max_position_embeddings=256,
+                                   pad_token_id=0)
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg).cuda().eval()
+    ids = torch.randint(1, 1000, (2 if padded else 1, 16), device="cuda")
+    mask = torch.ones_like(ids)
+    if padded:
+        ids[1, :5], mask[1, :5] = 0, 0
+    new = 12
+    with torch.no_grad():
+        want = model.generate(ids, attention_mask=mask, max_new_tokens=new, do_sample=False)
+        model.forward = dynoc.compile(model.forward)
+        before = dict(dynoc.counters)
+        got = model.generate(ids, attention_mask=mask, max_new_tokens=new, do_sample=False)
+    assert torch.equal(got, want)
+    assert dynoc.counters["compiled_calls"] - before["compiled_calls"] >= new - 3, \
+        dict(dynoc.counters)
+    assert dynoc.counters["eager_variants"] == before["eager_variants"], dict(dynoc.counters)
