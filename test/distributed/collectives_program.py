@@ -67,7 +67,11 @@ if sys.argv[1] == "capture":
 
 import dynoc  # noqa: E402
 
-want = step(x)  # eager, with torch.distributed's collectives
+# Eager, with torch.distributed's collectives. The functional all_reduce's
+# result is an AsyncCollectiveTensor holding its Work until read: read here
+# (clone), not by the garbage collection of an exiting interpreter, where
+# releasing it aborts the process (docs/reliability.md, "Exit under load").
+want = [t.clone() for t in step(x)]
 unbound = len(sys.argv) > 3 and sys.argv[3] == "unbound"
 weights = sys.argv[4] if len(sys.argv) > 4 else None  # this rank's shards
 communicators = {"nccl": dynoc.NcclCommunicator, "gloo": dynoc.GlooCommunicator,

@@ -211,6 +211,33 @@ def test_a_size_forwarded_through_kwargs_keeps_its_source():
         assert len(f.variants) == variants and compiled_calls(f) == 2, fn.__name__
 
 
+def test_a_mask_padded_to_alignment_and_sliced_back_stays_dynamic():
+    """torch's SDPA on CUDA pads an attention mask to an aligned length and
+    slices it back (`pad(m, (0, k))[..., :n]`, k the length modulo 8's
+    complement): the pair is the mask itself, so the pad amount, which no
+    affine expression of the length gives, does not keep each length apart."""
+    # As in ATen's C++: an op whose decomposition pads and slices, its
+    # arithmetic out of the evaluator's sight.
+    lib = torch.library.Library("dynoc_test_align", "FRAGMENT")
+    lib.define("aligned(Tensor m) -> Tensor")
+
+    def aligned(m):
+        n = m.shape[-1]
+        return torch.nn.functional.pad(m, (0, (8 - n % 8) % 8))[..., :n]
+    lib.impl("aligned", aligned, "CompositeImplicitAutograd")
+
+    def attend(q, kv, mask):
+        m = torch.ops.dynoc_test_align.aligned(mask)
+        return torch.nn.functional.scaled_dot_product_attention(q, kv, kv, attn_mask=m)
+
+    f = dynoc.compile(attend)
+    for n in (17, 18, 19, 21):
+        q, kv = torch.randn(1, 2, 1, 8), torch.randn(1, 2, n, 8)
+        mask = torch.randn(1, 1, 1, n)
+        torch.testing.assert_close(f(q, kv, mask), attend(q, kv, mask), rtol=1e-5, atol=1e-6)
+    assert len(f.variants) == 1 and compiled_calls(f) == 2
+
+
 def test_a_region_that_stays_eager_says_why(monkeypatch, capsys):
     """A graph break in a loop (not resumed after: test_jit_breaks.py), a
     user backend's region called with grad mode on: the calls run eagerly,

@@ -611,6 +611,12 @@ class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
                 if v is None:
                     continue
                 attrs[mw.attr_name(a.name)] = mw.encode_attr(t, v)
+        unpadded = self._unpadded(func, operands, args, kwargs)
+        if unpadded is not None:
+            self.values[id(out)] = unpadded
+            self._bind(out)
+            self.keepalive.append(out)
+            return
         # The call, replayable: tensors by their Values (all lifted by now).
         func_, args_, kwargs_ = replay or (func, args, kwargs)
         call = (func_, _as_values(args_, self._value_of), _as_values(kwargs_, self._value_of))
@@ -656,6 +662,32 @@ class Tracker(PythonWrites, ViewUpdates, EvaluatorHooks, CollectiveRecording,
             self.mutation_values[(id(args[0]._base), id(self.current))] = base
         elif func is not recorded_from:  # an in-place op: its input's new value
             self.mutation_values[(id(args[0]), id(self.current))] = results[0]
+
+    def _unpadded(self, func, operands, args, kwargs):
+        """The Value a slice gives back when it cuts a trailing constant pad
+        off again (`pad(m, (0, k))[..., :n]`: torch pads an attention mask
+        to an aligned length for its CUDA kernels and slices it back): the
+        unpadded tensor, the same values. The pad's amount depends on the
+        length modulo the alignment, so recording the pair would pin it.
+        None for any other op."""
+        if func is not torch.ops.aten.slice.Tensor or not operands:
+            return None
+        pad = self.producers.get(operands[0].vid)
+        if pad is None or pad.op != "aten.constant_pad_nd" or pad.call is None or \
+                callable(pad.call):
+            return None
+        x, amounts = pad.call[1][0], list(pad.call[1][1])
+        if not isinstance(x, Value) or len(amounts) != 2 or amounts[0] != 0 or not x.shape:
+            return None
+        names = [a.name for a in func._schema.arguments]
+        bound = dict(zip(names, args), **kwargs)
+        rank = len(x.shape)
+        dim, start = bound.get("dim", 0), bound.get("start")
+        end, step = bound.get("end"), bound.get("step", 1)
+        if dim % rank != rank - 1 or start not in (None, 0) or step != 1 or \
+                end != x.shape[-1]:
+            return None
+        return x
 
     # --- evaluator listener ------------------------------------------------
     def enter_native(self, sizes, opaque):
