@@ -25,6 +25,9 @@ class ExplainOutput:
         self.guards = [g["guards"] for g in m["graphs"]]
         self.break_reasons = m["breaks"]
         self.recompiles = m["recompiles"]
+        # Why calls of a variant would run eagerly, not compiled ({"entry",
+        # "reason"} each): what the in-process warning says.
+        self.eager_reasons = list(session.eager_reasons)
         self._report = session.report()
 
     def __str__(self):

@@ -594,6 +594,10 @@ class Region:
     def _compile(self, graphs, tracker, result, entry, L, G):
         """Outside `dynoc capture`: the variant's graph built and loaded, or
         None, with the reason logged, when its calls run eagerly."""
+        if self.record_only:
+            # explain: no build, but the reasons a build would not run
+            self._refusal(graphs, tracker, result, entry, L, G)
+            return None
         if not self._compiles():
             return None  # capture records; the script runs as written
         backend = self.backend
@@ -609,6 +613,18 @@ class Region:
             self.session.eager_reasons.append({"entry": entry, "reason": str(e)})
             _warn_eager(entry, str(e))
             return None
+
+    def _refusal(self, graphs, tracker, result, entry, L, G):
+        """dynoc.explain: why this variant's calls would run eagerly (into
+        the session's eager reasons), its graphs checked, not built."""
+        backend = self.backend
+        if isinstance(backend, str) and backend not in ("inductor", "eager"):
+            backend = _backends.REGISTERED[backend]
+        try:
+            compile_variant(graphs, tracker, result, self.session.weights,
+                            self.session.constant_sources, backend, L, G, build=False)
+        except _built.NotCompiled as e:
+            self.session.eager_reasons.append({"entry": entry, "reason": str(e)})
 
     def _dynamic_request(self, user_inputs, recompile):
         """{source: dims} to make dynamic in a new capture before a second size

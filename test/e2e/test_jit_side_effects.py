@@ -136,6 +136,23 @@ def test_a_literal_written_is_replayed_by_compiled_calls():
     assert compiled_calls(f) == 2
 
 
+def test_explain_lists_why_calls_would_run_eagerly():
+    """dynoc.explain says what the in-process warning would: the reason a
+    variant's calls would run eagerly, without building anything."""
+    def count(x, state):
+        state.n = getattr(state, "n", 0) + 1
+        return x + 1
+
+    builds = dynoc.counters["builds"]
+    e = dynoc.explain(count)(torch.ones(2), State())
+    assert len(e.eager_reasons) == 1, e.eager_reasons
+    assert "it writes L['state'].n, a Python side effect dynoc cannot replay" in \
+        e.eager_reasons[0]["reason"]
+    assert "runs eagerly in process: " in str(e)
+    assert dynoc.counters["builds"] == builds
+    assert dynoc.explain(lambda x: x + 1)(torch.ones(2)).eager_reasons == []
+
+
 def test_a_write_undone_within_the_call_is_no_side_effect():
     flags = State()
     flags.compiling = False

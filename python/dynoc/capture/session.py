@@ -134,6 +134,8 @@ class Session:
             lines.append(f"  eager backward: {entry} returns tensors that require grad; their "
                          "backward, called outside the region, and an optimizer step outside "
                          "every region ran in eager PyTorch, in no graph (docs/training.md)")
+        for r in self.eager_reasons:
+            lines.append(f"  runs eagerly in process: {r['entry']}: {r['reason']}")
         return "\n".join(lines) + "\n"
 
     def manifest(self):

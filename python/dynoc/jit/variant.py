@@ -14,15 +14,16 @@ from .side_effects import SideEffects
 
 
 def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
-                    cuda_graphs=False):
+                    cuda_graphs=False, build=True):
     """A variant's calls, compiled: its graph built and loaded (with its
     backward graph when the result requires grad). `cuda_graphs`: a CUDA
     model replays its calls as CUDA graphs (mode="reduce-overhead"). Raises
-    NotCompiled saying why they run eagerly instead."""
+    NotCompiled saying why they run eagerly instead. build=False: only the
+    checks, nothing built (dynoc.explain); returns None."""
     if tracker.backward_error:
         raise NotCompiled(f"recording its backward failed: {tracker.backward_error}")
     if tracker.breaks:
-        return _resuming_variant(graphs, tracker, weights, sources, backend, G)
+        return _resuming_variant(graphs, tracker, weights, sources, backend, G, build)
     forward = [g for g in graphs if g.kind == "forward"]
     backward = [g for g in graphs if g.kind == "backward"]
     if len(forward) != 1 or len(backward) > 1:
@@ -60,13 +61,18 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
                 raise NotCompiled(f"argument {src} requires grad but gets no gradient from "
                                   "the recorded backward (not a leaf tensor)")
         _no_side_effects(tracker, "a training step")
+        if not build:
+            return None
         return TrainingGraph(forward[0], backward[0], used, sources, cuda_graphs)
+    if backend != "inductor":
+        _no_side_effects(tracker, "a backend other than inductor")
+    if not build:
+        return None
     if backend == "inductor":
         root = L.get("self")
         return CompiledGraph(forward[0], used, sources, cuda_graphs,
                              root if isinstance(root, torch.nn.Module) else None,
                              SideEffects(tracker.side_effects), tracker.python_refs)
-    _no_side_effects(tracker, "a backend other than inductor")
     return BackendGraph(forward[0], used, backend, L, G)
 
 
@@ -77,7 +83,7 @@ def _no_side_effects(tracker, form):
                           f"effect; {form} does not replay side effects yet)")
 
 
-def _resuming_variant(graphs, tracker, weights, sources, backend, G):
+def _resuming_variant(graphs, tracker, weights, sources, backend, G, build=True):
     """A variant with graph breaks: its graph before the first break, the
     breaking call and a resume function (jit/resuming.py), or NotCompiled."""
     b = tracker.breaks[0]
@@ -100,6 +106,8 @@ def _resuming_variant(graphs, tracker, weights, sources, backend, G):
                           "effect; a variant that resumes does not replay those yet)")
     if point.graph is not None and point.graph not in graphs:
         raise NotCompiled(f"{where}: its first graph was folded into another")
+    if not build:
+        return None
     used = {v.name: weights[v.name] for v in (point.graph.inputs if point.graph else ())
             if v.kind != "user"}
     return ResumingGraph(point, used, sources, tracker.region, G)
