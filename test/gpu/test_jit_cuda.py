@@ -361,11 +361,6 @@ def test_static_cache_generate_decodes_compiled_on_the_gpu(mode):
         dict(dynoc.counters)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "on the H200 (torch 2.11, transformers 5.17; 2026-11-28) the decode variants "
-    "do not merge: 'the graph pins L['attention_mask'].size()[1] to its value' in "
-    "the symbolic replay, which the same program on the CPU does not hit; a variant "
-    "per length until cache_size_limit, tokens equal to eager's"))
 @pytest.mark.parametrize("padded", [False, True], ids=["one", "padded-batch"])
 def test_default_cache_generate_decodes_in_one_dynamic_variant_on_the_gpu(padded):
     """generate()'s default DynamicCache on the GPU: the cache length the mask

@@ -90,6 +90,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         self.native_sizes = ()  # sizes the running native call was given
         self.operand_sizes = []  # [value, source, taken] of operators' size operands
         self.size_inputs = {}  # (id(graph), source) -> the graph's size input
+        self.alignment_pads = set()  # ids of pad nodes a slice took back off
         self.native_stack = []
         self.values = {}      # id(tensor) -> Value (in whichever graph made it)
         self.keepalive = []   # tensors whose ids are keys of self.values/sources
@@ -923,6 +924,10 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             # value nothing else uses (capture/symbolic.py, capture/dynamic.py replay it).
             g.recorded_nodes = list(g.nodes)
             g.eliminate_dead_nodes()
+            if self.alignment_pads:  # a replay at other sizes would pin their amounts
+                live = set(map(id, g.nodes))
+                g.recorded_nodes = [n for n in g.recorded_nodes
+                                    if id(n) not in self.alignment_pads or id(n) in live]
             g.order_inputs()
             if self.examples is not None:
                 ins = [self.examples.get(v.vid) for v in g.inputs if v.kind == "user"]

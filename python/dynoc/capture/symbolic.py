@@ -157,6 +157,7 @@ def _replay(graphs, sizes, dims, calls):
     mode = FakeTensorMode(shape_env=shape_env, allow_non_fake_inputs=False)
     types = (DimDynamic, StatelessSymbolicContext)
     env, tensors, symbols = {}, {}, {}
+    pinned_by = []
     by_name = {g.name: g for g in graphs}
     for g in graphs:
         for v in g.inputs:
@@ -219,9 +220,28 @@ def _replay(graphs, sizes, dims, calls):
             outs = out if isinstance(out, (tuple, list)) else (out,)
             for o, r in zip(outs, n.results):
                 env[r.vid] = o
+            if not pinned_by and any(s in symbols and e.is_number
+                                     for s, e in shape_env.replacements.items()):
+                pinned_by.append(n)  # the first op that pinned a symbol: for the reason
     pinned = [symbols[s] for s, e in shape_env.replacements.items()
               if s in symbols and e.is_number]
+    if pinned_by:
+        pinned = _Pinned(pinned, pinned_by[0])
     return _Tensors(tensors, env), symbols, pinned
+
+
+class _Pinned(list):
+    """The (source, dim)s a replay pinned, with `node`, the op that first did."""
+
+    def __init__(self, items, node):
+        super().__init__(items)
+        self.node = node
+
+
+def _attr_text(node):
+    """A node's attributes, short, for a reason."""
+    text = ", ".join(f"{k} = {v}" for k, v in sorted(node.attrs.items()))
+    return f"{{{text[:160]}}}"
 
 
 class _Tensors:
@@ -297,15 +317,20 @@ def check_shapes(old, new, sizes, dims, calls):
         return str(e)
     if pinned:
         src, d = pinned[0]
-        return f"the graph pins {src}.size()[{d}] to its value"
+        node = getattr(pinned, "node", None)
+        where = f" (at {node.op} {_attr_text(node)})" if node is not None else ""
+        return f"the graph pins {src}.size()[{d}] to its value{where}"
     values = [{sym: sizes[i][src][d] for sym, (src, d) in symbols.items()} for i in (0, 1)]
     na, nb = old.recorded_nodes or old.nodes, new.recorded_nodes or new.nodes
     if len(na) != len(nb):
         na, nb = old.nodes, new.nodes
+    # A result nothing reads (an attention kernel's logsumexp outside
+    # training, whose recorded shape is the GPU kernel's own) is not checked.
+    read = {o.vid for n in old.nodes for o in n.operands} | {v.vid for v in old.outputs}
     for x, y in zip(na, nb):
         for rx, ry in zip(x.results, y.results):
             fake = tensors.get(f"___v[{rx.vid}]")
-            if fake is None:
+            if fake is None or rx.vid not in read:
                 continue
             for i, want in ((0, rx.shape), (1, ry.shape)):
                 got = [int(sympy.sympify(d.node.expr if isinstance(d, torch.SymInt) else d)
