@@ -128,6 +128,30 @@ PY
 else
   say "cuDNN $cudnn_version: present"
 fi
+# The cuDNN frontend (header-only C++; attention through cuDNN's graph API,
+# lib/codegen_cuda/prelude/library/sdpa.cu). 1.16: later releases include
+# NVRTC's headers, which the build machine does not have.
+cudnn_frontend_version=1.16.0
+cudnn_frontend="$cache/nvidia-cudnn-frontend-$cudnn_frontend_version"
+if [ ! -f "$cudnn_frontend/include/cudnn_frontend.h" ]; then
+  say "installing the cuDNN frontend $cudnn_frontend_version headers (PyPI nvidia-cudnn-frontend) into $cudnn_frontend"
+  rm -rf "$cudnn_frontend.tmp" && mkdir -p "$cudnn_frontend.tmp"
+  "$root/.venv/bin/python" -m pip download -q --no-deps -d "$cudnn_frontend.tmp" \
+    "nvidia-cudnn-frontend==$cudnn_frontend_version" >&2
+  "$root/.venv/bin/python" - "$cudnn_frontend.tmp" <<'PY'
+import pathlib, sys, zipfile
+tmp = pathlib.Path(sys.argv[1])
+wheel = next(tmp.glob("nvidia_cudnn_frontend-*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    for n in z.namelist():
+        if n.startswith("include/"):
+            z.extract(n, tmp)
+wheel.unlink()
+PY
+  mv "$cudnn_frontend.tmp" "$cudnn_frontend"
+else
+  say "cuDNN frontend $cudnn_frontend_version: present"
+fi
 if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
   say "note: no nvcc (CUDA_HOME/bin/nvcc): dynoc build --target=cuda will say so"
 fi

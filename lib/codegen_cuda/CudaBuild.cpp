@@ -59,6 +59,7 @@ const LibraryUnit kLibraryUnits[] = {
     {"gemm.cu", {"float", "bf16", "f16"}},
     {"nn.cu", {"float", "bf16", "f16"}},
     {"conv.cu", {"float", "bf16", "f16"}},
+    {"sdpa.cu", {"bf16", "f16"}},
     {"data.cu",
      {"float", "double", "bf16", "f16", "int64_t", "int32_t", "bool"}},
 };
@@ -68,6 +69,8 @@ const LibraryUnit kLibraryUnits[] = {
 constexpr const char *kCublasVersion = "13.1.2.11";
 // The cuDNN release of the GPU machine's torch (its CUDA 13 wheels).
 constexpr const char *kCudnnVersion = "9.19.0.56";
+// The cuDNN frontend's headers (attention through cuDNN's graph API).
+constexpr const char *kCudnnFrontendVersion = "1.16.0";
 
 std::string findNvcc() {
   if (const char *env = getenv("NVCC"))
@@ -100,6 +103,13 @@ std::string findCudnn() {
   if (const char *env = getenv("DYNOC_CUDNN_HOME"))
     return env;
   return dynocCache() + "/nvidia-cudnn-" + kCudnnVersion + "/nvidia/cudnn";
+}
+
+/// The folder holding include/cudnn_frontend.h.
+std::string findCudnnFrontend() {
+  if (const char *env = getenv("DYNOC_CUDNN_FRONTEND_HOME"))
+    return env;
+  return dynocCache() + "/nvidia-cudnn-frontend-" + kCudnnFrontendVersion;
 }
 
 bool hasConvolution(ModuleOp module) {
@@ -144,10 +154,11 @@ int runAll(const std::vector<std::vector<std::string>> &commands,
 /// The kernel library (kLibrary) compiled with nvcc's `flags` into an archive,
 /// once per nvcc, flags and library text: in the user's cache
 /// (~/.cache/dynoc/cuda-library/<hash>/), or in `buildDir` without one. Its
-/// convolutions only `withConv` (they need cuDNN's headers).
+/// convolutions only `withConv` (they need cuDNN's headers), its cuDNN
+/// attention only `withSdpa` (cuDNN's and the cuDNN frontend's).
 FailureOr<std::string> kernelLibrary(ModuleOp module, const std::string &nvcc,
                                      const std::vector<std::string> &flags,
-                                     bool withConv,
+                                     bool withConv, bool withSdpa,
                                      const std::string &buildDir) {
   std::string key = nvcc;
   llvm::sys::fs::file_status st;
@@ -157,6 +168,7 @@ FailureOr<std::string> kernelLibrary(ModuleOp module, const std::string &nvcc,
   for (const auto &f : flags)
     key += '\n' + f;
   key += withConv ? "\nconv" : "\nno-conv";
+  key += withSdpa ? "\nsdpa" : "\nno-sdpa";
   for (const LibraryFile &f : kLibrary)
     key += std::string("\n") + f.name + '\n' + f.text;
   std::string cache = dynocCache();
@@ -188,7 +200,7 @@ FailureOr<std::string> kernelLibrary(ModuleOp module, const std::string &nvcc,
   }
   for (const LibraryUnit &unit : kLibraryUnits) {
     llvm::StringRef name(unit.source);
-    if (name == "conv.cu" && !withConv)
+    if ((name == "conv.cu" && !withConv) || (name == "sdpa.cu" && !withSdpa))
       continue;
     std::vector<const char *> types = unit.types;
     if (types.empty())
@@ -321,8 +333,17 @@ public:
     std::vector<std::string> libraryFlags = flags;
     if (haveCudnn)
       libraryFlags.push_back("-I" + cudnnHome + "/include");
-    FailureOr<std::string> library =
-        kernelLibrary(module, nvcc, libraryFlags, haveCudnn, dir);
+    // bf16/f16 attention through cuDNN where its frontend's headers are
+    // installed too (libcudnn is opened at run time, not linked).
+    std::string frontend = findCudnnFrontend();
+    const bool withSdpa =
+        haveCudnn &&
+        llvm::sys::fs::exists(frontend + "/include/cudnn_frontend.h");
+    if (withSdpa)
+      libraryFlags.insert(libraryFlags.end(), {"-I" + frontend + "/include",
+                                               "-DDYNOC_CUDNN_SDPA=1"});
+    FailureOr<std::string> library = kernelLibrary(
+        module, nvcc, libraryFlags, haveCudnn, withSdpa, dir);
     if (failed(library))
       return failure();
     // The model's own kernels, then the link with the library's objects it

@@ -3,7 +3,8 @@
 // Graph values are immutable (capture records in-place ops functionally), so
 // a copy is its operand, a reshape to the operand's own type is the operand,
 // a reshape of a reshape reads the first one's operand, and ops that undo
-// each other (t(t(x)), neg(neg(x))) or scale by one vanish. Applied greedily;
+// each other (t(t(x)), neg(neg(x))) or scale by one vanish; attention reads
+// grouped-query key/value heads unrepeated. Applied greedily;
 // the generated op classes carry no folders, so the patterns match by name.
 //
 //===----------------------------------------------------------------------===//
@@ -55,6 +56,43 @@ bool widensExactly(Type from, Type to) {
   auto f = from.dyn_cast<RankedTensorType>(), t = to.dyn_cast<RankedTensorType>();
   return f && t && (f.getElementType().isBF16() || f.getElementType().isF16()) &&
          t.getElementType().isF32();
+}
+
+/// The key/value heads `v` repeats for grouped-query attention
+/// (transformers' repeat_kv: x[:, :, None].expand(b, hk, n, s, d), made
+/// contiguous, reshaped to (b, hk * n, s, d)), or null. Head j of `v` is head
+/// j / n of the result: the attention kernels' reading of key/value heads in
+/// groups of query heads.
+Value unrepeatedHeads(Value v) {
+  Operation *reshape = v.getDefiningOp();
+  if (!reshape || !isReshape(reshape))
+    return {};
+  Operation *expand = reshape->getOperand(0).getDefiningOp();
+  while (expand && named(expand, {"aten.clone", "aten.contiguous"}))
+    expand = expand->getOperand(0).getDefiningOp();
+  if (!expand || !named(expand, {"aten.expand"}))
+    return {};
+  Operation *unsqueeze = expand->getOperand(0).getDefiningOp();
+  auto dim = unsqueeze ? unsqueeze->getAttrOfType<IntegerAttr>("dim") : nullptr;
+  if (!unsqueeze || !named(unsqueeze, {"aten.unsqueeze"}) || !dim ||
+      (dim.getInt() != 2 && dim.getInt() != -3))
+    return {};
+  Value heads = unsqueeze->getOperand(0);
+  auto x = heads.getType().dyn_cast<RankedTensorType>();
+  auto e = expand->getResult(0).getType().dyn_cast<RankedTensorType>();
+  auto r = v.getType().dyn_cast<RankedTensorType>();
+  if (!x || !e || !r || x.getRank() != 4 || e.getRank() != 5 ||
+      r.getRank() != 4 || x.getElementType() != r.getElementType())
+    return {};
+  const int64_t hk = x.getDimSize(1), n = e.getDimSize(2);
+  if (ShapedType::isDynamic(hk) || ShapedType::isDynamic(n) ||
+      e.getDimSize(1) != hk || r.getDimSize(1) != hk * n)
+    return {};
+  for (int d : {0, 2, 3})
+    if (r.getDimSize(d) != x.getDimSize(d) ||
+        e.getDimSize(d == 0 ? 0 : d + 1) != x.getDimSize(d))
+      return {};
+  return heads;
 }
 
 struct Canonicalize : RewritePattern {
@@ -132,6 +170,19 @@ struct Canonicalize : RewritePattern {
         rewriter.replaceOp(op, inner->getOperand(0));
         return success();
       }
+    }
+    // Attention over repeated key/value heads reads the heads themselves
+    // (grouped-query attention: no copy of each head per query head).
+    if (named(op, {"aten._scaled_dot_product_flash_attention_for_cpu"}) &&
+        op->getNumOperands() >= 3) {
+      bool changed = false;
+      for (unsigned i : {1u, 2u})
+        if (Value heads = unrepeatedHeads(op->getOperand(i))) {
+          rewriter.updateRootInPlace(op, [&] { op->setOperand(i, heads); });
+          changed = true;
+        }
+      if (changed)
+        return success();
     }
     // Arithmetic with its identity.
     if ((named(op, {"aten.mul.Scalar", "aten.div.Scalar"}) &&

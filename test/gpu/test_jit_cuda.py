@@ -304,6 +304,45 @@ def test_grouped_query_attention_matches_eager(b, hq, hkv, t, d, kind, dtype):
             f"call {step}: relative error {err:.2e}"
     assert dynoc.counters["compiled_calls"] - before["compiled_calls"] >= 2
     assert dynoc.counters["eager_variants"] == before["eager_variants"]
+    if dtype == torch.bfloat16 and os.environ.get("DYNOC_CUDNN_FRONTEND_HOME"):
+        # Built with the cuDNN frontend (tools/gpu_jit.sh): cuDNN's fused
+        # attention ran, not the library's fallback kernels.
+        kernels = gpu_kernels(lambda: compiled(q, k, v, mask))
+        assert any("sdpa" in name for name in kernels), kernels
+        assert not any("flashAttentionKernel" in name or "attentionKernel" in name
+                       for name in kernels), kernels
+
+
+def gpu_kernels(call):
+    """The names of the GPU kernels `call` ran (CUPTI sees libdynrt's too)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        call()
+        torch.cuda.synchronize()
+    return {ev.name for ev in prof.events()
+            if ev.device_type == torch.autograd.DeviceType.CUDA}
+
+
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_a_projection_to_an_odd_width_matches_eager_on_fast_kernels(mode):
+    """GPT-2's vocabulary projection (50257 columns): each output row starts
+    unaligned, so the GEMM runs into padded scratch and is packed (gemm.cu's
+    runPaddedGemm); in a CUDA graph too."""
+    import dynoc
+    torch.manual_seed(0)
+    proj = torch.nn.Linear(768, 1001, bias=False).to("cuda", torch.bfloat16)
+    compiled = dynoc.compile(proj, mode=mode)
+    before = dynoc.counters["compiled_calls"]
+    for step in range(3):
+        x = torch.randn(4096, 768, device="cuda", dtype=torch.bfloat16)
+        with torch.no_grad():
+            got, want = compiled(x), proj(x)
+        assert got.shape == want.shape and got.is_contiguous()
+        err = rel_err(got, want)
+        assert err <= 1e-2, f"call {step}: relative error {err:.2e}"
+    assert dynoc.counters["compiled_calls"] - before >= 2
+    with torch.no_grad():
+        kernels = gpu_kernels(lambda: compiled(x))
+    assert not any("align1" in name for name in kernels), kernels
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])

@@ -61,3 +61,32 @@ func.func @conversion_round_trips(%x: tensor<2x3xbf16>, %y: tensor<2x3xf32>) -> 
   %3 = aten._to_copy %2 {dtype = f32} : (tensor<2x3xbf16>) -> tensor<2x3xf32>
   return %1, %3 : tensor<2x3xbf16>, tensor<2x3xf32>
 }
+
+// Grouped-query attention with its key/value heads repeated (transformers'
+// repeat_kv: unsqueeze, expand, contiguous copy, reshape) reads the 2 heads
+// themselves; a repeat that is not along the heads stays.
+// CHECK-LABEL: func.func @repeated_heads
+// CHECK-NOT: aten.expand
+// CHECK: aten._scaled_dot_product_flash_attention_for_cpu"(%arg0, %arg1, %arg2)
+// CHECK-SAME: (tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>)
+func.func @repeated_heads(%q: tensor<1x8x16x32xf32>, %k: tensor<1x2x16x32xf32>, %v: tensor<1x2x16x32xf32>) -> tensor<1x8x16x32xf32> {
+  %0 = aten.unsqueeze %k {dim = 2 : i64} : (tensor<1x2x16x32xf32>) -> tensor<1x2x1x16x32xf32>
+  %1 = aten.expand %0 {size = array<i64: 1, 2, 4, 16, 32>} : (tensor<1x2x1x16x32xf32>) -> tensor<1x2x4x16x32xf32>
+  %2 = aten.clone %1 {memory_format = "torch.contiguous_format"} : (tensor<1x2x4x16x32xf32>) -> tensor<1x2x4x16x32xf32>
+  %3 = aten._unsafe_view %2 {size = array<i64: 1, 8, 16, 32>} : (tensor<1x2x4x16x32xf32>) -> tensor<1x8x16x32xf32>
+  %4 = aten.unsqueeze %v {dim = 2 : i64} : (tensor<1x2x16x32xf32>) -> tensor<1x2x1x16x32xf32>
+  %5 = aten.expand %4 {size = array<i64: 1, 2, 4, 16, 32>} : (tensor<1x2x1x16x32xf32>) -> tensor<1x2x4x16x32xf32>
+  %6 = aten._unsafe_view %5 {size = array<i64: 1, 8, 16, 32>} : (tensor<1x2x4x16x32xf32>) -> tensor<1x8x16x32xf32>
+  %o, %lse = "aten._scaled_dot_product_flash_attention_for_cpu"(%q, %3, %6) {scale = 0.125 : f64} : (tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>) -> (tensor<1x8x16x32xf32>, tensor<1x8x16xf32>)
+  return %o : tensor<1x8x16x32xf32>
+}
+
+// CHECK-LABEL: func.func @repeated_sequence
+// CHECK: aten.expand
+func.func @repeated_sequence(%q: tensor<1x2x64x32xf32>, %k: tensor<1x2x16x32xf32>) -> tensor<1x2x64x32xf32> {
+  %0 = aten.unsqueeze %k {dim = 2 : i64} : (tensor<1x2x16x32xf32>) -> tensor<1x2x1x16x32xf32>
+  %1 = aten.expand %0 {size = array<i64: 1, 2, 4, 16, 32>} : (tensor<1x2x1x16x32xf32>) -> tensor<1x2x4x16x32xf32>
+  %2 = aten._unsafe_view %1 {size = array<i64: 1, 2, 64, 32>} : (tensor<1x2x4x16x32xf32>) -> tensor<1x2x64x32xf32>
+  %o, %lse = "aten._scaled_dot_product_flash_attention_for_cpu"(%q, %2, %2) {scale = 0.125 : f64} : (tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>) -> (tensor<1x2x64x32xf32>, tensor<1x2x64xf32>)
+  return %o : tensor<1x2x64x32xf32>
+}

@@ -436,12 +436,32 @@ int flashAttention(T *out, const T *q, const T *k, const T *v,
 }
 #endif
 
+#if DYNOC_CUDNN_SDPA
+// cuDNN's fused attention (library/sdpa.cu): true where it ran the problem.
+template <class T, class TM>
+bool cudnnAttention(T *out, const T *q, const T *k, const T *v,
+                    int64_t batchHeads, int64_t L, int64_t S, int64_t E,
+                    int64_t Ev, double scale, bool causal, const TM *mask,
+                    const int64_t *ms, int64_t heads, int64_t group);
+#endif
+
 template <class T, class TM>
 int attention(T *out, const T *q, const T *k, const T *v, int64_t batchHeads,
               int64_t L, int64_t S, int64_t E, int64_t Ev, double scale,
               bool causal, void *scores, const TM *mask, const int64_t *ms,
               int64_t heads, int64_t group) {
   (void)scores; // the CPU kernel's L x S scratch; not needed here
+#if DYNOC_HALF_TYPES && DYNOC_CUDNN_SDPA
+  // cuDNN's flash-attention engines first (torch's own on Hopper); where
+  // cuDNN cannot be opened or has no engine for the problem, the kernels
+  // below.
+  if constexpr (IsHalf<T>::value) {
+    if (L > 0 && S > 0 &&
+        cudnnAttention<T, TM>(out, q, k, v, batchHeads, L, S, E, Ev, scale,
+                              causal, mask, ms, heads, group))
+      return 0;
+  }
+#endif
 #if DYNOC_HALF_TYPES
   // The tensor-core kernel where it applies: bf16/f16, equal head dims of 64
   // or 128, 16-byte aligned rows, and a grid of at most 65535 batch-heads.
