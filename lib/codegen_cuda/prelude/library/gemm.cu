@@ -183,16 +183,17 @@ inline cudaMemPool_t scratchPool() {
   return pool;
 }
 
-// cuBLASLt's fast Hopper kernels need every column of the column-major D
-// to start 16-byte aligned; with an odd number of rows m (GPT-2's 50257
-// words) only kernels for 1-element alignment remain, 7.6x slower for
-// GPT-2 small's vocabulary projection at 8x512 tokens on an H200 (3.37 ms,
-// also through cublasGemmEx, against 0.44 ms with 50264 rows:
-// bench/cuda/gemm_algorithms.cu). Such a GEMM, when large, runs into
-// scratch whose columns are padded to 16 bytes, then a 2-D copy packs them
-// into D (Inductor pads the weight instead). Only where X's columns are
-// aligned (X transposed, as a linear's weight), nothing is accumulated and
-// the scratch can be had; false where it did not run.
+// cuBLASLt's fast Hopper kernels need D's column count m (the row length
+// of the row-major result) to be a multiple of 16 bytes; otherwise only
+// kernels for 1-element alignment remain, 7.6x slower for GPT-2 small's
+// vocabulary projection (m = 50257 words) at 8x512 tokens on an H200: 3.37
+// ms, also through cublasGemmEx, against 0.44 ms with m = 50264
+// (bench/cuda/gemm_algorithms.cu). Such a GEMM, when large, runs with m
+// padded: X (a linear's weight, transposed: its rows are X's columns) is
+// copied into scratch with room for the padding rows, whose values only
+// reach D's padding, and a 2-D copy packs the result into D (Inductor pads
+// the weight likewise). Only where nothing is accumulated and the scratch
+// can be had; false where it did not run.
 template <class T>
 inline bool runPaddedGemm(bool transX, bool transY, int64_t m, int64_t n,
                           int64_t k, float alpha, const T *X, const T *Y,
@@ -201,34 +202,38 @@ inline bool runPaddedGemm(bool transX, bool transY, int64_t m, int64_t n,
     return false;
   constexpr int64_t kPerAligned = 16 / int64_t(sizeof(T));
   constexpr double kMinFlops = double(1 << 30);
-  const int64_t xr = transX ? k : m, yr = transY ? n : k;
-  if (m % kPerAligned == 0 || xr % kPerAligned || yr % kPerAligned ||
+  const int64_t yr = transY ? n : k;
+  if (m % kPerAligned == 0 || !transX || k % kPerAligned ||
+      yr % kPerAligned || bias ||
       2.0 * double(m) * double(n) * double(k) < kMinFlops)
     return false;
   cudaMemPool_t pool = scratchPool();
   if (!pool)
     return false;
-  const int64_t ldd = (m + kPerAligned - 1) / kPerAligned * kPerAligned;
+  const int64_t mp = (m + kPerAligned - 1) / kPerAligned * kPerAligned;
   cudaStream_t s = stream();
   void *scratch = nullptr;
-  if (cudaMallocFromPoolAsync(&scratch, size_t(ldd * n) * sizeof(T), pool, s) !=
-      cudaSuccess) {
+  if (cudaMallocFromPoolAsync(&scratch, size_t(mp * (n + k)) * sizeof(T), pool,
+                              s) != cudaSuccess) {
     cudaGetLastError(); // out of memory: the unpadded GEMM runs
     return false;
   }
-  T *P = static_cast<T *>(scratch);
-  GemmPlan *p = gemmPlan(GemmType<T>::kData, GemmType<T>::kCompute, transX,
-                         transY, m, n, k, 1, 0, 0, 0, false, bias, X, Y, P,
-                         ldd);
+  T *P = static_cast<T *>(scratch), *Xp = P + mp * n;
+  GemmPlan *p =
+      gemmPlan(GemmType<T>::kData, GemmType<T>::kCompute, true, transY, mp, n,
+               k, 1, 0, 0, 0, false, nullptr, Xp, Y, P, mp);
   if (p) {
     RunState &st = state();
     const float beta = 0.f;
-    ltCheck(cublasLtMatmul(ltHandle(), p->desc, &alpha, X, p->a, Y, p->b,
+    check(cudaMemcpyAsync(Xp, X, size_t(m * k) * sizeof(T),
+                          cudaMemcpyDeviceToDevice, s),
+          "GEMM operand padding");
+    ltCheck(cublasLtMatmul(ltHandle(), p->desc, &alpha, Xp, p->a, Y, p->b,
                            &beta, P, p->c, P, p->c, &p->algo, st.gemmWorkspace,
                            st.gemmWorkspaceBytes, s),
             "cublasLtMatmul");
     check(cudaMemcpy2DAsync(D, size_t(m) * sizeof(T), P,
-                            size_t(ldd) * sizeof(T), size_t(m) * sizeof(T),
+                            size_t(mp) * sizeof(T), size_t(m) * sizeof(T),
                             size_t(n), cudaMemcpyDeviceToDevice, s),
           "GEMM output packing");
   }

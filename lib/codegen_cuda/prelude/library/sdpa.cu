@@ -37,25 +37,23 @@ bool cudnnOpened() {
 }
 
 // The calling thread's cuDNN handle (cuDNN's handles are not shared across
-// threads that run concurrently); null where cuDNN cannot be opened.
+// threads that run concurrently); null where cuDNN cannot be opened. It and
+// the thread's plans are never destroyed: at process exit the CUDA driver
+// and cuDNN may be gone before a thread's destructors run (torch leaks its
+// cuDNN handles for the same reason).
 cudnnHandle_t sdpaHandle() {
-  static thread_local struct Handle {
+  static thread_local cudnnHandle_t handle = [] {
     cudnnHandle_t h = nullptr;
-    Handle() {
-      try {
-        if (cudnnOpened() &&
-            fe::detail::create_handle(&h) != CUDNN_STATUS_SUCCESS)
-          h = nullptr;
-      } catch (...) { // a symbol the loaded cuDNN lacks
+    try {
+      if (cudnnOpened() &&
+          fe::detail::create_handle(&h) != CUDNN_STATUS_SUCCESS)
         h = nullptr;
-      }
+    } catch (...) { // a symbol the loaded cuDNN lacks
+      h = nullptr;
     }
-    ~Handle() {
-      if (h)
-        fe::detail::destroy_handle(h);
-    }
-  } handle;
-  return handle.h;
+    return h;
+  }();
+  return handle;
 }
 
 template <class T> constexpr fe::DataType_t feType() {
@@ -151,7 +149,8 @@ bool cudnnAttention(T *out, const T *q, const T *k, const T *v,
   Key key{{int64_t(feType<T>()), int64_t(feType<TM>()), B, H, Hk, L, S, E, Ev,
            scaleBits, causal, masked, masked ? ms[0] : 0, masked ? ms[1] : 0,
            masked ? ms[2] : 0, masked ? ms[3] : 0}};
-  static thread_local std::unordered_map<Key, SdpaPlan, PlanKeyHash<16>> plans;
+  using Plans = std::unordered_map<Key, SdpaPlan, PlanKeyHash<16>>;
+  static thread_local Plans &plans = *new Plans(); // never destroyed (above)
   auto it = plans.find(key);
   if (it == plans.end()) {
     SdpaPlan &p = plans[key];
