@@ -591,6 +591,15 @@ class Region:
         session = self.session or _session.current()
         return session.out_dir is None and not self.record_only and _built.enabled()
 
+    def _runs_users_backend(self):
+        """Under `dynoc capture`, a region compiled with the script's own
+        backend (a callable, or a name it registered) hands that backend the
+        recording, as in process: the script's backend prints and counts as in
+        its plain run, and its result runs the later calls."""
+        session = self.session or _session.current()
+        return (session.out_dir is not None and _built.enabled() and
+                self.backend not in ("inductor", "eager"))
+
     def _compile(self, graphs, tracker, result, entry, L, G):
         """Outside `dynoc capture`: the variant's graph built and loaded, or
         None, with the reason logged, when its calls run eagerly."""
@@ -598,7 +607,7 @@ class Region:
             # explain: no build, but the reasons a build would not run
             self._refusal(graphs, tracker, result, entry, L, G)
             return None
-        if not self._compiles():
+        if not self._compiles() and not self._runs_users_backend():
             return None  # capture records; the script runs as written
         backend = self.backend
         if isinstance(backend, str) and backend not in ("inductor", "eager"):

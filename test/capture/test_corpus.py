@@ -25,6 +25,9 @@ Header lines (docs/capture.md, "The capture corpus"):
   # dynamo: stdout            stdout and exit code only (a whole-script region:
                               Dynamo makes no graphs of a script without torch.compile)
   # dynamo: skip              no comparison (the program uses a dynoc-only API)
+  # stdout: plain             stdout is compared with the program's plain run, not
+                              the reference's (which swaps every backend for its
+                              counting one: a program whose own backend prints)
   # jit: random                in process (test_inprocess.py), stdout is not compared:
                               built code draws its own random numbers (dropout in
                               train mode), as Inductor's code does
@@ -83,7 +86,7 @@ if os.environ.get("DYNOC_CORPUS") == "opcodes":
 
 def header(path):
     exp = {"expect": {}, "break": [], "guard": [], "ops": [], "input": [], "stderr": [], "mutation": [], "runs": [], "unbuilt": [], "env": {},
-           "dynamo": "same", "args": [], "jit": None}
+           "dynamo": "same", "args": [], "jit": None, "stdout": "reference"}
     for line in open(path):
         m = re.match(r"#\s*expect (\w+):\s*(.*)$", line)
         if m:
@@ -105,6 +108,9 @@ def header(path):
         m = re.match(r"#\s*jit:\s*(\S+)", line)
         if m:
             exp["jit"] = m.group(1)
+        m = re.match(r"#\s*stdout:\s*(\S+)", line)
+        if m:
+            exp["stdout"] = m.group(1)
         m = re.match(r"#\s*dynamo:\s*(\S+)", line)
         if m:
             exp["dynamo"] = m.group(1)
@@ -190,7 +196,11 @@ def test_program(program, tmp_path):
     ref_json = tmp_path / "dynamo.json"
     ref = dynamo_reference(program, ref_json)
     dynamo = json.load(open(ref_json))
-    assert dyn.stdout == ref.stdout, "stdout differs from the reference run"
+    if exp["stdout"] == "plain":
+        plain = run([sys.executable, program])
+        assert dyn.stdout == plain.stdout, "stdout differs from the plain run"
+    else:
+        assert dyn.stdout == ref.stdout, "stdout differs from the reference run"
     assert dynamo["exit"] == want_exit, ref.stderr[-3000:]
     compare_counts(exp["dynamo"], counts, dynamo, program)
 

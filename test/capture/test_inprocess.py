@@ -34,7 +34,7 @@ SUBSET = {"p01_function", "p04_module", "p19_sequential", "p26_no_grad", "p29_in
           "p30_buffers", "p51_graph_break", "p53_disable", "p57_is_compiling",
           "p23_dataclass_out", "p31_global_tensor", "p47_dtype_recompile", "p123_dynamo_export",
           "p124_tutorial_training", "p125_is_compiling_cached", "p126_mark_static_dynamic",
-          "p133_set_stance",
+          "p133_set_stance", "p134_own_backend",
           *COMPILED}
 _REGION_API = re.compile(r"torch\.compile|_dynamo\.optimize|dynoc\.compile|@torch\.compile")
 
@@ -65,7 +65,11 @@ def test_program_in_process(program, tmp_path):
     else:
         ref = dynamo_reference(program, ref_json)
     assert got.returncode == ref.returncode, got.stderr[-3000:]
-    if exp["jit"] != "random":
+    if exp["stdout"] == "plain":  # its own backend prints: as in its plain run
+        plain = run([sys.executable, program])
+        assert got.stdout == plain.stdout, \
+            f"stdout differs from the plain run\n{got.stderr[-2000:]}"
+    elif exp["jit"] != "random":
         assert got.stdout == ref.stdout, \
             f"stdout differs from the reference run\n{got.stderr[-2000:]}"
     if exp["dynamo"] == "skip" or not stats.exists():
