@@ -233,18 +233,24 @@ private:
   /// what hangs off it) sees the region's own value, not one to guard.
   /// `constant`: the value stored is a literal of the code (LOAD_CONST),
   /// the same on every call, so replaying it needs no guard.
-  void noteStore(const std::string &source, bool constant = false) {
+  /// The region writes what `source` names; `value` is the slot written
+  /// (its source says where the value came from: a tensor's size, say).
+  void noteStore(const std::string &source, const Slot *value = nullptr) {
     if (!source.empty())
       callTracker("on_store",
-                  Py_BuildValue("(si)", source.c_str(), int(constant)));
+                  Py_BuildValue("(sis)", source.c_str(),
+                                int(value && value->constant),
+                                value ? value->source.c_str() : ""));
   }
   /// The region writes attribute or item `key` of `owner`, which has no
   /// source: the tracker tells an object the call made (nothing to replay)
   /// from one it must find, or refuse to compile (capture/results.py).
   void noteAnonymousStore(PyObject *owner, PyObject *key, bool isAttr,
-                          bool constant = false) {
-    callTracker("on_anonymous_store", Py_BuildValue("(OOii)", owner, key,
-                                                    int(isAttr), int(constant)));
+                          const Slot *value = nullptr) {
+    callTracker("on_anonymous_store",
+                Py_BuildValue("(OOiis)", owner, key, int(isAttr),
+                              int(value && value->constant),
+                              value ? value->source.c_str() : ""));
   }
   /// A match statement tests the subject's type: a subject with a source
   /// has its type guarded (tensors have tensor guards).

@@ -295,9 +295,9 @@ Evaluator::Step Evaluator::execNames(Op op, int oparg) {
     Slot owner = pop();
     Slot value = op == Op::StoreAttr ? pop() : Slot{};
     if (!owner.source.empty())
-      noteStore(owner.source + "." + PyUnicode_AsUTF8(name), value.constant);
+      noteStore(owner.source + "." + PyUnicode_AsUTF8(name), &value);
     else
-      noteAnonymousStore(owner.value, name, true, value.constant);
+      noteAnonymousStore(owner.value, name, true, &value);
     int rc;
     {
       Passthrough p;

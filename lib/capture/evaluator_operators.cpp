@@ -143,9 +143,9 @@ Evaluator::Step Evaluator::execOperators(Op op, int oparg) {
     Slot key = pop(), container = pop(), value = pop();
     std::string target = itemSource(container.source, key.value);
     if (!target.empty())
-      noteStore(target, value.constant);
+      noteStore(target, &value);
     else // no source, or a key a source cannot spell
-      noteAnonymousStore(container.value, key.value, false, value.constant);
+      noteAnonymousStore(container.value, key.value, false, &value);
     int rc;
     {
       Passthrough p;

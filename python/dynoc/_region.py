@@ -336,6 +336,7 @@ class Region:
         # recompiles are not the program's (Dynamo counts the first call's).
         self.internal = False
         self.eager_reason = None  # set: every call runs eagerly (resume functions)
+        self.static_reason = None  # why the last recompile could not go dynamic
         # set_stance("eager_then_compile"): the first uncovered call ran eagerly.
         self.eager_example_seen = False
         self.session = None
@@ -364,6 +365,7 @@ class Region:
                     self._checks):
             lst.clear()
         self.eager_reason = None
+        self.static_reason = None
         self.eager_example_seen = False
         self.invalidate_dispatch()
 
@@ -463,7 +465,9 @@ class Region:
         limit = read_limit() if self.variants else None
         if limit is not None and len(self.variants) >= limit:
             entry = f"{code.co_filename}:{code.co_firstlineno}:{code.co_name}"
-            reason = (f"it hit config.cache_size_limit ({limit} variants); the last "
+            static = f"; its variants stay static: {self.static_reason}" \
+                if self.static_reason else ""
+            reason = (f"it hit config.cache_size_limit ({limit} variants{static}); the last "
                       f"guard that failed: {failure}")
             if (entry, reason) not in _eager_warned:
                 _session.current().eager_reasons.append({"entry": entry, "reason": reason})
@@ -531,6 +535,7 @@ class Region:
             raise
         if failure is not None and tracker.static_reason:
             _logs.log("recompiles", f"{entry}: stays static: {tracker.static_reason}")
+            self.static_reason = tracker.static_reason  # named if it hits the limit
         if failure is not None and self.dynamic is not False and \
                 tracker.static_reason is None and \
                 self._merge_dynamic(guards, graphs, computed, session, entry, tracker, result,

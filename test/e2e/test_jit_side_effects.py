@@ -136,6 +136,39 @@ def test_a_literal_written_is_replayed_by_compiled_calls():
     assert compiled_calls(f) == 2
 
 
+def test_a_size_written_is_replayed_and_its_variant_stays_static(caplog):
+    """A static cache's lazy initialization (transformers'
+    `self.batch_size, self.num_heads = key_states.shape[:2]`): sizes of a
+    computed tensor, written into an object the call reaches by a path the
+    evaluator does not name, are the same in every call of a static variant
+    (its shapes are guarded), so compiled calls write them again; new sizes
+    make a new static variant, never a dynamic one replaying a stale size."""
+    class Layer:
+        def init(self, keys):
+            self.batch_size, self.num_heads = keys.shape[:2]
+            self.width = keys.shape[-1]
+
+    proj = torch.nn.Linear(8, 8)
+
+    def prefill(x, cache):
+        keys = proj(x).view(x.shape[0], 2, 4)
+        cache.layers[0].init(keys)
+        return keys * 2
+
+    f = dynoc.compile(prefill)
+    eager_before = dynoc.counters["eager_variants"]
+    for batch in (3, 3, 3, 5, 5, 3):
+        cache = State()
+        cache.layers = [Layer()]
+        with torch.no_grad():
+            out = f(torch.randn(batch, 8), cache)
+        layer = cache.layers[0]
+        assert (layer.batch_size, layer.num_heads, layer.width) == (batch, 2, 4)
+        assert out.shape == (batch, 2, 4)
+    assert compiled_calls(f) == 4  # the repeats of each size
+    assert dynoc.counters["eager_variants"] == eager_before
+
+
 def test_explain_lists_why_calls_would_run_eagerly():
     """dynoc.explain says what the in-process warning would: the reason a
     variant's calls would run eagerly, without building anything."""

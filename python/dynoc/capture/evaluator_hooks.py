@@ -54,10 +54,12 @@ class EvaluatorHooks:
         None."""
         raise NotImplementedError
 
-    def on_store(self, source, constant=False):
+    def on_store(self, source, constant=False, value_source=""):
         """The region wrote what `source` names (an attribute, an item, a
         global); later reads of it see the region's own value. `constant`:
-        the value written is a literal of the code (LOAD_CONST)."""
+        the value written is a literal of the code (LOAD_CONST);
+        `value_source`: where the value came from, where the evaluator knows
+        (`___v[3].size()[0]`: a size of a computed tensor)."""
         raise NotImplementedError
 
     def on_anonymous_read(self, owner, name, value):
@@ -65,10 +67,11 @@ class EvaluatorHooks:
         source, and got `value`, a Python scalar."""
         raise NotImplementedError
 
-    def on_anonymous_store(self, owner, key, is_attr, constant=False):
+    def on_anonymous_store(self, owner, key, is_attr, constant=False, value_source=""):
         """The region is about to write attribute (is_attr) or item `key` of
         `owner`, an object with no source (one the call made, or one it
-        reached by a path the evaluator does not name)."""
+        reached by a path the evaluator does not name); `constant` and
+        `value_source` as on_store's."""
         raise NotImplementedError
 
     def on_container_method(self, container, method, source):

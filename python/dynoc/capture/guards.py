@@ -167,6 +167,13 @@ def _scope():
             "___optimizer_state": optimizer_state}
 
 
+def is_size_source(source):
+    """Does `source` name a tensor's size (`L['x'].size()[0]`, a computed
+    tensor's `___v[3].size()[1]`, `.numel()`) of a tensor the recording
+    knows (not one made outside the graphs)?"""
+    return (".size()[" in source or ".numel()" in source) and "<" not in source
+
+
 def is_size_input(name):
     """Is graph input `name` a size the code used as a number (`x +
     L['c'].size()[0]`, capture/recorder.py), not a tensor? Its source reads

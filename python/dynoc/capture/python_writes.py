@@ -12,11 +12,15 @@ _UNREAD = object()  # a source with no value to compare (lasting_writes)
 
 
 class PythonWrites:
-    def on_store(self, source, constant=False):
+    def on_store(self, source, constant=False, value_source=""):
         """The region wrote what `source` names (an attribute, an item, a
         global): reads of it from now on see the region's own value. The
         sources whose last write was a literal of the code (`self.ready =
-        True`) are in constant_writes: every call writes that same value."""
+        True`) are in constant_writes: every call writes that same value.
+        Those whose last write was a tensor's size (`self.batch_size =
+        keys.shape[0]`, value_source naming the size) are in size_writes: the
+        same value in every call of a static variant (its tensors' shapes
+        are guarded)."""
         if source not in self.written_before:
             self.written_before[source] = self._source_value(source)
             self.written_after_breaks[source] = len(self.breaks)
@@ -25,8 +29,12 @@ class PythonWrites:
             self.constant_writes.add(source)
         else:
             self.constant_writes.discard(source)
+        if value_source and _guards.is_size_source(value_source):
+            self.size_writes[source] = value_source
+        else:
+            self.size_writes.pop(source, None)
 
-    def on_anonymous_store(self, owner, key, is_attr, constant=False):
+    def on_anonymous_store(self, owner, key, is_attr, constant=False, value_source=""):
         # Neither the object nor the value it had is read or kept here: a
         # read could run the program's own __getattr__/__getitem__, and a
         # reference would keep alive what the program expects collected.
@@ -44,6 +52,10 @@ class PythonWrites:
             self.anonymous_constants.add(slot)
         else:
             self.anonymous_constants.discard(slot)
+        if value_source and _guards.is_size_source(value_source):
+            self.anonymous_sizes[slot] = value_source
+        else:
+            self.anonymous_sizes.pop(slot, None)
 
     def on_anonymous_read(self, owner, name, value):
         # As on_anonymous_store: known by id and type until finish names it
@@ -98,6 +110,8 @@ class PythonWrites:
             self.written.add(target)
             if slot in self.anonymous_constants:
                 self.constant_writes.add(target)
+            if slot in self.anonymous_sizes:
+                self.size_writes[target] = self.anonymous_sizes[slot]
             self.written_before.setdefault(target, _UNREAD)  # replayed: its value now
             self.written_after_breaks.setdefault(target, breaks)
         for ident, (kind, method) in self.anonymous_containers.items():

@@ -63,11 +63,13 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         self.written_before = {}
         self.written_after_breaks = {}  # source -> breaks before its first write
         self.constant_writes = set()  # sources last written a code literal
+        self.size_writes = {}  # sources last written a tensor's size: its source
         # Writes into objects with no source: (id, key) -> (object, key,
         # is_attr, value before, breaks before); containers changed by their
         # methods (source -> method; id -> (container, method) when unnamed).
         self.anonymous_writes = {}
         self.anonymous_constants = set()  # those slots last written a code literal
+        self.anonymous_sizes = {}  # those slots last written a tensor's size: its source
         self.anonymous_reads = {}  # (id, name) -> (type, value) of scalars read there
         self.producers = {}  # vid -> the Node that made the Value
         self.views_of = {}  # vid -> the vids of the views of it the graph made
@@ -908,7 +910,12 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             value = self._source_value(src)
             self.side_effects.append({"target": src, "value": None if value is _UNREAD
                                       else describe(value),
-                                      "constant": src in self.constant_writes})
+                                      "constant": src in self.constant_writes,
+                                      "size": self.size_writes.get(src)})
+            if src in self.size_writes and self.static_reason is None:
+                # replayed as the value it has now: right while sizes are static
+                self.static_reason = (f"it writes {src} = {self.size_writes[src]}, a size, "
+                                      "into a Python object")
         self.python_refs = describe.refs
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}

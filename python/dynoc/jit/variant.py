@@ -42,7 +42,8 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
     for e in tracker.side_effects:
         why = "its value is not readable" if e["value"] is None else \
             results.problem(e["value"]) or \
-            (not e.get("constant") and results.python_scalar(e["value"]) and
+            (not e.get("constant") and not e.get("size") and
+             results.python_scalar(e["value"]) and
              f"its value holds a Python {results.python_scalar(e['value'])} the call computed")
         if why:
             raise NotCompiled(f"it writes {e['target']}, a Python side effect dynoc cannot "
