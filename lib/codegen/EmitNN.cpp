@@ -399,27 +399,28 @@ LogicalResult GraphEmitter::emitEmbedding(Operation *op) {
   return success();
 }
 
-LogicalResult GraphEmitter::emitAttention(Operation *op) {
-  auto sdpa = cast<aten::ScaledDotProductFlashAttentionForCpuOp>(op);
-  Value mask = sdpa.getAttnMask();
+LogicalResult GraphEmitter::attentionProblem(Operation *op, Value query,
+                                             Value key, Value value,
+                                             Value mask,
+                                             std::optional<APFloat> dropout,
+                                             std::optional<APFloat> scaleAttr,
+                                             AttentionProblem &a) {
   // f32, or the graph's bf16/f16 where the target computes attention in it.
   Type maskType = mask ? elementTypeOf(mask) : Type();
   if (mask && (dimsOf(mask).size() != 4 ||
                !(maskType.isF32() || maskType.isBF16() || maskType.isF16())))
     return fail(op) << "attention's attn_mask must "
                        "be a 4-D f32 (additive) mask";
-  if (sdpa.getDropoutP() && *sdpa.getDropoutP() != APFloat(0.0))
+  if (dropout && *dropout != APFloat(0.0))
     return fail(op) << "attention with dropout";
-  if (failed(onlyFirstResult(op, "logsumexp")))
-    return failure();
-  const DimList &q = dimsOf(sdpa.getQuery()), &k = dimsOf(sdpa.getKey()),
-                &v = dimsOf(sdpa.getValue());
+  const DimList &q = dimsOf(query), &k = dimsOf(key), &v = dimsOf(value);
   if (q.size() != 4 || k.size() != 4 || v.size() != 4)
     return fail(op) << "attention expects "
                        "(batch, heads, length, dim) operands";
+  a.q = q, a.k = k, a.v = v;
   // Grouped-query attention: key and value may hold fewer heads, each shared
   // by q_heads / kv_heads query heads. Batch and key/value heads must agree.
-  std::string group = "1";
+  a.group = "1";
   if (k[1] != q[1] || v[1] != q[1]) {
     if (k[1] != v[1] || !isLiteral(q[1]) || !isLiteral(k[1]))
       return fail(op) << "attention with " << k[1] << " key and " << v[1]
@@ -430,41 +431,86 @@ LogicalResult GraphEmitter::emitAttention(Operation *op) {
     if (kvh <= 0 || qh % kvh != 0)
       return fail(op) << "attention with " << qh << " query heads and " << kvh
                       << " key/value heads (query heads must be a multiple)";
-    group = std::to_string(qh / kvh);
+    a.group = std::to_string(qh / kvh);
   }
-  auto differ = [](const std::string &a, const std::string &b) {
-    return isLiteral(a) && isLiteral(b) && a != b;
+  auto differ = [](const std::string &x, const std::string &y) {
+    return isLiteral(x) && isLiteral(y) && x != y;
   };
   if (differ(k[0], q[0]) || differ(v[0], q[0]) || differ(k[2], v[2]))
     return fail(op) << "attention with query batch " << q[0] << ", key batch "
                     << k[0] << ", value batch " << v[0] << ", key length "
                     << k[2] << " and value length " << v[2]
                     << " (batches and key/value lengths must be equal)";
-  double scale = sdpa.getScale()   ? sdpa.getScale()->convertToDouble()
-                 : isLiteral(q[3]) ? 1.0 / std::sqrt(double(std::stoll(q[3])))
-                                   : 0.0;
-  if (scale == 0.0)
+  a.scale = scaleAttr ? scaleAttr->convertToDouble()
+            : isLiteral(q[3]) ? 1.0 / std::sqrt(double(std::stoll(q[3])))
+                              : 0.0;
+  if (a.scale == 0.0)
     return fail(op) << "attention needs a static "
                        "head dim or a scale";
+  a.batchHeads = product({q[0], q[1]});
+  a.maskArgs = llvm::formatv(", {0}, ms, {1}, {2}",
+                             mask ? name(mask) : "(const float *)nullptr", q[1],
+                             a.group)
+                   .str();
+  a.maskStrides =
+      mask ? broadcastStrides(mask, {q[0], q[1], q[2], k[2]}) : "{0, 0, 0, 0}";
+  return success();
+}
+
+LogicalResult GraphEmitter::emitAttention(Operation *op) {
+  auto sdpa = cast<aten::ScaledDotProductFlashAttentionForCpuOp>(op);
+  Value lse = op->getResult(1);
+  const bool withLse = !lse.use_empty();
+  if (withLse && !target.attentionLogsumexp() &&
+      failed(onlyFirstResult(op, "logsumexp")))
+    return failure();
+  AttentionProblem a;
+  if (failed(attentionProblem(op, sdpa.getQuery(), sdpa.getKey(),
+                              sdpa.getValue(), sdpa.getAttnMask(),
+                              sdpa.getDropoutP(), sdpa.getScale(), a)))
+    return failure();
   Value out = op->getResult(0);
-  setDims(out, op, {q[0], q[1], q[2], v[3]});
-  std::string bh = product({q[0], q[1]});
-  std::string scores = scratch(product({bh, q[2], k[2], "4"}));
+  setDims(out, op, {a.q[0], a.q[1], a.q[2], a.v[3]});
+  if (withLse)
+    setDims(lse, op, {a.q[0], a.q[1], a.q[2]});
+  std::string scores = scratch(product({a.batchHeads, a.q[2], a.k[2], "4"}));
   bool causal = sdpa.getIsCausal() && *sdpa.getIsCausal();
-  std::string maskArgs = llvm::formatv(", {0}, ms, {1}, {2}",
-                                       mask ? name(mask)
-                                            : "(const float *)nullptr",
-                                       q[1], group)
-                             .str();
   code += llvm::formatv(
       "  {{ const int64_t ms[] = {13};\n"
       "    if (int rc = dynoc_k::attention({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
-      "{7}, {8}, {9}, {10}, {11}{12})) return rc; }\n",
+      "{7}, {8}, {9}, {10}, {11}{12}{14})) return rc; }\n",
       name(out), name(sdpa.getQuery()), name(sdpa.getKey()),
-      name(sdpa.getValue()), bh, q[2], k[2], q[3], v[3],
-      llvm::formatv("{0:e17}", scale).str(), causal ? "true" : "false", scores,
-      maskArgs,
-      mask ? broadcastStrides(mask, {q[0], q[1], q[2], k[2]}) : "{0, 0, 0, 0}");
+      name(sdpa.getValue()), a.batchHeads, a.q[2], a.k[2], a.q[3], a.v[3],
+      llvm::formatv("{0:e17}", a.scale).str(), causal ? "true" : "false",
+      scores, a.maskArgs, a.maskStrides,
+      withLse ? ", " + name(lse) : std::string());
+  return success();
+}
+
+/// The gradients of query, key and value: the probabilities computed again
+/// from the operands (the logsumexp operand is not read: the forward kernels
+/// do not keep one).
+LogicalResult GraphEmitter::emitAttentionBackward(Operation *op) {
+  auto bw = cast<aten::ScaledDotProductFlashAttentionForCpuBackwardOp>(op);
+  AttentionProblem a;
+  if (failed(attentionProblem(op, bw.getQuery(), bw.getKey(), bw.getValue(),
+                              bw.getAttnMask(), bw.getDropoutP(),
+                              bw.getScale(), a)))
+    return failure();
+  for (unsigned i = 0; i < 3; ++i)
+    setDims(op->getResult(i), op, dimsOf(op->getOperand(1 + i)));
+  std::string scores =
+      scratch(product({a.batchHeads, a.q[2], a.k[2], "8"})); // P and dS
+  code += llvm::formatv(
+      "  {{ const int64_t ms[] = {16};\n"
+      "    if (int rc = dynoc_k::attention_backward({0}, {1}, {2}, {3}, {4}, "
+      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}{17})) "
+      "return rc; }\n",
+      name(op->getResult(0)), name(op->getResult(1)), name(op->getResult(2)),
+      name(bw.getGradOut()), name(bw.getQuery()), name(bw.getKey()),
+      name(bw.getValue()), name(bw.getOut_()), a.batchHeads, a.q[2], a.k[2],
+      a.q[3], a.v[3], llvm::formatv("{0:e17}", a.scale).str(),
+      bw.getIsCausal() ? "true" : "false", scores, a.maskStrides, a.maskArgs);
   return success();
 }
 

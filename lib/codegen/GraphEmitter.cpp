@@ -157,6 +157,8 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.pow.Tensor_Scalar"] = &GraphEmitter::emitPow;
     m["aten._scaled_dot_product_flash_attention_for_cpu"] =
         &GraphEmitter::emitAttention;
+    m["aten._scaled_dot_product_flash_attention_for_cpu_backward"] =
+        &GraphEmitter::emitAttentionBackward;
     return m;
   }();
   return t;

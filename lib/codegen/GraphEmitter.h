@@ -483,7 +483,20 @@ private:
   };
   LogicalResult indexPlan(Operation *op, Value in, ArrayRef<Value> idx,
                           DenseI64ArrayAttr none, IndexPlan &plan);
+  /// An attention op's operands, checked (EmitNN.cpp): shapes, the
+  /// grouped-query ratio, the scale, the mask's arguments of the kernels.
+  struct AttentionProblem {
+    DimList q, k, v;
+    std::string group, batchHeads, maskArgs, maskStrides;
+    double scale = 0.0;
+  };
+  LogicalResult attentionProblem(Operation *op, Value query, Value key,
+                                 Value value, Value mask,
+                                 std::optional<APFloat> dropout,
+                                 std::optional<APFloat> scale,
+                                 AttentionProblem &a);
   LogicalResult emitAttention(Operation *op);
+  LogicalResult emitAttentionBackward(Operation *op);
   // EmitLayers.cpp
   LogicalResult emitNllLoss(Operation *op);
   LogicalResult emitMseLoss(Operation *op);

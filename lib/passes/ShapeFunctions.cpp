@@ -763,6 +763,19 @@ LogicalResult attention(Operation *op, ArrayRef<SymbolicShape> in,
   return success();
 }
 
+/// Attention's backward: the gradients of query, key and value have their
+/// shapes (operands 1-3 after grad_out).
+LogicalResult attentionBackward(Operation *op, ArrayRef<SymbolicShape> in,
+                                Shapes &out) {
+  if (in.size() < 4 || in[1].size() != 4 || in[2].size() != 4 ||
+      in[3].size() != 4)
+    return op->emitError() << "takes 4-d query, key and value";
+  out.push_back(in[1]);
+  out.push_back(in[2]);
+  out.push_back(in[3]);
+  return success();
+}
+
 const llvm::StringMap<Rule> &rules() {
   static const llvm::StringMap<Rule> table = [] {
     llvm::StringMap<Rule> t;
@@ -857,6 +870,8 @@ const llvm::StringMap<Rule> &rules() {
     t["aten.embedding"] = embedding;
     t["aten.arange"] = arange;
     t["aten._scaled_dot_product_flash_attention_for_cpu"] = attention;
+    t["aten._scaled_dot_product_flash_attention_for_cpu_backward"] =
+        attentionBackward;
     return t;
   }();
   return table;

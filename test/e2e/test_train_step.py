@@ -442,9 +442,8 @@ def test_transformers_bert_training_step(dynoc, python, tmp_path):
     attention written out (attn_implementation "eager"): one backward graph per
     step with a gradient for each of its 41 parameters (layer norms, GELU,
     embeddings, attention), and a step graph that builds and continues training
-    as eager does (5 more steps within 1e-5). With torch's SDPA the backward
-    runs the flash-attention kernel's backward, which dynoc has no rule for
-    yet: no step graph, and the report says why."""
+    as eager does (5 more steps within 1e-5); the same with torch's SDPA,
+    whose backward is the attention kernel's backward op."""
     import dynoc as dy
     import torch
     script = tmp_path / "bert_train.py"
@@ -462,10 +461,21 @@ def test_transformers_bert_training_step(dynoc, python, tmp_path):
     model = dy.load(tmp_path / "bert.so")
     got = [float(model(batch["ids"], batch["labels"])) for _ in range(5)]
     np.testing.assert_allclose(got, want[3:], rtol=1e-5)
-    p = dynoc("capture", script, "-o", tmp_path / "sdpa", "--", "2", str(tmp_path / "b.pt"),
-              "sdpa", check=True)
-    assert "no training step graph" in p.stderr
-    assert "_scaled_dot_product_flash_attention_for_cpu_backward" in p.stderr
+    # With torch's SDPA the backward runs the attention kernel's backward, an
+    # op of the dialect: a step graph too, which builds and trains as eager.
+    sdpa = tmp_path / "sdpa"
+    p = dynoc("capture", script, "-o", sdpa, "--", "3", str(tmp_path / "b.pt"), "sdpa",
+              check=True)
+    assert "no training step graph" not in p.stderr
+    manifest = json.loads((sdpa / "manifest.json").read_text())
+    assert [s["name"] for s in manifest["steps"]] == ["step_0", "step_1"]
+    dynoc("build", sdpa / "step_1.mlir", "-o", tmp_path / "bert_sdpa.so", check=True)
+    want = [float(v) for v in python(script, "8", str(tmp_path / "b2.pt"), "sdpa",
+                                     check=True).stdout.split()]
+    batch = torch.load(tmp_path / "b.pt")
+    model = dy.load(tmp_path / "bert_sdpa.so")
+    got = [float(model(batch["ids"], batch["labels"])) for _ in range(5)]
+    np.testing.assert_allclose(got, want[3:], rtol=1e-5)
 
 RESNET = """
 import sys

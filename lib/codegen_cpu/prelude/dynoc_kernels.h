@@ -587,6 +587,53 @@ inline int argreduce(int64_t *out, const T *in, int64_t outer, int64_t n,
   return 0;
 }
 
+// Batch-head b's attention probabilities into `sc` (L x S): softmax over the
+// keys of scale * q k^T plus the mask, keys past a causal row's limit and
+// rows whose every key is masked out 0 (operands as attention's, below);
+// `lse` (may be null): each row's log-sum-exp (-inf where every key is
+// masked out).
+inline int attention_probabilities(float *sc, const float *q, const float *k,
+                                   int64_t b, int64_t L, int64_t S, int64_t E,
+                                   double scale, bool causal, const float *mask,
+                                   const int64_t *ms, int64_t heads,
+                                   int64_t group, float *lse = nullptr) {
+  int rc = gemm(false, true, L, S, E, float(scale), q + b * L * E,
+                k + (b / group) * S * E, 0.f, sc);
+  for (int64_t i = 0; i < L; ++i) {
+    float *row = sc + i * S;
+    // Causal as in torch's scaled_dot_product_attention: the mask is
+    // ones(L, S).tril(), so query i sees keys 0..i.
+    int64_t visible = causal ? std::min(S, i + 1) : S;
+    if (mask) {
+      const float *mr =
+          mask + (b / heads) * ms[0] + (b % heads) * ms[1] + i * ms[2];
+      for (int64_t j = 0; j < visible; ++j)
+        row[j] += mr[j * ms[3]];
+    }
+    float m = -INFINITY;
+    for (int64_t j = 0; j < visible; ++j)
+      m = std::max(m, row[j]);
+    if (m == -INFINITY) { // every key masked out: no weight anywhere
+      std::fill(row, row + S, 0.f);
+      if (lse)
+        lse[i] = -INFINITY;
+      continue;
+    }
+    vmap(row, row, visible, [m](vf x) { return vexp(x - m); });
+    double sum = 0;
+    for (int64_t j = 0; j < visible; ++j)
+      sum += row[j];
+    if (lse)
+      lse[i] = float(m + std::log(sum));
+    float inv = sum > 0 ? float(1.0 / sum) : 0.f;
+    for (int64_t j = 0; j < visible; ++j)
+      row[j] *= inv;
+    for (int64_t j = visible; j < S; ++j)
+      row[j] = 0.f;
+  }
+  return rc;
+}
+
 // Scaled dot-product attention over (batch * heads) independent (L, E) x
 // (S, E) problems: softmax(q k^T * scale [+ causal mask]) v. `scores` is
 // scratch of batchHeads * L * S floats.
@@ -595,45 +642,21 @@ inline int argreduce(int64_t *out, const T *in, int64_t outer, int64_t n,
 // batchHeads into batch and head. Grouped-query attention: `group` query
 // heads share one key/value head (k and v hold batchHeads / group heads;
 // batch-head b reads key/value head b / group, as torch's enable_gqa does).
+// `lse` (may be null): batchHeads x L log-sum-exps of the rows (what a
+// training graph saves for the backward).
 inline int attention(float *out, const float *q, const float *k, const float *v,
                      int64_t batchHeads, int64_t L, int64_t S, int64_t E,
                      int64_t Ev, double scale, bool causal, float *scores,
                      const float *mask = nullptr, const int64_t *ms = nullptr,
-                     int64_t heads = 1, int64_t group = 1) {
+                     int64_t heads = 1, int64_t group = 1,
+                     float *lse = nullptr) {
   int rc = 0;
 #pragma omp parallel for if (batchHeads > 1) reduction(max : rc)
   for (int64_t b = 0; b < batchHeads; ++b) {
     float *sc = scores + b * L * S;
-    rc = std::max(rc, gemm(false, true, L, S, E, float(scale), q + b * L * E,
-                           k + (b / group) * S * E, 0.f, sc));
-    for (int64_t i = 0; i < L; ++i) {
-      float *row = sc + i * S;
-      // Causal as in torch's scaled_dot_product_attention: the mask is
-      // ones(L, S).tril(), so query i sees keys 0..i.
-      int64_t visible = causal ? std::min(S, i + 1) : S;
-      if (mask) {
-        const float *mr =
-            mask + (b / heads) * ms[0] + (b % heads) * ms[1] + i * ms[2];
-        for (int64_t j = 0; j < visible; ++j)
-          row[j] += mr[j * ms[3]];
-      }
-      float m = -INFINITY;
-      for (int64_t j = 0; j < visible; ++j)
-        m = std::max(m, row[j]);
-      if (m == -INFINITY) { // every key masked out: no weight anywhere
-        std::fill(row, row + S, 0.f);
-        continue;
-      }
-      vmap(row, row, visible, [m](vf x) { return vexp(x - m); });
-      double sum = 0;
-      for (int64_t j = 0; j < visible; ++j)
-        sum += row[j];
-      float inv = sum > 0 ? float(1.0 / sum) : 0.f;
-      for (int64_t j = 0; j < visible; ++j)
-        row[j] *= inv;
-      for (int64_t j = visible; j < S; ++j)
-        row[j] = 0.f;
-    }
+    rc = std::max(rc, attention_probabilities(sc, q, k, b, L, S, E, scale,
+                                              causal, mask, ms, heads, group,
+                                              lse ? lse + b * L : nullptr));
     rc = std::max(rc, gemm(false, false, L, Ev, S, 1.f, sc,
                            v + (b / group) * S * Ev, 0.f, out + b * L * Ev));
   }

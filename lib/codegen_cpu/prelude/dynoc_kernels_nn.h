@@ -2,7 +2,8 @@
 // dispatcher: nll_loss_forward (cross-entropy), random fills (dropout's
 // bernoulli, initializers), an LSTM layer (mkldnn_rnn_layer), transposed
 // 2-D convolution, a convolution's weight and bias gradients, and max
-// pooling's indices and gradient, an embedding's gradient. Appended to
+// pooling's indices and gradient, an embedding's gradient, attention's
+// gradients. Appended to
 // dynoc_kernels.h in the embedded prelude (see lib/codegen_cpu/BUILD.bazel), so
 // it uses that file's helpers.
 
@@ -672,6 +673,56 @@ inline int gemm_bias(bool transB, int64_t M, int64_t N, int64_t K, double alpha,
   const int64_t s[] = {0, 1}, shape[] = {M, N};
   expand(C, bias, s, shape, 2, T(1));
   return gemm(false, transB, M, N, K, T(alpha), A, B, T(1), C);
+}
+
+// The gradients of attention (dynoc_kernels.h, operands as there) given dO
+// (batchHeads x L x Ev) and its output O: per batch-head, the probabilities
+// P are computed again into scratch, then dV += P^T dO, dP = dO V^T,
+// dS = P * (dP - rowsum(dO * O)), dQ = scale * dS K, dK += scale * dS^T Q.
+// A key/value head's gradients sum over the query heads of its group, which
+// one thread handles in turn. `scores`: scratch of 2 * batchHeads * L * S
+// floats. No dropout.
+inline int attention_backward(float *dq, float *dk, float *dv,
+                              const float *dout, const float *q,
+                              const float *k, const float *v, const float *out,
+                              int64_t batchHeads, int64_t L, int64_t S,
+                              int64_t E, int64_t Ev, double scale, bool causal,
+                              float *scores, const float *mask,
+                              const int64_t *ms, int64_t heads, int64_t group) {
+  int rc = 0;
+  const int64_t kvHeads = batchHeads / group;
+#pragma omp parallel for if (kvHeads > 1) reduction(max : rc)
+  for (int64_t g = 0; g < kvHeads; ++g) {
+    float *P = scores + 2 * g * L * S, *dS = P + L * S;
+    float *dkg = dk + g * S * E, *dvg = dv + g * S * Ev;
+    const float *kg = k + g * S * E, *vg = v + g * S * Ev;
+    for (int64_t r = 0; r < group; ++r) {
+      const int64_t b = g * group + r;
+      const float *dob = dout + b * L * Ev, *ob = out + b * L * Ev,
+                  *qb = q + b * L * E;
+      const float beta = r == 0 ? 0.f : 1.f; // the group's first head sets
+      rc = std::max(rc, attention_probabilities(P, q, k, b, L, S, E, scale,
+                                                causal, mask, ms, heads,
+                                                group));
+      rc = std::max(rc, gemm(true, false, S, Ev, L, 1.f, P, dob, beta, dvg));
+      rc = std::max(rc, gemm(false, true, L, S, Ev, 1.f, dob, vg, 0.f, dS));
+      for (int64_t i = 0; i < L; ++i) {
+        double rowDot = 0;
+        for (int64_t j = 0; j < Ev; ++j)
+          rowDot += double(dob[i * Ev + j]) * ob[i * Ev + j];
+        const float d = float(rowDot);
+        float *ds = dS + i * S;
+        const float *p = P + i * S;
+        for (int64_t j = 0; j < S; ++j)
+          ds[j] = p[j] * (ds[j] - d);
+      }
+      rc = std::max(rc, gemm(false, false, L, E, S, float(scale), dS, kg, 0.f,
+                             dq + b * L * E));
+      rc = std::max(rc, gemm(true, false, S, E, L, float(scale), dS, qb, beta,
+                             dkg));
+    }
+  }
+  return rc;
 }
 
 } // namespace dynoc_k

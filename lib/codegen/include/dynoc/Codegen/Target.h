@@ -78,6 +78,9 @@ public:
   /// Whether its max pooling also writes the indices a backward pass reads
   /// (max_pool2d_indices).
   virtual bool poolingIndices() const { return false; }
+  /// Whether its attention also writes the log-sum-exp of each query row
+  /// (the result a training graph's forward saves for the backward).
+  virtual bool attentionLogsumexp() const { return false; }
   /// Whether its convolution gradients take column scratch from the memory
   /// plan (the CPU's im2col GEMMs; cuDNN brings its own workspace).
   virtual bool convolutionBackwardColumns() const { return true; }
