@@ -30,7 +30,7 @@ from . import fx as _fx
 from .. import _logs, _native
 from ..capture import mlir_writer as mw, results
 from ..capture.guards import compile_source, input_expr
-from ..runtime.model import LoadedModel, _rebuild
+from ..runtime.model import Error as ModelError, LoadedModel, _rebuild
 from ..capture import session as _session
 from .._version import __version__
 
@@ -294,8 +294,11 @@ def build(graph, weights):
         _logs.log("recompiles", f"{what}: from the cache ({entry})")
         counters["cache_hits"] += 1
         return model, True, None
+    if os.path.isdir(entry):  # an entry emptied by hand or by a disk fault
+        _discard_entry(entry, "it has no model.so")
     counters["builds"] += 1
     os.makedirs(root, exist_ok=True)
+    _remove_abandoned_builds(root)
     tmp = tempfile.mkdtemp(prefix=".building-", dir=root)
     try:
         with _Progress(what):
@@ -311,6 +314,44 @@ def build(graph, weights):
     return model, False, None
 
 
+# A build folder older than this was abandoned (its process was killed).
+_ABANDONED_SECONDS = 3600
+
+
+def _remove_abandoned_builds(root):
+    """Removes the temporary folders of builds killed half way (a process
+    that dies while building leaves its `.building-*` folder)."""
+    now = time.time()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(".building-"):
+            continue
+        path = os.path.join(root, name)
+        try:
+            if now - os.stat(path).st_mtime > _ABANDONED_SECONDS:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass  # another process removed it
+
+
+def _discard_entry(entry, why):
+    """Removes cache entry `entry` (it does not load: `why`) so that the
+    next build writes it again; renamed first, so that a process loading
+    it meanwhile never sees half of it. One warning on stderr."""
+    sys.stderr.write(f"[dynoc] the cache entry {entry} does not load ({why}): "
+                     "building it again\n")
+    _logs.log("recompiles", f"discarded cache entry {entry}: {why}")
+    doomed = f"{entry}.discarded-{os.getpid()}"
+    try:
+        os.rename(entry, doomed)
+    except OSError:  # another process discarded it already
+        return
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
 class BuiltGraph:
     """One graph built and loaded, its weights bound to the program's tensors:
     the part of a compiled variant that runs a graph."""
@@ -322,7 +363,16 @@ class BuiltGraph:
                 raise NotCompiled(f"input '{v.name}' is no argument of the region")
         path, self.cache_hit, tmpdir = build(graph, weights)
         try:
-            self.model = LoadedModel(path, cuda_graphs=cuda_graphs)
+            try:
+                self.model = LoadedModel(path, cuda_graphs=cuda_graphs)
+            except ModelError as e:
+                if not self.cache_hit:
+                    raise NotCompiled(f"its built model does not load: {e}") from None
+                # A cache entry damaged on disk (truncated, overwritten, its
+                # weights changed): dropped, said once, and built again.
+                _discard_entry(os.path.dirname(path), str(e))
+                path, self.cache_hit, tmpdir = build(graph, weights)
+                self.model = LoadedModel(path, cuda_graphs=cuda_graphs)
         finally:
             if tmpdir:  # DYNOC_CACHE=0: the loaded .so needs no files any more
                 shutil.rmtree(tmpdir, ignore_errors=True)
