@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 import sysconfig
+import threading
 import types
 import warnings
 import weakref
@@ -21,6 +22,10 @@ from .jit.compiled_module import CompiledModule, forward_inside_region
 from .capture.recorder import Tracker
 from .capture.resume import inline_cache_entries
 from .jit.variant import compile_variant
+
+# Held by the thread that captures (re-entrant: a capture enters the regions
+# the program calls). Region._call.
+_CAPTURE_LOCK = threading.RLock()
 
 _Module = torch.nn.Module
 _FunctionType = types.FunctionType
@@ -430,6 +435,7 @@ class Region:
         L = _locals(fn, fargs, kwargs)
         G = fn.__globals__
         checks = self._checks
+        seen = len(self.variants)
         for i, guards in enumerate(self.variants):
             check = checks[i][1] if i < len(checks) and checks[i][0] is guards else self._check(i)
             if check(L, G):  # an existing variant covers this call
@@ -474,7 +480,18 @@ class Region:
             _warn_eager(entry, reason)
             return fn(*fargs, **kwargs)
         names = code.co_varnames[:code.co_argcount]
-        return self._capture(fn, tuple(fargs), kwargs, module, names, failure, L)
+        # One capture at a time in the process (as Dynamo's compile lock): a
+        # call on another thread meanwhile runs eagerly rather than waiting
+        # (the capturing call runs the program, which may itself wait for
+        # that thread) or capturing a second variant of the same call.
+        if not _CAPTURE_LOCK.acquire(blocking=False):
+            return fn(*fargs, **kwargs)
+        try:
+            if len(self.variants) != seen:  # another thread's capture covers it now
+                return self._call(*args, **kwargs)
+            return self._capture(fn, tuple(fargs), kwargs, module, names, failure, L)
+        finally:
+            _CAPTURE_LOCK.release()
 
     def _capture(self, fn, fargs, kwargs, module, names, failure, L):
         session = _session.current()
@@ -569,12 +586,13 @@ class Region:
                       "\n".join(f"  {gd['text']}" for gd in g.guards))
             if _logs.enabled("graph_code"):
                 _logs.log("graph_code", mw.write_module([g], _session.WEIGHTS_FILE))
-        self.variants.append(guards)
+        compiled = self._compile(graphs, tracker, result, entry, L, fn.__globals__)
         # A variant that decided on sizes it cannot name never merges.
         self.variant_graphs.append(None if tracker.static_reason else graphs)
         self.variant_computed.append(computed)
-        self.compiled.append(self._compile(graphs, tracker, result, entry, L,
-                                           fn.__globals__))
+        self.compiled.append(compiled)
+        # Last: a call on another thread sees the variant only once it is whole.
+        self.variants.append(guards)
         self.invalidate_dispatch()
         if self.guard_export_fn is not None:
             self.guard_export_fn([g["text"] for g in guards])
@@ -710,13 +728,14 @@ class Region:
             _dynamic.add_size_guards(merged, self.variant_graphs[i], resolved)
             _dynamic.add_size_guards(merged, self.variant_graphs[i],
                                      [_dynamic.Assumed(t) for t in assumed])
-            self.variants[i] = merged
-            self.variant_computed[i] = []
             if tracker.breaks:  # rebuilt recipes would keep the first sizes
                 tracker.resume_point = "its sizes are dynamic (breaks resume in static variants)"
-
+            # The dynamic code before the wider guards: a call on another
+            # thread that passes the old guards may run either.
             self.compiled[i] = self._compile(self.variant_graphs[i], tracker, result, entry,
                                              L, G)
+            self.variant_computed[i] = []
+            self.variants[i] = merged
             self.invalidate_dispatch()
             dims = _dynamic.dynamic_dims(merged)
             session.recompiles[-1]["dynamic"] = dims

@@ -635,3 +635,30 @@ def test_an_inplace_metadata_op_records_its_view_op():
     torch.testing.assert_close(got, f(x))
     assert got.shape == (1, 5, 3)
     assert compiled_calls(c) == 2
+
+
+def test_first_calls_from_several_threads_capture_one_variant():
+    """One capture at a time in the process: calls on other threads run
+    eagerly meanwhile (before: each thread captured a variant of its own,
+    with graphs mixed between them, and a backward failed to record);
+    later calls run the one built variant."""
+    from concurrent.futures import ThreadPoolExecutor
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                torch.nn.Linear(32, 4))
+    cm = dynoc.compile(model)
+    x = torch.randn(8, 16)
+
+    def call(_):
+        with torch.no_grad():
+            return cm(x)
+    with ThreadPoolExecutor(4) as pool:
+        first = list(pool.map(call, range(16)))
+        later = list(pool.map(call, range(16)))
+    with torch.no_grad():
+        want = model(x)
+    for out in first + later:
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-6)
+    region = cm._dynoc_region
+    assert len(region.variants) == 1
+    assert region.compiled_calls() >= 16
