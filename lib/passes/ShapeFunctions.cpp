@@ -763,16 +763,11 @@ LogicalResult attention(Operation *op, ArrayRef<SymbolicShape> in,
   return success();
 }
 
-/// Attention's backward: the gradients of query, key and value have their
-/// shapes (operands 1-3 after grad_out).
+/// Attention's backward: the gradients of query, key and value (operands
+/// 1-3, after grad_out) have their shapes.
 LogicalResult attentionBackward(Operation *op, ArrayRef<SymbolicShape> in,
                                 Shapes &out) {
-  if (in.size() < 4 || in[1].size() != 4 || in[2].size() != 4 ||
-      in[3].size() != 4)
-    return op->emitError() << "takes 4-d query, key and value";
-  out.push_back(in[1]);
-  out.push_back(in[2]);
-  out.push_back(in[3]);
+  out.append(in.begin() + 1, in.begin() + 4);
   return success();
 }
 
