@@ -355,11 +355,19 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
     auto dot = callableSrc.rfind('.');
     std::string selfSrc =
         dot == std::string::npos ? "" : callableSrc.substr(0, dot);
-    callTracker("on_container_method",
-                Py_BuildValue("(Oss)", PyCFunction_GET_SELF(callable),
-                              reinterpret_cast<PyCFunctionObject *>(callable)
-                                  ->m_ml->ml_name,
-                              selfSrc.c_str()));
+    PyObject *argTuple = PyTuple_New(Py_ssize_t(args.size()));
+    for (size_t i = 0; argTuple && i < args.size(); ++i) {
+      Py_INCREF(args[i]);
+      PyTuple_SET_ITEM(argTuple, Py_ssize_t(i), args[i]);
+    }
+    if (argTuple)
+      callTracker("on_container_method",
+                  Py_BuildValue("(OssNO)", PyCFunction_GET_SELF(callable),
+                                reinterpret_cast<PyCFunctionObject *>(callable)
+                                    ->m_ml->ml_name,
+                                selfSrc.c_str(), argTuple, kw ? kw : Py_None));
+    else
+      PyErr_Clear();
   }
   // A native call (torch op, builtin, library code): the Python scalars it
   // gets decide what it does. A size given to an ATen-backed torch function

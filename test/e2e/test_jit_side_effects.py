@@ -76,21 +76,47 @@ def test_tensors_in_an_argument_dict_are_inputs_not_constants():
     assert compiled_calls(f) == 2
 
 
-def test_a_list_argument_appended_to_runs_eagerly_and_says_why():
-    def collect(x, acc):
+def test_container_methods_on_arguments_are_replayed_by_compiled_calls():
+    """`acc.append(t)`, `extend` and a dict's `update` on containers the
+    call's arguments hold: compiled calls make them again with this call's
+    tensors, in order (they ran eagerly: "changes L['acc'] with append()").
+    (An argument holding a Python number or string the call computed is not
+    replayed: the next call might pass another.)"""
+    def collect(x, acc, stats):
+        y = x * 2
         acc.append(x.sum())
-        return x * 2
+        acc.extend([y.max(), y.min()])
+        stats["log"].update({"last": y.mean()})
+        return y
 
     f = dynoc.compile(collect)
-    acc = []
+    acc, stats = [], {"log": {}}
+    for step in range(3):
+        x = torch.randn(3)
+        y = f(x, acc, stats)
+        torch.testing.assert_close(y, x * 2)
+        assert len(acc) == 3 * (step + 1)
+        torch.testing.assert_close(acc[-3], x.sum())
+        torch.testing.assert_close(acc[-2], y.max())
+        torch.testing.assert_close(acc[-1], y.min())
+        torch.testing.assert_close(stats["log"]["last"], y.mean())
+    assert compiled_calls(f) == 2
+
+
+def test_a_container_method_that_cannot_be_replayed_runs_eagerly_and_says_why():
+    def take(x, queue):
+        first = queue.pop()  # its result feeds the program: not replayed
+        return x * first
+
+    f = dynoc.compile(take)
+    queue = [2.0, 3.0, 4.0, 5.0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for _ in range(3):
-            f(torch.randn(3), acc)
-    assert len(acc) == 3, "every call appends, as eager does"
+        outs = [f(torch.ones(2), queue) for _ in range(3)]
+    assert [o.tolist() for o in outs] == [[5.0, 5.0], [4.0, 4.0], [3.0, 3.0]]
     assert compiled_calls(f) == 0
     said = [str(w.message) for w in caught if "run eagerly" in str(w.message)]
-    assert said and "changes L['acc'] with append()" in said[0], said
+    assert said and "changes L['queue'] with pop()" in said[0], said
 
 
 def test_a_python_number_written_runs_eagerly_it_may_differ_next_call():

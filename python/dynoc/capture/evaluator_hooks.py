@@ -74,7 +74,7 @@ class EvaluatorHooks:
         `value_source` as on_store's."""
         raise NotImplementedError
 
-    def on_container_method(self, container, method, source):
+    def on_container_method(self, container, method, source, args=(), kwargs=None):
         """The region calls `method` of a list, dict, set or bytearray that
         changes it (append, update, pop, ...); `source` names the container,
         or is empty."""

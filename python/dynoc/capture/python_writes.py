@@ -9,6 +9,9 @@ import torch
 from . import guards as _guards, results
 
 _UNREAD = object()  # a source with no value to compare (lasting_writes)
+# Container methods a compiled call makes again with their arguments: what
+# they do depends on those alone (not on a value they return to the program).
+REPLAYED_METHODS = {"append", "extend", "insert", "add", "update", "clear"}
 
 
 class PythonWrites:
@@ -64,11 +67,18 @@ class PythonWrites:
         if slot not in self.anonymous_writes and slot not in self.anonymous_reads:
             self.anonymous_reads[slot] = (type(owner), value)
 
-    def on_container_method(self, container, method, source):
+    def on_container_method(self, container, method, source, args=(), kwargs=None):
+        """A list, dict, set or bytearray changed by its own method. On a
+        container an argument holds (or a global), the calls are kept with
+        their arguments, in order: finish replays those of REPLAYED_METHODS
+        (capture/results.py describes the arguments)."""
+        call = (method, tuple(args), kwargs)
         if source and not self._written(source):
             self.mutated_containers.setdefault(source, method)
+            self.container_calls.append((source, call))
         elif not source:
             self.anonymous_containers.setdefault(id(container), (type(container), method))
+            self.container_calls.append(((id(container), type(container)), call))
 
     def _named(self, paths, ident, kind):
         """The source of the object of id `ident` and type `kind` the
@@ -118,6 +128,32 @@ class PythonWrites:
             base = self._named(paths, ident, kind)
             if base is not None:
                 self.mutated_containers.setdefault(base, method)
+        # Container calls by the name of their container (None: the call's own).
+        self.container_calls = [
+            (self._named(paths, *where) if isinstance(where, tuple) else where, call)
+            for where, call in self.container_calls]
+
+    def _describe_container_calls(self, describe):
+        """finish: the container calls on objects the arguments hold (or
+        globals), as side effects replayed in order after the graph
+        ({"target": container, "call": method, "args": descriptions}); a
+        method not in REPLAYED_METHODS, keywords, or an argument that cannot
+        be made again is unreplayable, with its reason."""
+        for src, (method, args, kwargs) in self.container_calls:
+            if src is None or src in self.written:  # the call's own, or replaced whole
+                continue
+            where = f"it changes {src} with {method}()"
+            if method not in REPLAYED_METHODS or kwargs:
+                self.unreplayable.append(where)
+                continue
+            descs = [describe(a) for a in args]
+            why = next((results.problem(d) or f"a Python {results.python_scalar(d)} the "
+                        "call computed" for d in descs
+                        if results.problem(d) or results.python_scalar(d)), None)
+            if why:
+                self.unreplayable.append(f"{where} of {why}")
+                continue
+            self.side_effects.append({"target": src, "call": method, "args": descs})
 
     def _source_value(self, source):
         """The value `source` names now in the region's call scope, or

@@ -76,6 +76,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         self.stale_vids = set()  # views whose base was updated through another view
         self._paths = None  # id -> source from the arguments (_argument_path)
         self.mutated_containers = {}
+        self.container_calls = []  # [(source, or (id, type) until named; (method, args, kwargs))]
         self.anonymous_containers = {}
         self.unreplayable = []  # finish: why a side effect cannot be replayed
         # In process: keep what a break needs to be resumed after (capture/resume.py);
@@ -903,8 +904,6 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         # The writes that last, with their values now: replayed in process
         # after the built graph (jit/side_effects.py); None: not readable.
         self._name_anonymous_writes()
-        self.unreplayable += [f"it changes {src} with {method}()"
-                              for src, method in self.mutated_containers.items()]
         self.side_effects = []
         for src in self.lasting_writes():
             value = self._source_value(src)
@@ -916,6 +915,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
                 # replayed as the value it has now: right while sizes are static
                 self.static_reason = (f"it writes {src} = {self.size_writes[src]}, a size, "
                                       "into a Python object")
+        self._describe_container_calls(describe)
         self.python_refs = describe.refs
         for g in self.graphs:
             g.output_structure = s if g is last else {"type": "intermediate"}

@@ -28,22 +28,33 @@ def _setter(target):
 
 
 class SideEffects:
-    """Called with (outputs, arguments, refs, L, G) after the graph ran."""
+    """Called with (outputs, arguments, refs, L, G) after the graph ran:
+    writes made again, and container methods (`acc.append(t)`) called again
+    with their arguments rebuilt, in the order the capture saw them."""
 
     def __init__(self, effects):
-        self.writes = [(e["target"], e["value"]) + _setter(e["target"]) for e in effects]
+        self.writes = []  # (descriptions, how to make it again)
+        for e in effects:
+            if "call" in e:
+                container = compile_source([e["target"]])
+                self.writes.append((e["args"], ("call", container, e["call"])))
+            else:
+                owner, (how, name) = _setter(e["target"])
+                self.writes.append(([e["value"]], (how, owner, name)))
 
     def __bool__(self):
         return bool(self.writes)
 
     def descriptions(self):
-        return [value for _, value, _, _ in self.writes]
+        return [d for values, _ in self.writes for d in values]
 
     def __call__(self, outputs, arguments, refs, L, G):
-        for _, value, owner, (how, name) in self.writes:
-            new = _rebuild(value, outputs, arguments, refs)
+        for values, (how, owner, name) in self.writes:
+            new = [_rebuild(v, outputs, arguments, refs) for v in values]
             obj = owner(L, G)[0]
-            if how == "attr":
-                setattr(obj, name, new)
+            if how == "call":
+                getattr(obj, name)(*new)
+            elif how == "attr":
+                setattr(obj, name, new[0])
             else:
-                obj[name(L, G)[0]] = new
+                obj[name(L, G)[0]] = new[0]

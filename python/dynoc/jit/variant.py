@@ -40,6 +40,8 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
         raise NotCompiled(f"{tracker.unreplayable[0]} (a Python side effect dynoc cannot "
                           "replay)")
     for e in tracker.side_effects:
+        if "call" in e:  # a container method, its arguments checked at capture
+            continue
         why = "its value is not readable" if e["value"] is None else \
             results.problem(e["value"]) or \
             (not e.get("constant") and not e.get("size") and
