@@ -1,7 +1,7 @@
 //===- EmitDataMovement.cpp -----------------------------------------------===//
 //
-// Data movement: transposes, copies and casts, expand, stack, unbind, split,
-// slice/select, cat, gather and advanced indexing.
+// Data movement: transposes, copies and casts, expand, as_strided, stack,
+// unbind, split, slice/select, cat, gather and advanced indexing.
 //
 //===----------------------------------------------------------------------===//
 #include "GraphEmitter.h"
@@ -176,6 +176,52 @@ LogicalResult GraphEmitter::emitExpand(Operation *op) {
                     "    dynoc_k::broadcast_copy({2}, {3}, s, shape, {4}); }\n",
                     broadcastStrides(self, outDims), braceList(outDims),
                     name(out), name(self), outDims.size());
+  return success();
+}
+
+/// as_strided(x, size, stride, offset): a strided gather from x's elements in
+/// their dense layout (capture records it only where x's storage is that
+/// layout, capture/op_facts.py), every element read checked to be one of x's.
+LogicalResult GraphEmitter::emitAsStrided(Operation *op) {
+  auto view = cast<aten::AtenAsStridedOp>(op);
+  Value in = view.getSelf(), out = op->getResult(0);
+  ArrayRef<int64_t> size = view.getSize(), stride = view.getStride();
+  const int64_t offset = view.getStorageOffset().value_or(0);
+  if (size.size() != stride.size())
+    return fail(op) << "as_strided with " << size.size() << " sizes and "
+                    << stride.size() << " strides";
+  std::string numel = numelOf(in);
+  if (!isLiteral(numel))
+    return fail(op) << "as_strided of a tensor of dynamic size";
+  int64_t first = offset, last = offset;
+  bool empty = false;
+  for (auto [n, s] : llvm::zip(size, stride)) {
+    empty |= n == 0;
+    (s < 0 ? first : last) += (n - 1) * s;
+  }
+  if (!empty && (first < 0 || last >= std::stoll(numel)))
+    return fail(op) << "as_strided reads elements " << first << " to " << last
+                    << " of a tensor of " << numel;
+  DimList dims;
+  for (int64_t n : size)
+    dims.push_back(std::to_string(n));
+  setDims(out, op, dims);
+  if (empty)
+    return success();
+  if (dims.empty()) { // one element
+    code += llvm::formatv("  dynoc_k::copy({0}, {1} + {2}, sizeof({3}));\n",
+                          name(out), name(in), offset, elemCType(out));
+    return success();
+  }
+  DimList strides;
+  for (int64_t s : stride)
+    strides.push_back(std::to_string(s));
+  code +=
+      llvm::formatv("  {{ const int64_t s[] = {0}, shape[] = {1};\n"
+                    "    dynoc_k::broadcast_copy({2}, {3} + {4}, s, shape, "
+                    "{5}); }\n",
+                    braceList(strides), braceList(dims), name(out), name(in),
+                    offset, dims.size());
   return success();
 }
 

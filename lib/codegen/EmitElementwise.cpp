@@ -162,6 +162,30 @@ DimList GraphEmitter::broadcastDims(Operation *op, ArrayRef<Value> operands) {
   return computed;
 }
 
+/// An integer division's divisor checked for a zero before it runs: ATen
+/// raises ZeroDivisionError there, so a built graph returns
+/// DYNOC_RUN_DIVISION_BY_ZERO (model_abi.h) rather than a number. A zero
+/// scalar divisor is refused at build time (the call runs eagerly and
+/// raises).
+LogicalResult GraphEmitter::emitDivisorCheck(Operation *op) {
+  if (op->getAttr("other")) {
+    if (scalarAttr(op, "other", 1.0) == 0.0)
+      return fail(op) << "'" << op->getName()
+                      << "' divides an integer by zero";
+    return success();
+  }
+  if (!target.hostReadsTensors())
+    return fail(op) << "'" << op->getName() << "' on integers (the "
+                    << target.displayName()
+                    << " backend has no check for a zero divisor yet)";
+  Value divisor = op->getOperand(1);
+  code += llvm::formatv("  if ({0} != 0 && dynoc_k::any_zero({1}, {2}))\n"
+                        "    return DYNOC_RUN_DIVISION_BY_ZERO;\n",
+                        numelOf(op->getResult(0)), name(divisor),
+                        numelOf(divisor));
+  return success();
+}
+
 LogicalResult GraphEmitter::emitBinary(Operation *op) {
   StringRef n = op->getName().getStringRef();
   Value out = op->getResult(0), lhs = op->getOperand(0),
@@ -181,6 +205,8 @@ LogicalResult GraphEmitter::emitBinary(Operation *op) {
   if (f->empty())
     return fail(op) << "'" << n << "' has no elementwise expression";
   setDims(out, op, broadcastDims(op, {lhs, rhs}));
+  if (isIntegerDivision(op) && failed(emitDivisorCheck(op)))
+    return failure();
   if (asLoop) {
     emitAsLoop(op, {lhs, rhs}, ct, *f);
     return success();
@@ -212,6 +238,8 @@ LogicalResult GraphEmitter::emitScalarBinary(Operation *op) {
   if (f->empty())
     return fail(op) << "'" << n << "' has no elementwise expression";
   setDims(out, op, dimsOf(in));
+  if (isIntegerDivision(op) && failed(emitDivisorCheck(op)))
+    return failure();
   if (asLoop) {
     emitAsLoop(op, {in}, param, *f);
     return success();

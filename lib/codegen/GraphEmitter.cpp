@@ -80,6 +80,7 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
       m[n] = &GraphEmitter::emitCopy;
     m["aten.expand"] = &GraphEmitter::emitExpand;
     m["aten.expand_as"] = &GraphEmitter::emitExpand;
+    m["aten.as_strided"] = &GraphEmitter::emitAsStrided;
     m["aten.bmm"] = &GraphEmitter::emitBmm;
     m["aten.convolution"] = &GraphEmitter::emitConvolution;
     m["aten.convolution_backward"] = &GraphEmitter::emitConvolutionBackward;

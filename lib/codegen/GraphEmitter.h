@@ -150,8 +150,8 @@ inline constexpr const char *kSortOps[] = {"aten.sort", "aten.sort.stable",
 /// Which dtypes the kernel libraries run `op` on (a target may run fewer). Data
 /// movement takes any of them, bf16 and f16 included; comparisons and selection
 /// f32, f64, i64 and bool; arithmetic f32, f64 and i64 (add, mul, maximum and
-/// minimum bool too); math functions f32 and f64; the rest (GEMM, convolution,
-/// normalizations, reductions) f32 only.
+/// minimum bool too); math functions f32 and f64; GEMMs f32, f64, i64 and
+/// i32; the rest (convolution, normalizations) f32 only.
 inline unsigned supportedDTypes(Operation *op) {
   static const llvm::StringMap<unsigned> table = [] {
     llvm::StringMap<unsigned> m;
@@ -212,8 +212,8 @@ inline unsigned supportedDTypes(Operation *op) {
     m["aten.bitwise_not"] = kI64 | kI32 | kBool;
     m["aten.avg_pool2d"] = kF32;
     m["aten.pow.Tensor_Tensor"] = kF32 | kF64 | kI32 | kI64; // int powers
-    for (const char *n : {"aten.mm", "aten.addmm", "aten.linear"})
-      m[n] = kF32 | kF64;
+    for (const char *n : {"aten.mm", "aten.addmm", "aten.linear", "aten.bmm"})
+      m[n] = kF32 | kF64 | kI64 | kI32;
     // f64 sums: the gradients of broadcast operands and biases (f64 gradient
     // checks of backward graphs, docs/training.md).
     for (const char *n : {"aten.sum", "aten.sum.dim_IntList", "aten.mean",
@@ -230,9 +230,9 @@ inline unsigned supportedDTypes(Operation *op) {
 #include "dynoc/Codegen/UnaryFunctions.def"
 #define DYNOC_BINARY_FUNCTION(OP, EXPRESSION, DTYPES) m[OP] = DTYPES;
 #include "dynoc/Codegen/BinaryFunctions.def"
-    // Rounding division: floats (an integer zero divisor raises in eager).
+    // Rounding division (an integer zero divisor raises: emitDivisorCheck).
     for (const char *n : {"aten.div.Tensor_mode", "aten.div.Scalar_mode"})
-      m[n] = kF32 | kF64;
+      m[n] = kF32 | kF64 | kI64 | kI32;
     // Float functions read integer and bool operands as their values.
     for (const char *n : {"aten.exp", "aten.tanh", "aten.erf", "aten.sigmoid",
                           "aten.sqrt", "aten.rsqrt", "aten.reciprocal"})
@@ -450,6 +450,8 @@ private:
   LogicalResult emitTranspose(Operation *op);
   LogicalResult emitCopy(Operation *op);
   LogicalResult emitExpand(Operation *op);
+  LogicalResult emitDivisorCheck(Operation *op);
+  LogicalResult emitAsStrided(Operation *op);
   LogicalResult emitBmm(Operation *op);
   LogicalResult emitConvolution(Operation *op);
   LogicalResult emitBatchNorm(Operation *op);

@@ -79,26 +79,30 @@ std::optional<std::string> tableExpr(StringRef op, const std::string &a,
   return llvm::formatv(it->second, a, b).str();
 }
 
-/// div with rounding_mode "trunc" or "floor" (or none: true division) on
-/// floats; floor as ATen computes it (from fmod, so that a quotient just
-/// under an integer does not round up through a / b).
+/// div with rounding_mode "trunc" or "floor" (or none: true division); floor
+/// on floats as ATen computes it (from fmod, so that a quotient just under an
+/// integer does not round up through a / b). Integer divisors are not zero
+/// here (isIntegerDivision: the target checks first).
 FailureOr<std::string> roundingDivision(Operation *op, const std::string &a,
                                         const std::string &b, StringRef ct) {
   auto mode = op->getAttrOfType<StringAttr>("rounding_mode");
   if (!mode)
     return a + " / " + b;
-  if (ct != "float" && ct != "double") {
-    op->emitError() << "dynoc build: integer div with rounding_mode '"
-                    << mode.getValue() << "' is not supported yet";
-    return failure();
-  }
-  if (mode.getValue() == "trunc")
-    return "std::trunc(" + a + " / " + b + ")";
-  if (mode.getValue() != "floor") {
+  if (mode.getValue() != "trunc" && mode.getValue() != "floor") {
     op->emitError() << "dynoc build: unknown rounding_mode '"
                     << mode.getValue() << "'";
     return failure();
   }
+  if (ct != "float" && ct != "double")
+    return mode.getValue() == "trunc"
+               ? "(" + a + ") / (" + b + ")"
+               : llvm::formatv("[](auto a, auto b) {{ auto q = a / b; "
+                               "return a % b != 0 && (a < 0) != (b < 0) ? "
+                               "q - 1 : q; }({0}, {1})",
+                               a, b)
+                     .str();
+  if (mode.getValue() == "trunc")
+    return "std::trunc(" + a + " / " + b + ")";
   return llvm::formatv(
              "[](auto a, auto b) {{ if (b == 0) return a / b; "
              "auto m = std::fmod(a, b); auto d = (a - m) / b; "
@@ -108,6 +112,23 @@ FailureOr<std::string> roundingDivision(Operation *op, const std::string &a,
              ": f; }({0}, {1})",
              a, b)
       .str();
+}
+
+/// remainder (the divisor's sign, as Python's %) and fmod (the dividend's,
+/// as C's %) on integers, exactly; BinaryFunctions.def's are the floats'.
+std::optional<std::string> integerModulo(StringRef n, const std::string &a,
+                                         const std::string &b, StringRef ct) {
+  if (ct == "float" || ct == "double")
+    return std::nullopt;
+  if (n.startswith("aten.fmod."))
+    return "(" + a + ") % (" + b + ")";
+  if (n.startswith("aten.remainder."))
+    return llvm::formatv("[](auto a, auto b) {{ auto m = a % b; "
+                         "return m != 0 && (m < 0) != (b < 0) ? m + b : m; "
+                         "}({0}, {1})",
+                         a, b)
+        .str();
+  return std::nullopt;
 }
 
 /// UnaryFunctions.def's expression of `op` on `x`, its attributes as
@@ -219,6 +240,8 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
   double other = scalarAttr(op, "other", 0.0),
          alpha = scalarAttr(op, "alpha", 1.0);
   std::string literal = (ct + "(" + fmtLiteral(other, ct) + ")").str();
+  if (std::optional<std::string> e = integerModulo(n, x, literal, ct))
+    return *e;
   if (std::optional<std::string> e = tableExpr(n, x, literal))
     return *e;
   if (n == "aten.div.Scalar_mode")
@@ -253,6 +276,8 @@ FailureOr<std::string> binaryExpr(Operation *op, const std::string &a,
     return a + " / " + b;
   if (n == "aten.div.Tensor_mode")
     return roundingDivision(op, a, b, ct);
+  if (std::optional<std::string> e = integerModulo(n, a, b, ct))
+    return *e;
   if (std::optional<std::string> e = tableExpr(n, a, b))
     return *e;
   // NaN propagates, as in ATen.
@@ -282,6 +307,19 @@ elementwiseExpr(Operation *op, ArrayRef<std::string> args, StringRef ctype) {
   if (args.size() == 2)
     return binaryExpr(op, args[0], args[1], ctype);
   return std::string();
+}
+
+bool isIntegerDivision(Operation *op) {
+  StringRef n = op->getName().getStringRef();
+  if (op->getNumResults() != 1)
+    return false;
+  auto type = op->getResult(0).getType().dyn_cast<ShapedType>();
+  if (!type || !type.getElementType().isa<IntegerType>() ||
+      type.getElementType().isInteger(1))
+    return false;
+  return n.startswith("aten.fmod.") || n.startswith("aten.remainder.") ||
+         ((n == "aten.div.Tensor_mode" || n == "aten.div.Scalar_mode") &&
+          op->getAttr("rounding_mode"));
 }
 
 } // namespace codegen

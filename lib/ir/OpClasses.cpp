@@ -32,6 +32,7 @@ bool dynoc::isDataMovementOp(mlir::Operation *op) {
   // Beyond the layout ops: conversions, selection, concatenation, gathers
   // and fills.
   static const llvm::StringSet<> names = {"aten._to_copy",
+                                          "aten.as_strided",
                                           "aten.slice.Tensor",
                                           "aten.select.int",
                                           "aten.cat",

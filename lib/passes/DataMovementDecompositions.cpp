@@ -9,7 +9,8 @@
 // index_copy along a dim is index_put with that dim indexed; index_select
 // and flip are index.Tensor along a dim, roll a cat of two slices per dim,
 // repeat a view, expand and reshape, pixel_shuffle a view, permute and
-// reshape.
+// reshape, diagonal an as_strided of the dense layout, masked_scatter a
+// gather at the mask's running count.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -428,13 +429,102 @@ struct PixelShuffleAsPermute : OpRewritePattern<AtenPixelShuffleOp> {
     return success();
   }
 };
+/// diagonal(x, offset, dim1, dim2) of a static shape: as_strided over x's
+/// dense layout, the diagonal's stride the sum of dim1's and dim2's, after
+/// the other dims (ATen's order).
+struct DiagonalAsStrided : OpRewritePattern<AtenDiagonalOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenDiagonalOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().cast<RankedTensorType>();
+    if (!type.hasStaticShape() || type.getRank() < 2)
+      return rewriter.notifyMatchFailure(op, "not a static shape of rank 2+");
+    const int64_t rank = type.getRank();
+    auto wrap = [&](int64_t d) { return d < 0 ? d + rank : d; };
+    int64_t d1 = wrap(op.getDim1().value_or(0)),
+            d2 = wrap(op.getDim2().value_or(1)), offset = op.getOffset().value_or(0);
+    if (d1 == d2 || d1 < 0 || d2 < 0 || d1 >= rank || d2 >= rank)
+      return rewriter.notifyMatchFailure(op, "dims out of range or equal");
+    ArrayRef<int64_t> shape = type.getShape();
+    SmallVector<int64_t> dense(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      dense[d] = dense[d + 1] * shape[d + 1];
+    int64_t length = std::max<int64_t>(
+        0, offset >= 0 ? std::min(shape[d1], shape[d2] - offset)
+                       : std::min(shape[d1] + offset, shape[d2]));
+    int64_t start = length == 0 ? 0
+                    : offset >= 0 ? offset * dense[d2]
+                                  : -offset * dense[d1];
+    SmallVector<int64_t> sizes, strides;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != d1 && d != d2)
+        sizes.push_back(shape[d]), strides.push_back(dense[d]);
+    sizes.push_back(length);
+    strides.push_back(dense[d1] + dense[d2]);
+    if (op.getType().cast<RankedTensorType>().getShape() != ArrayRef(sizes))
+      return rewriter.notifyMatchFailure(op, "result shape differs");
+    rewriter.replaceOpWithNewOp<AtenAsStridedOp>(
+        op, op.getType(), op.getSelf(), rewriter.getDenseI64ArrayAttr(sizes),
+        rewriter.getDenseI64ArrayAttr(strides),
+        rewriter.getI64IntegerAttr(start));
+    return success();
+  }
+};
+/// masked_scatter(self, mask, source) of static shapes: the k-th true
+/// position of the mask (broadcast to self) takes source's k-th element, in
+/// row-major order: where(mask, source.flatten()[cumsum(mask) - 1], self)
+/// (a false before the first true picks position -1, the last: in bounds,
+/// not taken). A source with fewer elements than the mask has trues fails
+/// index.Tensor's bounds check at run time (eager raises too).
+struct MaskedScatterAsIndex : OpRewritePattern<AtenMaskedScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenMaskedScatterOp op,
+                                PatternRewriter &rewriter) const override {
+    auto self = op.getSelf().getType().cast<RankedTensorType>();
+    auto mask = op.getMask().getType().cast<RankedTensorType>();
+    auto source = op.getSource().getType().cast<RankedTensorType>();
+    if (!self.hasStaticShape() || !mask.hasStaticShape() ||
+        !source.hasStaticShape() || source.getNumElements() == 0 ||
+        mask.getRank() > self.getRank())
+      return rewriter.notifyMatchFailure(op, "dynamic, empty or wider shapes");
+    Location loc = op.getLoc();
+    Type i1 = rewriter.getI1Type(), i64 = rewriter.getI64Type();
+    const int64_t n = self.getNumElements();
+    Value full = op.getMask();
+    if (mask.getShape() != self.getShape())
+      full = rewriter.create<AtenExpandOp>(
+          loc, RankedTensorType::get(self.getShape(), i1), full,
+          rewriter.getDenseI64ArrayAttr(self.getShape()), BoolAttr());
+    auto flat = [&](Value v, int64_t count, Type element) -> Value {
+      return rewriter.create<AtenReshapeOp>(
+          loc, RankedTensorType::get({count}, element), v,
+          rewriter.getDenseI64ArrayAttr({count}));
+    };
+    auto vector = RankedTensorType::get({n}, i64);
+    Value position = rewriter.create<AtenCumsumOp>(
+        loc, vector, flat(full, n, i1), rewriter.getI64IntegerAttr(0),
+        TypeAttr::get(i64));
+    position = rewriter.create<AtenSubScalarOp>(
+        loc, vector, position, rewriter.getI64IntegerAttr(1), Attribute());
+    Value picked = pickAlong(
+        rewriter, loc,
+        flat(op.getSource(), source.getNumElements(), self.getElementType()),
+        0, position);
+    picked = rewriter.create<AtenReshapeOp>(
+        loc, self, picked, rewriter.getDenseI64ArrayAttr(self.getShape()));
+    rewriter.replaceOpWithNewOp<AtenWhereSelfOp>(op, op.getType(), full, picked,
+                                                 op.getSelf());
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateDataMovementDecompositions(RewritePatternSet &patterns) {
   patterns.add<CopyOfSameType, FillScalarAsFullLike, FillTensorAsExpand,
                IndexCopyAsIndexPut, SelectScatterAsIndexPut,
                SliceScatterAsIndexPut, SplitWithSizes, FlipAsIndex,
-               RollAsSlices, RepeatAsExpand, PixelShuffleAsPermute>(
+               RollAsSlices, RepeatAsExpand, PixelShuffleAsPermute,
+               DiagonalAsStrided, MaskedScatterAsIndex>(
       patterns.getContext());
   // Matrix rows as an embedding lookup before the general form.
   patterns.add<IndexSelectRows>(patterns.getContext(), /*benefit=*/2);

@@ -43,16 +43,6 @@ bool isReduced(Type t) {
 
 Type elementType(Type t) { return t.cast<ShapedType>().getElementType(); }
 
-/// aten._to_copy(v) {dtype = element}, as dynoc-widen-reduced-precision
-/// writes it.
-Value convert(PatternRewriter &rewriter, Location loc, Value v, Type element) {
-  auto type = v.getType().cast<RankedTensorType>();
-  return build(rewriter, loc, "aten._to_copy",
-               RankedTensorType::get(type.getShape(), element,
-                                     type.getEncoding()),
-               v, {rewriter.getNamedAttr("dtype", TypeAttr::get(element))});
-}
-
 /// Folds one eval-mode batch norm (native_batch_norm with training = false,
 /// or _native_batch_norm_legit_no_training) into the convolution it reads.
 struct FoldIntoConvolution : RewritePattern {
@@ -107,10 +97,10 @@ struct FoldIntoConvolution : RewritePattern {
     // bf16 graph widens them there).
     rewriter.setInsertionPoint(bn);
     auto widened = [&](Value v) {
-      return widen ? convert(rewriter, loc, v, rewriter.getF32Type()) : v;
+      return widen ? dynoc::convertElementType(rewriter, loc, v, rewriter.getF32Type()) : v;
     };
     auto narrowed = [&](Value v) {
-      return widen ? convert(rewriter, loc, v, reduced) : v;
+      return widen ? dynoc::convertElementType(rewriter, loc, v, reduced) : v;
     };
     Value gamma = bn->getOperand(1), beta = bn->getOperand(2),
           mean = bn->getOperand(3), var = bn->getOperand(4);
@@ -152,7 +142,7 @@ struct FoldIntoConvolution : RewritePattern {
     // The batch norm's f32 result is now the folded convolution's, widened.
     Value result = folded->getResult(0);
     if (widen)
-      result = convert(rewriter, loc, result, rewriter.getF32Type());
+      result = dynoc::convertElementType(rewriter, loc, result, rewriter.getF32Type());
     rewriter.replaceAllUsesWith(bn->getResult(0), result);
     rewriter.eraseOp(bn);
     if (widen)

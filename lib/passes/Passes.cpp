@@ -42,3 +42,14 @@ bool dynoc::usesMaskedResult(mlir::Operation *op, llvm::ArrayRef<bool> mask) {
       return true;
   return false;
 }
+
+mlir::Value dynoc::convertElementType(mlir::OpBuilder &b, mlir::Location loc,
+                                      mlir::Value v, mlir::Type element) {
+  auto type = v.getType().cast<mlir::RankedTensorType>();
+  mlir::OperationState state(loc, "aten._to_copy");
+  state.addOperands(v);
+  state.addTypes(mlir::RankedTensorType::get(type.getShape(), element,
+                                             type.getEncoding()));
+  state.addAttribute("dtype", mlir::TypeAttr::get(element));
+  return b.create(state)->getResult(0);
+}

@@ -5,7 +5,7 @@
 // training mode (its batch mean and inverse standard deviation) and
 // native_batch_norm_backward (docs/training.md), and native_group_norm; and
 // max/min of a whole tensor as amax/amin, max.dim/min.dim as amax/amin and
-// argmax/argmin.
+// argmax/argmin, any/all as amax/amin of `x != 0`.
 // Static shapes: the element counts they divide by are constants of the
 // graph.
 //
@@ -439,14 +439,62 @@ struct WholeTensorReduction : OpRewritePattern<Op> {
   LogicalResult matchAndRewrite(Op op,
                                 PatternRewriter &rewriter) const override {
     auto type = op.getSelf().getType().template cast<RankedTensorType>();
-    if (type.getRank() == 0)
-      return rewriter.notifyMatchFailure(op, "a 0-d tensor");
-    SmallVector<int64_t> dims;
+    SmallVector<int64_t> dims; // none for a 0-d tensor: its one element
     for (int64_t d = 0; d < type.getRank(); ++d)
       dims.push_back(d);
     rewriter.replaceOpWithNewOp<Reduce>(op, op.getType(), op.getSelf(),
                                         rewriter.getDenseI64ArrayAttr(dims),
                                         rewriter.getBoolAttr(false));
+    return success();
+  }
+};
+
+/// The dims any/all reduce: all of them (none of a 0-d tensor) where the op
+/// names none, else those it names, wrapped.
+SmallVector<int64_t> truthDims(Operation *op, int64_t rank) {
+  SmallVector<int64_t> dims;
+  if (auto one = op->getAttrOfType<IntegerAttr>("dim"))
+    dims.push_back(one.getInt());
+  else if (auto many = op->getAttrOfType<DenseI64ArrayAttr>("dim"))
+    dims.assign(many.asArrayRef().begin(), many.asArrayRef().end());
+  if (dims.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+  for (int64_t &d : dims)
+    if (d < 0)
+      d += std::max<int64_t>(rank, 1);
+  if (rank == 0)
+    dims.clear();
+  return dims;
+}
+
+/// any / all (of a whole tensor, along a dim, along dims): amax / amin of the
+/// bool tensor `x != 0` (NaN counts as true, as in ATen); the result converts
+/// to uint8 where ATen gives uint8 (a uint8 input's).
+template <class Op, class Reduce>
+struct TruthReduction : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().template cast<RankedTensorType>();
+    auto resultType = op.getType().template cast<RankedTensorType>();
+    Type i1 = rewriter.getI1Type();
+    Value truth = op.getSelf();
+    if (!type.getElementType().isInteger(1))
+      truth = rewriter.create<AtenNeScalarOp>(
+          op.getLoc(), RankedTensorType::get(type.getShape(), i1), truth,
+          type.getElementType().template isa<FloatType>()
+              ? Attribute(rewriter.getF64FloatAttr(0.0))
+              : Attribute(rewriter.getI64IntegerAttr(0)));
+    auto keep = op->template getAttrOfType<BoolAttr>("keepdim");
+    Value reduced = rewriter.create<Reduce>(
+        op.getLoc(), RankedTensorType::get(resultType.getShape(), i1), truth,
+        rewriter.getDenseI64ArrayAttr(truthDims(op, type.getRank())),
+        rewriter.getBoolAttr(keep && keep.getValue()));
+    if (!resultType.getElementType().isInteger(1))
+      reduced = dynoc::convertElementType(rewriter, op.getLoc(), reduced,
+                                          resultType.getElementType());
+    rewriter.replaceOp(op, reduced);
     return success();
   }
 };
@@ -480,6 +528,12 @@ void dynoc::populateStatisticsDecompositions(RewritePatternSet &patterns) {
                WholeTensorReduction<AtenMaxOp, AtenAmaxOp>,
                WholeTensorReduction<AtenMinOp, AtenAminOp>,
                ExtremumAlongDim<AtenMaxDimOp, AtenAmaxOp, AtenArgmaxOp>,
-               ExtremumAlongDim<AtenMinDimOp, AtenAminOp, AtenArgminOp>>(
+               ExtremumAlongDim<AtenMinDimOp, AtenAminOp, AtenArgminOp>,
+               TruthReduction<AtenAnyOp, AtenAmaxOp>,
+               TruthReduction<AtenAnyDimOp, AtenAmaxOp>,
+               TruthReduction<AtenAnyDimsOp, AtenAmaxOp>,
+               TruthReduction<AtenAllOp, AtenAminOp>,
+               TruthReduction<AtenAllDimOp, AtenAminOp>,
+               TruthReduction<AtenAllDimsOp, AtenAminOp>>(
       patterns.getContext());
 }

@@ -28,14 +28,15 @@ using namespace mlir;
 namespace {
 
 /// The type an op computes in instead of `t`'s element type: f32 for bf16
-/// and f16, i32 for 8- and 16-bit integers (their arithmetic wraps the same
-/// once the result converts back), or null where `t` is not narrow.
-Type widened(Type t) {
+/// and f16 (unless the op computes in them itself, `keepFloats`), i32 for 8-
+/// and 16-bit integers (their arithmetic wraps the same once the result
+/// converts back), or null where `t` stays.
+Type widened(Type t, bool keepFloats) {
   auto rt = t.dyn_cast<RankedTensorType>();
   if (!rt)
     return {};
   Type e = rt.getElementType();
-  if (e.isBF16() || e.isF16())
+  if ((e.isBF16() || e.isF16()) && !keepFloats)
     return Float32Type::get(t.getContext());
   if (e.isSignlessInteger(8) || e.isSignlessInteger(16) ||
       e.isUnsignedInteger(8))
@@ -43,20 +44,9 @@ Type widened(Type t) {
   return {};
 }
 
-bool isReduced(Type t) { return bool(widened(t)); }
-
 RankedTensorType withElementType(Type t, Type element) {
   auto rt = t.cast<RankedTensorType>();
   return RankedTensorType::get(rt.getShape(), element, rt.getEncoding());
-}
-
-/// aten._to_copy(v) {dtype = element}.
-Value convert(OpBuilder &b, Location loc, Value v, Type element) {
-  OperationState state(loc, "aten._to_copy");
-  state.addOperands(v);
-  state.addTypes(withElementType(v.getType(), element));
-  state.addAttribute("dtype", TypeAttr::get(element));
-  return b.create(state)->getResult(0);
 }
 
 struct WidenReducedPrecisionPass
@@ -66,28 +56,30 @@ struct WidenReducedPrecisionPass
     llvm::StringSet<> keep;
     for (const std::string &n : keepOps)
       keep.insert(n);
-    SmallVector<Operation *> ops;
+    SmallVector<std::pair<Operation *, bool>> ops; // and whether it is kept
     getOperation().walk([&](Operation *op) {
-      if (op->getName().getDialectNamespace() == "aten" &&
-          !dynoc::isDataMovementOp(op) &&
-          !keep.contains(op->getName().getStringRef()) &&
-          (llvm::any_of(op->getOperandTypes(), isReduced) ||
-           llvm::any_of(op->getResultTypes(), isReduced)))
-        ops.push_back(op);
+      if (op->getName().getDialectNamespace() != "aten" ||
+          dynoc::isDataMovementOp(op))
+        return;
+      bool kept = keep.contains(op->getName().getStringRef());
+      auto narrow = [&](Type t) { return bool(widened(t, kept)); };
+      if (llvm::any_of(op->getOperandTypes(), narrow) ||
+          llvm::any_of(op->getResultTypes(), narrow))
+        ops.push_back({op, kept});
     });
-    for (Operation *op : ops) {
+    for (auto [op, kept] : ops) {
       OpBuilder b(op);
       for (OpOperand &use : op->getOpOperands())
-        if (Type wide = widened(use.get().getType()))
-          use.set(convert(b, op->getLoc(), use.get(), wide));
+        if (Type wide = widened(use.get().getType(), kept))
+          use.set(dynoc::convertElementType(b, op->getLoc(), use.get(), wide));
       b.setInsertionPointAfter(op);
       for (Value r : op->getResults()) {
-        Type wide = widened(r.getType());
+        Type wide = widened(r.getType(), kept);
         if (!wide)
           continue;
         Type reduced = r.getType().cast<RankedTensorType>().getElementType();
         r.setType(withElementType(r.getType(), wide));
-        Value narrowed = convert(b, op->getLoc(), r, reduced);
+        Value narrowed = dynoc::convertElementType(b, op->getLoc(), r, reduced);
         r.replaceAllUsesExcept(narrowed, narrowed.getDefiningOp());
       }
     }

@@ -312,6 +312,14 @@ inline void permute(T *out, const T *in, const int64_t *inShape,
   }
 }
 
+// Whether any of n elements is zero (an integer divisor, where ATen raises).
+template <class T> inline bool any_zero(const T *x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (x[i] == 0)
+      return true;
+  return false;
+}
+
 // Row-major C = alpha * op(A) @ op(B) + beta * C through oneDNN.
 inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
                 float alpha, const float *A, const float *B, float beta,

@@ -9,33 +9,63 @@
 
 namespace dynoc_k {
 
-// f64 GEMM (oneDNN has no f64 sgemm): row-major C = alpha * A @ op(B) + beta
-// * C, rows in parallel, the k loop outside the j loop for unit-stride B.
+// GEMMs on f64 and 32/64-bit integers (oneDNN's sgemm is f32 only; 8- and
+// 16-bit integers are widened to i32 before they get here): row-major C =
+// alpha * op(A) @ op(B) + beta * C, rows in parallel, the k loop outside the j
+// loop for unit-stride B. Integers accumulate in int64 and wrap when stored,
+// as ATen's do (the low bits of a sum do not depend on the width it is
+// summed in).
+template <class T>
+using exact_gemm_acc =
+    std::conditional_t<std::is_integral<T>::value, int64_t, double>;
+template <class T, std::enable_if_t<std::is_same<T, double>::value ||
+                                        std::is_same<T, int64_t>::value ||
+                                        std::is_same<T, int32_t>::value,
+                                    int> = 0>
 inline int gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
-                double alpha, const double *A, const double *B, double beta,
-                double *C) {
+                double alpha, const T *A, const T *B, double beta, T *C) {
+  using Acc = exact_gemm_acc<T>;
+  const Acc al = Acc(alpha), be = Acc(beta);
 #pragma omp parallel for if (M * N * K > kParallelGrain)
   for (int64_t i = 0; i < M; ++i) {
-    double *c = C + i * N;
-    for (int64_t j = 0; j < N; ++j)
-      c[j] = beta == 0 ? 0.0 : beta * c[j];
+    std::vector<Acc> c(N);
+    T *out = C + i * N;
     for (int64_t k = 0; k < K; ++k) {
-      double a = alpha * (transA ? A[k * M + i] : A[i * K + k]);
+      const Acc a = Acc(transA ? A[k * M + i] : A[i * K + k]);
       if (transB)
         for (int64_t j = 0; j < N; ++j)
-          c[j] += a * B[j * K + k];
+          c[j] += a * Acc(B[j * K + k]);
       else
         for (int64_t j = 0; j < N; ++j)
-          c[j] += a * B[k * N + j];
+          c[j] += a * Acc(B[k * N + j]);
     }
+    for (int64_t j = 0; j < N; ++j)
+      out[j] = T(al * c[j] + (beta == 0 ? Acc(0) : be * Acc(out[j])));
   }
   return 0;
 }
 
-inline void expand(double *out, const double *in, const int64_t *s,
-                   const int64_t *shape, int rank, double scale) {
-  binary<double>(out, in, s, in, s, shape, rank,
-                 [scale](double x, double) { return x * scale; });
+template <class T, std::enable_if_t<std::is_same<T, double>::value ||
+                                        std::is_same<T, int64_t>::value ||
+                                        std::is_same<T, int32_t>::value,
+                                    int> = 0>
+inline int bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const T *A,
+               int64_t sa, const T *B, int64_t sb, T *C) {
+  for (int64_t b = 0; b < batch; ++b)
+    gemm(false, false, M, N, K, 1.0, A + b * sa, B + b * sb, 0.0,
+         C + b * M * N);
+  return 0;
+}
+
+template <class T, std::enable_if_t<std::is_same<T, double>::value ||
+                                        std::is_same<T, int64_t>::value ||
+                                        std::is_same<T, int32_t>::value,
+                                    int> = 0>
+inline void expand(T *out, const T *in, const int64_t *s, const int64_t *shape,
+                   int rank, double scale) {
+  using Acc = exact_gemm_acc<T>;
+  binary<T>(out, in, s, in, s, shape, rank,
+            [scale](T x, T) { return T(Acc(scale) * Acc(x)); });
 }
 
 // --- GEMMs on bf16/f16 (CpuTarget lists them as computing in the reduced

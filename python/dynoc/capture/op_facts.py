@@ -1,8 +1,9 @@
 """What the recorder knows about ATen ops (a leaf): the calls that make a
 Python value or mark the profiler, the in-place ops and their functional
 twins, the ops whose running statistics change though their schema says not,
-each op's argument types, the in-place metadata ops and their view ops, and
-the ops ATen defines only by their decomposition.
+each op's argument types, the in-place metadata ops and their view ops, the
+ops ATen defines only by their decomposition, and where as_strided's view is
+one of the graph's values.
 """
 import re
 
@@ -128,3 +129,26 @@ def _composite(func):
         known = _COMPOSITE[func] = has(name, "CompositeImplicitAutograd") and not any(
             has(name, key) for key in ("CPU", "CUDA", "CompositeExplicitAutograd", "Meta"))
     return known
+
+
+def as_strided_unreadable(args, kwargs):
+    """Why as_strided(self, size, stride, storage_offset) cannot be recorded, or
+    None: it addresses self's storage, a graph value holds self's elements in
+    their dense layout, so the two agree only where self is contiguous from
+    the start of its storage and every element the view reads is one of its."""
+    names = ("self", "size", "stride", "storage_offset")
+    bound = dict(zip(names, args), **kwargs)
+    x, size, stride = bound["self"], bound["size"], bound["stride"]
+    offset = bound.get("storage_offset")
+    offset = x.storage_offset() if offset is None else offset
+    if not x.is_contiguous() or x.storage_offset() != 0:
+        return ("as_strided of a tensor that is not contiguous from the start of its "
+                "storage (it addresses storage, not elements)")
+    if any(n == 0 for n in size):
+        return None
+    first = offset + sum((n - 1) * s for n, s in zip(size, stride) if s < 0)
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride) if s > 0)
+    if first < 0 or last >= x.numel():
+        return (f"as_strided reads storage elements {first} to {last} of a tensor of "
+                f"{x.numel()} elements")
+    return None

@@ -23,7 +23,8 @@ from .evaluator_hooks import EvaluatorHooks
 from .python_writes import _UNREAD, PythonWrites
 from .view_updates import ViewUpdates
 from .graph import Graph, Node, Value
-from .op_facts import (_MARKERS, _ESCAPES, _running_stats, _op_name, _is_tensor_list_type, _functional_variant, _arg_types, _INPLACE_VIEWS, _composite)
+from .op_facts import (_MARKERS, _ESCAPES, _running_stats, _op_name, _is_tensor_list_type, _functional_variant, _arg_types, _INPLACE_VIEWS, _composite,
+                       as_strided_unreadable)
 from .results import Describer
 from .size_operands import SizeOperands
 from .values import _as_values, _tensors
@@ -52,6 +53,9 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         self.params = params  # id(tensor) -> (kind, name)
         self.graphs = []
         self.breaks = []
+        # Where an op addressed storage (as_strided): a variant that breaks
+        # hands eager code dense copies of its views, so it does not resume.
+        self.storage_reads = []
         self.value_guards = {}
         self.hook_sources = []  # module trees whose hooks are guarded
         self.size_guards = {}  # guard text -> None, in the order decided
@@ -554,6 +558,11 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             out = results_of(out)
         recorded = recorded_from = func
         view_chain = None  # an in-place update of a view: the views to its base
+        if func is torch.ops.aten.as_strided.default:
+            self.storage_reads.append(self.region.session.user_location())
+            why = as_strided_unreadable(args, kwargs)
+            if why:
+                raise mw.Unencodable(why)
         if not func._schema.is_mutable:
             mw.check_op(_op_name(func))
         else:

@@ -99,6 +99,10 @@ def _resuming_variant(graphs, tracker, weights, sources, backend, G, build=True)
         raise NotCompiled(f"{where}: it cannot be resumed after: {point or 'no snapshot'}")
     if any(g.kind == "backward" for g in graphs):
         raise NotCompiled(f"{where}: the region runs a backward pass itself")
+    if tracker.storage_reads:
+        raise NotCompiled(f"{where}: as_strided at {tracker.storage_reads[0]} addresses "
+                          "storage, and a graph before a break hands on dense copies of "
+                          "views")
     if tracker.unreplayable:
         raise NotCompiled(f"{where}: {tracker.unreplayable[0]} (a Python side effect dynoc "
                           "cannot replay)")

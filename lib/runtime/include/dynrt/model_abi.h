@@ -21,7 +21,9 @@
 //       args: one data pointer per graph argument (user inputs, then weights,
 //       in the manifest's order); outputs: contiguous buffers of the shapes
 //       <shapes> gave; workspace: at least workspace_bytes, 64-byte aligned.
-//       Returns 0, or nonzero if a kernel failed. Reentrant: calls with
+//       Returns 0, or nonzero if a kernel failed
+//       (DYNOC_RUN_DIVISION_BY_ZERO: an integer division or remainder by
+//       zero, where ATen raises ZeroDivisionError; no version change). Reentrant: calls with
 //       different workspaces may run at the same time.
 //
 // A graph may have a prepare function (the manifest's `prepare` object, same
@@ -86,6 +88,7 @@
 #define DYNOC_MODEL_WEIGHTS_SYMBOL "dynoc_model_weights"
 #define DYNOC_MODEL_DEVICE_SYMBOL "dynoc_model_device"
 #define DYNOC_MODEL_WEIGHT_CHANGED_SYMBOL "dynoc_model_weight_changed"
+#define DYNOC_RUN_DIVISION_BY_ZERO 602
 
 #define DYNOC_DEVICE_API_VERSION 1
 enum dynoc_copy_kind {

@@ -42,6 +42,11 @@ mlir::FailureOr<std::string> elementwiseExpr(mlir::Operation *op,
                                              llvm::ArrayRef<std::string> args,
                                              llvm::StringRef ctype);
 
+/// Whether `op` divides integers (div with a rounding mode, remainder, fmod
+/// on an integer result): a zero divisor raises ZeroDivisionError in ATen, so
+/// the target checks for one before the op runs.
+bool isIntegerDivision(mlir::Operation *op);
+
 } // namespace codegen
 } // namespace dynoc
 

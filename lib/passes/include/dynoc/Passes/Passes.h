@@ -57,6 +57,11 @@ mlir::LogicalResult applyPatternsOrReport(mlir::Operation *op,
 /// so the graph is malformed and decompositions leave the op for its error.
 bool usesMaskedResult(mlir::Operation *op, llvm::ArrayRef<bool> mask);
 
+/// aten._to_copy(v) {dtype = element}: `v`'s elements converted to `element`
+/// (the conversion dynoc-widen-reduced-precision writes around an op).
+mlir::Value convertElementType(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value v, mlir::Type element);
+
 #define GEN_PASS_DECL
 #include "dynoc/Passes/Passes.h.inc"
 

@@ -37,7 +37,7 @@ def WidenReducedPrecision
     bitwise ops give the same result modulo 2^8 or 2^16 either way.
     A target whose kernels compute some ops in bf16/f16 themselves (the CUDA
     target's cuBLASLt GEMMs, accumulating in f32) names them in `keep`; those
-    ops are left alone.
+    ops keep their bf16/f16 values (their 8/16-bit integers still widen).
   }];
   let options = [
     ListOption<"keepOps", "keep", "std::string",
