@@ -149,6 +149,8 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
       m[n] = &GraphEmitter::emitScatter;
     for (const char *n : kSortOps)
       m[n] = &GraphEmitter::emitSort;
+    for (const char *n : kResamplingOps)
+      m[n] = &GraphEmitter::emitResampling;
     m["aten.slice.Tensor"] = &GraphEmitter::emitSliceSelect;
     m["aten.select.int"] = &GraphEmitter::emitSliceSelect;
     m["aten.cat"] = &GraphEmitter::emitCat;

@@ -143,6 +143,19 @@ inline constexpr const char *kScatterOps[] = {
     "aten.scatter.value_reduce", "aten.scatter_add",  "aten.scatter_reduce.two",
     "aten.index_add"};
 
+/// Padding, upsampling and adaptive pooling (EmitResampling.cpp): the
+/// gathers (pads, nearest) in every dtype, the interpolations f32 and f64.
+inline constexpr const char *kResamplingOps[] = {
+    "aten.reflection_pad1d",        "aten.reflection_pad2d",
+    "aten.reflection_pad3d",        "aten.replication_pad1d",
+    "aten.replication_pad2d",       "aten.replication_pad3d",
+    "aten.upsample_nearest1d",      "aten.upsample_nearest2d",
+    "aten.upsample_nearest3d",      "aten._upsample_nearest_exact1d",
+    "aten._upsample_nearest_exact2d", "aten._upsample_nearest_exact3d",
+    "aten.upsample_linear1d",       "aten.upsample_bilinear2d",
+    "aten.upsample_trilinear3d",    "aten._adaptive_avg_pool2d",
+    "aten._adaptive_avg_pool3d"};
+
 /// sort and topk (EmitNN.cpp's emitSort), in every dtype.
 inline constexpr const char *kSortOps[] = {"aten.sort", "aten.sort.stable",
                                            "aten.topk"};
@@ -206,6 +219,9 @@ inline unsigned supportedDTypes(Operation *op) {
       m[n] = kAnyDType;
     for (const char *n : kSortOps)
       m[n] = kAnyDType; // int64 indices
+    for (StringRef n : kResamplingOps)
+      m[n] = n.contains("pad") || n.contains("nearest") ? kAnyDType
+                                                         : kF32 | kF64;
     for (const char *n : {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
                           "aten.bitwise_xor.Tensor"})
       m[n] = kI64 | kI32 | kBool;
@@ -512,6 +528,7 @@ private:
   // EmitIndexing.cpp
   LogicalResult emitCumsum(Operation *op);
   LogicalResult emitConstantPad(Operation *op);
+  LogicalResult emitResampling(Operation *op);
   // EmitCollectives.cpp
   LogicalResult emitCollective(Operation *op);
   LogicalResult emitAllToAll(dynoc::AllToAllSingleOp op);
