@@ -128,12 +128,13 @@ LogicalResult GraphEmitter::emitMaxPool(Operation *op) {
   Value indices = op->getResult(1);
   if (!target.poolingIndices() && failed(onlyFirstResult(op, "indices")))
     return failure();
-  if (mp.getCeilMode() && *mp.getCeilMode())
-    return fail(op) << "max_pool2d with ceil_mode "
-                       "is not supported yet";
+  const bool ceil = mp.getCeilMode() && *mp.getCeilMode();
   const DimList &in = dimsOf(mp.getSelf());
   if (in.size() != 4)
     return fail(op) << "max_pool2d expects NCHW";
+  if (ceil && !(isLiteral(in[2]) && isLiteral(in[3])))
+    return fail(op) << "max_pool2d with ceil_mode of a dynamic height or "
+                       "width is not supported yet";
   auto pair = [&](std::optional<ArrayRef<int64_t>> v, int64_t dflt, int i) {
     return !v || v->empty() ? dflt : (*v)[v->size() == 1 ? 0 : i];
   };
@@ -142,10 +143,17 @@ LogicalResult GraphEmitter::emitMaxPool(Operation *op) {
   int64_t sh = pair(mp.getStride(), kh, 0), sw = pair(mp.getStride(), kw, 1);
   int64_t ph = pair(mp.getPadding(), 0, 0), pw = pair(mp.getPadding(), 0, 1);
   int64_t dh = pair(mp.getDilation(), 1, 0), dw = pair(mp.getDilation(), 1, 1);
+  // ATen's pooling_output_shape: with ceil_mode the last window may start
+  // past the input, not past its left padding (the kernels bound-check).
   auto outDim = [&](const std::string &x, int64_t p, int64_t d, int64_t kk,
                     int64_t s) {
-    if (isLiteral(x))
-      return std::to_string((std::stoll(x) + 2 * p - d * (kk - 1) - 1) / s + 1);
+    if (isLiteral(x)) {
+      int64_t n = std::stoll(x), span = n + 2 * p - d * (kk - 1) - 1;
+      int64_t o = (ceil ? (span + s - 1) / s : span / s) + 1;
+      if (ceil && (o - 1) * s >= n + p)
+        --o;
+      return std::to_string(o);
+    }
     return resolved("(" + x + " + " + std::to_string(2 * p - d * (kk - 1) - 1) +
                     ") / " + std::to_string(s) + " + 1");
   };

@@ -103,6 +103,8 @@ const llvm::StringMap<GraphEmitter::EmitFn> &GraphEmitter::table() {
     m["aten.unsafe_split.Tensor"] = &GraphEmitter::emitSplit;
     m["aten.leaky_relu"] = &GraphEmitter::emitUnary;
     m["aten.hardtanh"] = &GraphEmitter::emitUnary; // relu6, F.hardtanh
+    for (const char *n : {"aten.clamp", "aten.clamp_min", "aten.clamp_max"})
+      m[n] = &GraphEmitter::emitUnary;
     m["aten.arange.start"] = &GraphEmitter::emitArange;
     m["aten.arange.start_step"] = &GraphEmitter::emitArange;
     m["aten.zero"] = &GraphEmitter::emitFull;

@@ -199,13 +199,16 @@ inline unsigned supportedDTypes(Operation *op) {
     for (const char *n : {"aten.erf", "aten.exp", "aten.tanh"})
       m[n] = kF32 | kF64;
     m["aten.leaky_relu"] = kF32 | kF64;
-    m["aten.hardtanh"] = kF32 | kF64 | kI64 | kI32;
+    for (const char *n :
+         {"aten.hardtanh", "aten.clamp", "aten.clamp_min", "aten.clamp_max"})
+      m[n] = kF32 | kF64 | kI64 | kI32;
     m["aten.mse_loss"] = kF32 | kF64;
     m["aten.embedding_dense_backward"] = kF32 | kF64 | kI64; // int64 indices
     // Max pooling's int64 indices (a training forward's, its backward's).
     for (const char *n : {"aten.max_pool2d_with_indices",
                           "aten.max_pool2d_with_indices_backward"})
       m[n] = kF32 | kI64;
+    m["aten.max_pool2d_with_indices"] |= kF64 | kI32;
     m["aten.cumsum"] = kF32 | kF64 | kI64 | kI32 | kBool;
     // Collectives move elements (DDP broadcasts a bool mask buffer); the
     // reducing ones reduce numbers.

@@ -180,6 +180,20 @@ FailureOr<std::string> unaryExpr(Operation *op, const std::string &x,
     return "std::exp(" + x + ")";
   if (std::optional<std::string> e = unaryTableExpr(op, x, ct))
     return *e;
+  if (n == "aten.clamp" || n == "aten.clamp_min" || n == "aten.clamp_max") {
+    // max(x, min) then min(., max), a NaN x staying NaN, as ATen's clamp.
+    std::string e = x;
+    auto bounded = [&](StringRef attr, StringRef cmp) {
+      if (op->getAttr(attr))
+        e = llvm::formatv("[](auto v, auto b) {{ return v {0} b ? b : v; "
+                          "}({1}, {2})",
+                          cmp, e, fmtLiteral(scalarAttr(op, attr, 0), ct))
+                .str();
+    };
+    bounded("min", "<");
+    bounded("max", ">");
+    return e;
+  }
   if (n == "aten.tanh")
     return "std::tanh(" + x + ")";
   if (n == "aten.sigmoid")

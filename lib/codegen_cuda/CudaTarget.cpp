@@ -25,7 +25,8 @@ const char *const kSupportedOps[] = {
     "aten.relu", "aten.sigmoid", "aten.tanh", "aten.neg", "aten.exp",
     "aten.gelu", "aten.silu", "aten.sqrt", "aten.rsqrt", "aten.abs",
     "aten.logical_not", "aten.leaky_relu",
-    "aten.hardtanh", "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+    "aten.hardtanh", "aten.clamp", "aten.clamp_min", "aten.clamp_max",
+    "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
     "aten.div.Tensor", "aten.div.Tensor_mode", "aten.div.Scalar_mode",
     "aten.maximum", "aten.minimum",
     "aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
@@ -239,6 +240,10 @@ public:
           acc && acc.getValue())
         shared &= codegen::kF32 | codegen::kF64 | codegen::kI64 |
                   codegen::kI32;
+    // Its pooling compares in float (prelude/dynoc_cuda_kernels.cuh): not
+    // f64 or integer planes (i64: the indices).
+    if (n == "aten.max_pool2d_with_indices")
+      shared &= codegen::kF32 | codegen::kBF16 | codegen::kF16 | codegen::kI64;
     // Its atomic-add kernels (prelude/dynoc_cuda_kernels.cuh) are f32 only.
     if (n == "aten.embedding_dense_backward")
       shared &= ~codegen::kF64;

@@ -8,8 +8,9 @@
 // weight. Intermediate values take the broadcast shape of their operands,
 // which the declarative table in Decompositions.td cannot compute. Also
 // _safe_softmax (softmax with fully masked rows at 0) and tril/triu (its
-// causal mask), which the attention of torch's SDPA math path records, and
-// clamp with tensor bounds as maximum and minimum.
+// causal mask), which the attention of torch's SDPA math path records,
+// clamp with tensor bounds as maximum and minimum, and glu as a product with
+// a sigmoid.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -245,11 +246,53 @@ struct ClampTensor : OpRewritePattern<AtenClampTensorOp> {
     return success();
   }
 };
+
+/// clamp_min.Tensor / clamp_max.Tensor: maximum / minimum (ATen's NaN rule,
+/// as ClampTensor).
+template <class Op, class Bound>
+struct ClampOneSide : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<Bound>(op, op.getType(), op->getOperand(0),
+                                       op->getOperand(1));
+    return success();
+  }
+};
+
+/// glu(x, dim) = a * sigmoid(b), a and b the halves of x along dim (static).
+struct Glu : OpRewritePattern<AtenGluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenGluOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim().value_or(-1);
+    if (dim < 0)
+      dim += type.getRank();
+    if (dim < 0 || dim >= type.getRank() || type.isDynamicDim(dim) ||
+        type.getDimSize(dim) % 2)
+      return rewriter.notifyMatchFailure(op, "not an even static dim");
+    const int64_t half = type.getDimSize(dim) / 2;
+    auto halfType = op.getType().cast<RankedTensorType>();
+    auto slice = [&](int64_t start) {
+      return rewriter.create<AtenSliceTensorOp>(
+          op.getLoc(), halfType, op.getSelf(), rewriter.getI64IntegerAttr(dim),
+          rewriter.getI64IntegerAttr(start),
+          rewriter.getI64IntegerAttr(start + half),
+          rewriter.getI64IntegerAttr(1));
+    };
+    Value gate = rewriter.create<AtenSigmoidOp>(op.getLoc(), halfType, slice(half));
+    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, halfType, slice(0), gate);
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populatePointwiseDecompositions(RewritePatternSet &patterns) {
   patterns
       .add<Addcmul, Addcdiv, LerpScalar, RsubScalar, RsubTensor, SafeSoftmax,
            Triangle<AtenTrilOp, true>, Triangle<AtenTriuOp, false>,
-           ClampTensor>(patterns.getContext());
+           ClampTensor, ClampOneSide<AtenClampMinTensorOp, AtenMaximumOp>,
+           ClampOneSide<AtenClampMaxTensorOp, AtenMinimumOp>, Glu>(
+          patterns.getContext());
 }

@@ -1,9 +1,10 @@
 """Ops the OpInfo suite found running eagerly, now built on the CPU (issue 48):
 GEMMs on integers and f64, integer division, remainder and fmod (a zero
 divisor raises as in eager, never a number), any/all, max/min of a 0-d
-tensor, as_strided, diagonal and masked_scatter. Each compiles (counted) and matches eager; an
-as_strided that addresses storage a graph value does not hold runs eagerly
-with its reason."""
+tensor, as_strided, diagonal, masked_scatter, max pooling with ceil_mode and
+on f64/integers, norms of every order, glu, clamps. Each compiles (counted)
+and matches eager; an as_strided that addresses storage a graph value does
+not hold runs eagerly with its reason."""
 import pytest
 import torch
 
@@ -126,3 +127,43 @@ def test_as_strided_of_a_transposed_tensor_runs_eagerly_and_says_why():
     assert f.compiled_calls() == 0
     report = str(dynoc.explain(transposed)(x))
     assert "not contiguous from the start of its storage" in report
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_max_pooling_with_ceil_mode_and_in_every_dtype(dtype):
+    def pool(x):
+        return (torch.nn.functional.max_pool2d(x, 3, 2, ceil_mode=True),
+                torch.nn.functional.max_pool2d(x, 2, 2, padding=1, ceil_mode=True))
+
+    x = ints(2, 3, 7, 8).to(dtype) if dtype == torch.int64 else torch.randn(2, 3, 7, 8, dtype=dtype)
+    f, got = run_twice(pool, x)
+    assert f.compiled_calls() == 1
+    for g, w in zip(got, pool(x)):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+
+
+def test_max_pool1d_with_ceil_mode():
+    def pool(x):
+        return torch.nn.functional.max_pool1d(x, 3, 2, ceil_mode=True)
+
+    x = torch.randn(2, 3, 8)
+    f, got = run_twice(pool, x)
+    assert f.compiled_calls() == 1
+    torch.testing.assert_close(got, pool(x), rtol=0, atol=0)
+
+
+def test_norms_of_every_order_glu_and_clamps():
+    def misc(x, lo, hi):
+        return (torch.norm(x, p=3, dim=1), torch.linalg.vector_norm(x, ord=float("inf"), dim=0),
+                torch.linalg.vector_norm(x, ord=1), torch.linalg.vector_norm(x, ord=0, dim=1),
+                torch.linalg.vector_norm(x, ord=-float("inf"), dim=1, keepdim=True),
+                torch.nn.functional.glu(x, dim=1), torch.clamp_min(x, lo), torch.clamp_max(x, hi),
+                torch.nn.functional.normalize(x, dim=1), torch.clamp(x, min=-0.5),
+                torch.clamp(x, -0.3, 0.4), torch.clamp(x, max=0.1))
+
+    x, lo, hi = torch.randn(4, 6), torch.randn(6), torch.randn(4, 1)
+    x[0, 1] = 0
+    f, got = run_twice(misc, x, lo, hi)
+    assert f.compiled_calls() == 1
+    for g, w in zip(got, misc(x, lo, hi)):
+        torch.testing.assert_close(g, w)

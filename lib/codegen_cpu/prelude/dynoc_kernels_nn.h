@@ -646,6 +646,62 @@ inline void max_pool2d_indices(float *out, int64_t *idx, const float *in,
   }
 }
 
+// Max pooling of f64 and integer planes (the f32 kernels are tuned, these
+// plain): the first largest element of each window, or its last NaN, as
+// ATen's; `idx` (may be null) gets where it is.
+template <class T, std::enable_if_t<std::is_same<T, double>::value ||
+                                        std::is_same<T, int64_t>::value ||
+                                        std::is_same<T, int32_t>::value,
+                                    int> = 0>
+inline void max_pool2d_indices(T *out, int64_t *idx, const T *in,
+                               int64_t planes, int64_t H, int64_t W, int64_t OH,
+                               int64_t OW, int64_t kh, int64_t kw, int64_t sh,
+                               int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                               int64_t dw) {
+  const T lowest = std::numeric_limits<T>::has_infinity
+                       ? -std::numeric_limits<T>::infinity()
+                       : std::numeric_limits<T>::lowest();
+#pragma omp parallel for if (planes * OH * OW * kh * kw > kParallelGrain)
+  for (int64_t p = 0; p < planes; ++p) {
+    const T *plane = in + p * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
+        while (h0 < 0)
+          h0 += dh;
+        while (w0 < 0)
+          w0 += dw;
+        int64_t h1 = std::min(oh * sh - ph + (kh - 1) * dh + 1, H),
+                w1 = std::min(ow * sw - pw + (kw - 1) * dw + 1, W);
+        T best = lowest;
+        int64_t at = h0 * W + w0;
+        for (int64_t h = h0; h < h1; h += dh)
+          for (int64_t w = w0; w < w1; w += dw) {
+            T v = plane[h * W + w];
+            if (v > best || v != v) {
+              best = v;
+              at = h * W + w;
+            }
+          }
+        out[(p * OH + oh) * OW + ow] = best;
+        if (idx)
+          idx[(p * OH + oh) * OW + ow] = at;
+      }
+  }
+}
+
+template <class T, std::enable_if_t<std::is_same<T, double>::value ||
+                                        std::is_same<T, int64_t>::value ||
+                                        std::is_same<T, int32_t>::value,
+                                    int> = 0>
+inline void max_pool2d(T *out, const T *in, int64_t planes, int64_t H,
+                       int64_t W, int64_t OH, int64_t OW, int64_t kh,
+                       int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                       int64_t pw, int64_t dh, int64_t dw) {
+  max_pool2d_indices(out, static_cast<int64_t *>(nullptr), in, planes, H, W,
+                     OH, OW, kh, kw, sh, sw, ph, pw, dh, dw);
+}
+
 // max_pool2d_with_indices_backward: dx is zero but for each window's chosen
 // element, which gets the sum of the gradients of the outputs that chose it.
 inline void max_pool2d_backward(float *dx, const float *dy, const int64_t *idx,
