@@ -428,3 +428,24 @@ def test_default_cache_generate_decodes_in_one_dynamic_variant_on_the_gpu(padded
     assert dynoc.counters["compiled_calls"] - before["compiled_calls"] >= new - 3, \
         dict(dynoc.counters)
     assert dynoc.counters["eager_variants"] == before["eager_variants"], dict(dynoc.counters)
+
+
+def test_clamps_as_strided_and_diagonal_on_the_gpu():
+    """Ops issue 48 added through the shared emitter: scalar clamps in CUDA's
+    elementwise kernels, as_strided/diagonal as strided gathers on the
+    device."""
+    import dynoc
+
+    def views(x):
+        return (torch.clamp(x, -0.5, 0.5), torch.clamp_min(x, 0.1), x.diagonal(1) * 2,
+                torch.as_strided(x + 1, (3, 2), (1, 5), 2),
+                torch.nn.functional.normalize(x, dim=1))
+
+    x = torch.randn(4, 5, device="cuda")
+    f = dynoc.compile(views)
+    f(x)
+    got = f(x)
+    assert f.compiled_calls() == 1
+    for g, w in zip(got, views(x)):
+        assert g.device.type == "cuda"
+        torch.testing.assert_close(g, w)

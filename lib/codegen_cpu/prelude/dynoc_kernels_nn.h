@@ -577,6 +577,41 @@ inline void avg_pool2d(float *out, const float *in, int64_t planes, int64_t H,
   }
 }
 
+// One plane's max pooling, window by window with bounds: the first largest
+// element, or the last NaN (ATen's rule), and where it is (`idx` may be null).
+template <class T>
+inline void max_pool_plane(T *out, int64_t *idx, const T *plane, int64_t H,
+                           int64_t W, int64_t OH, int64_t OW, int64_t kh,
+                           int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                           int64_t pw, int64_t dh, int64_t dw) {
+  const T lowest = std::numeric_limits<T>::has_infinity
+                       ? -std::numeric_limits<T>::infinity()
+                       : std::numeric_limits<T>::lowest();
+  for (int64_t oh = 0; oh < OH; ++oh)
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
+      while (h0 < 0)
+        h0 += dh;
+      while (w0 < 0)
+        w0 += dw;
+      int64_t h1 = std::min(oh * sh - ph + (kh - 1) * dh + 1, H),
+              w1 = std::min(ow * sw - pw + (kw - 1) * dw + 1, W);
+      T best = lowest;
+      int64_t at = h0 * W + w0;
+      for (int64_t h = h0; h < h1; h += dh)
+        for (int64_t w = w0; w < w1; w += dw) {
+          T v = plane[h * W + w];
+          if (v > best || v != v) {
+            best = v;
+            at = h * W + w;
+          }
+        }
+      out[oh * OW + ow] = best;
+      if (idx)
+        idx[oh * OW + ow] = at;
+    }
+}
+
 // 2-D max pooling with its indices, NCHW (planes = N * C), as ATen's CPU
 // kernel picks them: the first largest element of each window in row-major
 // order (a NaN wins, the last one), as an offset into its H x W plane.
@@ -621,28 +656,8 @@ inline void max_pool2d_indices(float *out, int64_t *idx, const float *in,
       }
       continue;
     }
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
-        while (h0 < 0)
-          h0 += dh;
-        while (w0 < 0)
-          w0 += dw;
-        int64_t h1 = std::min(oh * sh - ph + (kh - 1) * dh + 1, H),
-                w1 = std::min(ow * sw - pw + (kw - 1) * dw + 1, W);
-        float best = -std::numeric_limits<float>::infinity();
-        int64_t at = h0 * W + w0;
-        for (int64_t h = h0; h < h1; h += dh)
-          for (int64_t w = w0; w < w1; w += dw) {
-            float v = plane[h * W + w];
-            if (v > best || v != v) {
-              best = v;
-              at = h * W + w;
-            }
-          }
-        out[(p * OH + oh) * OW + ow] = best;
-        idx[(p * OH + oh) * OW + ow] = at;
-      }
+    max_pool_plane(out + p * OH * OW, idx + p * OH * OW, plane, H, W, OH, OW,
+                   kh, kw, sh, sw, ph, pw, dh, dw);
   }
 }
 
@@ -658,36 +673,11 @@ inline void max_pool2d_indices(T *out, int64_t *idx, const T *in,
                                int64_t OW, int64_t kh, int64_t kw, int64_t sh,
                                int64_t sw, int64_t ph, int64_t pw, int64_t dh,
                                int64_t dw) {
-  const T lowest = std::numeric_limits<T>::has_infinity
-                       ? -std::numeric_limits<T>::infinity()
-                       : std::numeric_limits<T>::lowest();
 #pragma omp parallel for if (planes * OH * OW * kh * kw > kParallelGrain)
-  for (int64_t p = 0; p < planes; ++p) {
-    const T *plane = in + p * H * W;
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
-        while (h0 < 0)
-          h0 += dh;
-        while (w0 < 0)
-          w0 += dw;
-        int64_t h1 = std::min(oh * sh - ph + (kh - 1) * dh + 1, H),
-                w1 = std::min(ow * sw - pw + (kw - 1) * dw + 1, W);
-        T best = lowest;
-        int64_t at = h0 * W + w0;
-        for (int64_t h = h0; h < h1; h += dh)
-          for (int64_t w = w0; w < w1; w += dw) {
-            T v = plane[h * W + w];
-            if (v > best || v != v) {
-              best = v;
-              at = h * W + w;
-            }
-          }
-        out[(p * OH + oh) * OW + ow] = best;
-        if (idx)
-          idx[(p * OH + oh) * OW + ow] = at;
-      }
-  }
+  for (int64_t p = 0; p < planes; ++p)
+    max_pool_plane(out + p * OH * OW, idx ? idx + p * OH * OW : nullptr,
+                   in + p * H * W, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh,
+                   dw);
 }
 
 template <class T, std::enable_if_t<std::is_same<T, double>::value ||

@@ -37,6 +37,23 @@ template <class P> struct SpatialTables {
   }
 };
 
+// out[o, a, b, c] = f(plane o of in, a, b, c) for every output position of
+// each of `outer` planes, in order; planes and rows in parallel.
+template <class T, class F>
+inline void each_output(T *out, const T *in, int64_t outer,
+                        const SpatialShape &s, int64_t work, F f) {
+  const int64_t inPlane = s.inCount(), outPlane = s.outCount();
+#pragma omp parallel for collapse(2) if (work > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t a = 0; a < s.out[0]; ++a) {
+      const T *plane = in + o * inPlane;
+      T *dst = out + o * outPlane + a * s.out[1] * s.out[2];
+      for (int64_t b = 0; b < s.out[1]; ++b)
+        for (int64_t c = 0; c < s.out[2]; ++c)
+          *dst++ = f(plane, a, b, c);
+    }
+}
+
 // out[o, a, b, c] = in[o, map0[a], map1[b], map2[c]] for each of `outer`
 // planes.
 template <class T>
@@ -46,18 +63,11 @@ inline void spatial_gather(T *out, const T *in, int64_t outer, int dims,
   static const int64_t zero = 0;
   const SpatialShape s = spatialShape(dims, inShape, outShape);
   const SpatialTables<int64_t> m(dims, maps, &zero);
-  const int64_t inPlane = s.inCount(), outPlane = s.outCount();
-#pragma omp parallel for collapse(2) if (outer * outPlane > kParallelGrain)
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t a = 0; a < s.out[0]; ++a) {
-      const T *src = in + o * inPlane + m.t[0][a] * s.in[1] * s.in[2];
-      T *dst = out + o * outPlane + a * s.out[1] * s.out[2];
-      for (int64_t b = 0; b < s.out[1]; ++b) {
-        const T *row = src + m.t[1][b] * s.in[2];
-        for (int64_t c = 0; c < s.out[2]; ++c)
-          *dst++ = row[m.t[2][c]];
-      }
-    }
+  each_output(out, in, outer, s, outer * s.outCount(),
+              [&](const T *plane, int64_t a, int64_t b, int64_t c) {
+                return plane[(m.t[0][a] * s.in[1] + m.t[1][b]) * s.in[2] +
+                             m.t[2][c]];
+              });
 }
 
 // Multilinear interpolation: along each dim, output position p reads input
@@ -74,32 +84,25 @@ inline void spatial_linear(T *out, const T *in, int64_t outer, int dims,
   const SpatialShape s = spatialShape(dims, inShape, outShape);
   const SpatialTables<int64_t> l(dims, lo, &zero), h(dims, hi, &zero);
   const SpatialTables<W> wl(dims, wlo, &one), wh(dims, whi, &none);
-  const int64_t inPlane = s.inCount(), outPlane = s.outCount();
-#pragma omp parallel for collapse(2) if (outer * outPlane > kParallelGrain)
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t a = 0; a < s.out[0]; ++a) {
-      const T *plane = in + o * inPlane;
-      T *dst = out + o * outPlane + a * s.out[1] * s.out[2];
-      for (int64_t b = 0; b < s.out[1]; ++b)
-        for (int64_t c = 0; c < s.out[2]; ++c) {
-          auto at = [&](int64_t i, int64_t j, int64_t k) {
-            return W(plane[(i * s.in[1] + j) * s.in[2] + k]);
-          };
-          auto row = [&](int64_t i, int64_t j) {
-            return wl.t[2][c] * at(i, j, l.t[2][c]) +
-                   wh.t[2][c] * at(i, j, h.t[2][c]);
-          };
-          auto slab = [&](int64_t i) {
-            return dims < 2 ? row(i, 0)
-                            : wl.t[1][b] * row(i, l.t[1][b]) +
-                                  wh.t[1][b] * row(i, h.t[1][b]);
-          };
-          W v = dims < 3 ? slab(0)
-                         : wl.t[0][a] * slab(l.t[0][a]) +
-                               wh.t[0][a] * slab(h.t[0][a]);
-          *dst++ = T(v);
-        }
-    }
+  each_output(
+      out, in, outer, s, outer * s.outCount(),
+      [&](const T *plane, int64_t a, int64_t b, int64_t c) {
+        auto at = [&](int64_t i, int64_t j, int64_t k) {
+          return W(plane[(i * s.in[1] + j) * s.in[2] + k]);
+        };
+        auto row = [&](int64_t i, int64_t j) {
+          return wl.t[2][c] * at(i, j, l.t[2][c]) +
+                 wh.t[2][c] * at(i, j, h.t[2][c]);
+        };
+        auto slab = [&](int64_t i) {
+          return dims < 2 ? row(i, 0)
+                          : wl.t[1][b] * row(i, l.t[1][b]) +
+                                wh.t[1][b] * row(i, h.t[1][b]);
+        };
+        return T(dims < 3 ? slab(0)
+                          : wl.t[0][a] * slab(l.t[0][a]) +
+                                wh.t[0][a] * slab(h.t[0][a]));
+      });
 }
 
 // Adaptive average pooling: output position p along a dim averages input
@@ -113,25 +116,18 @@ inline void adaptive_avg_pool(T *out, const T *in, int64_t outer, int dims,
   static const int64_t zero = 0, one = 1;
   const SpatialShape s = spatialShape(dims, inShape, outShape);
   const SpatialTables<int64_t> st(dims, starts, &zero), en(dims, ends, &one);
-  const int64_t inPlane = s.inCount(), outPlane = s.outCount();
-#pragma omp parallel for collapse(2) if (outer * inPlane > kParallelGrain)
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t a = 0; a < s.out[0]; ++a) {
-      const T *plane = in + o * inPlane;
-      T *dst = out + o * outPlane + a * s.out[1] * s.out[2];
-      for (int64_t b = 0; b < s.out[1]; ++b)
-        for (int64_t c = 0; c < s.out[2]; ++c) {
-          A sum = 0;
-          for (int64_t i = st.t[0][a]; i < en.t[0][a]; ++i)
-            for (int64_t j = st.t[1][b]; j < en.t[1][b]; ++j)
-              for (int64_t k = st.t[2][c]; k < en.t[2][c]; ++k)
-                sum += A(plane[(i * s.in[1] + j) * s.in[2] + k]);
-          const int64_t count = (en.t[0][a] - st.t[0][a]) *
-                                (en.t[1][b] - st.t[1][b]) *
-                                (en.t[2][c] - st.t[2][c]);
-          *dst++ = T(sum / A(count));
-        }
-    }
+  each_output(out, in, outer, s, outer * s.inCount(),
+              [&](const T *plane, int64_t a, int64_t b, int64_t c) {
+                A sum = 0;
+                for (int64_t i = st.t[0][a]; i < en.t[0][a]; ++i)
+                  for (int64_t j = st.t[1][b]; j < en.t[1][b]; ++j)
+                    for (int64_t k = st.t[2][c]; k < en.t[2][c]; ++k)
+                      sum += A(plane[(i * s.in[1] + j) * s.in[2] + k]);
+                const int64_t count = (en.t[0][a] - st.t[0][a]) *
+                                      (en.t[1][b] - st.t[1][b]) *
+                                      (en.t[2][c] - st.t[2][c]);
+                return T(sum / A(count));
+              });
 }
 
 } // namespace dynoc_k
