@@ -5,7 +5,8 @@
 // recorded backward graph builds wherever its forward does. These need result
 // types other than their operands' (a comparison's i1 mask) or constants
 // computed from a type (mse_loss's 2/N), which the declarative table in
-// Decompositions.td cannot express.
+// Decompositions.td cannot express. Also binary_cross_entropy itself, whose
+// backward is here.
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -477,12 +478,232 @@ struct SelectBackward : OpRewritePattern<AtenSelectBackwardOp> {
     return success();
   }
 };
+/// Elementwise pieces of the activation gradients below, at one location.
+struct Grad {
+  PatternRewriter &r;
+  Location loc;
+  Type type; // the gradient's
+  Value mask(Value x, StringRef cmp, double bound) {
+    auto t = RankedTensorType::get(x.getType().cast<RankedTensorType>().getShape(),
+                                   r.getI1Type());
+    Attribute b = f64(r, bound);
+    if (cmp == "gt")
+      return r.create<AtenGtScalarOp>(loc, t, x, b);
+    if (cmp == "le")
+      return r.create<AtenLeScalarOp>(loc, t, x, b);
+    return r.create<AtenLtScalarOp>(loc, t, x, b);
+  }
+  Value scale(Value x, double c) {
+    return r.create<AtenMulScalarOp>(loc, x.getType(), x, f64(r, c));
+  }
+  Value mul(Value a, Value b) { return r.create<AtenMulTensorOp>(loc, type, a, b); }
+  Value where(Value m, Value a, Value b) {
+    return r.create<AtenWhereSelfOp>(loc, type, m, a, b);
+  }
+};
+
+double number(Attribute a, double dflt) {
+  if (auto f = a.dyn_cast_or_null<FloatAttr>())
+    return f.getValueAsDouble();
+  if (auto i = a.dyn_cast_or_null<IntegerAttr>())
+    return double(i.getInt());
+  return dflt;
+}
+
+/// leaky_relu_backward(g, x, slope) = x > 0 ? g : g * slope (ATen's test,
+/// also on the result when self_is_result).
+struct LeakyReluBackward : OpRewritePattern<AtenLeakyReluBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenLeakyReluBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Grad b{rewriter, op.getLoc(), op.getType()};
+    Value g = op.getGradOutput();
+    rewriter.replaceOp(op, b.where(b.mask(op.getSelf(), "gt", 0), g,
+                                   b.scale(g, number(op.getNegativeSlope(), 0.01))));
+    return success();
+  }
+};
+
+/// elu_backward(g, alpha, scale, input_scale, is_result, v), as ATen:
+/// v <= 0 ? g * input_scale * (v + alpha * scale) (v the result) or
+/// g * input_scale * alpha * scale * exp(v * input_scale) (v the input)
+/// : g * scale.
+struct EluBackward : OpRewritePattern<AtenEluBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenEluBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Grad b{rewriter, op.getLoc(), op.getType()};
+    double alpha = number(op.getAlpha(), 1), scale = number(op.getScale(), 1),
+           input = number(op.getInputScale(), 1);
+    Value g = op.getGradOutput(), v = op.getSelfOrResult();
+    Value negative;
+    if (op.getIsResult())
+      negative = b.mul(b.scale(g, input),
+                       rewriter.create<AtenAddScalarOp>(op.getLoc(), v.getType(), v,
+                                                        f64(rewriter, alpha * scale),
+                                                        Attribute()));
+    else
+      negative = b.mul(b.scale(b.scale(g, input), alpha * scale),
+                       rewriter.create<AtenExpOp>(op.getLoc(), v.getType(),
+                                                  b.scale(v, input)));
+    rewriter.replaceOp(op, b.where(b.mask(v, "le", 0), negative, b.scale(g, scale)));
+    return success();
+  }
+};
+
+/// softplus_backward(g, x, beta, threshold), as ATen: z = exp(x * beta);
+/// x * beta > threshold ? g : g * z / (z + 1).
+struct SoftplusBackward : OpRewritePattern<AtenSoftplusBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenSoftplusBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Grad b{rewriter, op.getLoc(), op.getType()};
+    Location loc = op.getLoc();
+    Value g = op.getGradOutput();
+    Value xb = b.scale(op.getSelf(), number(op.getBeta(), 1));
+    Value z = rewriter.create<AtenExpOp>(loc, xb.getType(), xb);
+    Value z1 = rewriter.create<AtenAddScalarOp>(loc, z.getType(), z,
+                                                f64(rewriter, 1.0), Attribute());
+    Value smooth = rewriter.create<AtenDivTensorOp>(loc, op.getType(), b.mul(g, z), z1);
+    rewriter.replaceOp(op, b.where(b.mask(xb, "gt", number(op.getThreshold(), 20)),
+                                   g, smooth));
+    return success();
+  }
+};
+
+/// hardswish_backward(g, x), as ATen: x < -3 ? 0 : x <= 3 ? g * (x / 3 +
+/// 0.5) : g.
+struct HardswishBackward : OpRewritePattern<AtenHardswishBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenHardswishBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Grad b{rewriter, op.getLoc(), op.getType()};
+    Location loc = op.getLoc();
+    Value g = op.getGradOutput(), x = op.getSelf();
+    Value third = rewriter.create<AtenDivScalarOp>(loc, x.getType(), x, f64(rewriter, 3.0));
+    Value slope = rewriter.create<AtenAddScalarOp>(loc, x.getType(), third,
+                                                   f64(rewriter, 0.5), Attribute());
+    Value inside = b.where(b.mask(x, "le", 3), b.mul(g, slope), g);
+    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
+        op, op.getType(), inside, b.mask(x, "lt", -3), f64(rewriter, 0.0));
+    return success();
+  }
+};
+
+/// binary_cross_entropy(x, y, w, reduction), as ATen's CPU kernel: w * ((y -
+/// 1) * max(log1p(-x), -100) - y * max(log(x), -100)), then the mean or the
+/// sum. An x outside [0, 1], where ATen raises, gives NaN here.
+struct BinaryCrossEntropy : OpRewritePattern<AtenBinaryCrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenBinaryCrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type t = op.getSelf().getType();
+    Grad b{rewriter, loc, t};
+    Value x = op.getSelf(), y = op.getTarget();
+    auto floor = [&](Value v) {
+      return rewriter.create<AtenClampMinOp>(loc, t, v, f64(rewriter, -100.0));
+    };
+    Value logNot = floor(rewriter.create<AtenLog1pOp>(
+        loc, t, rewriter.create<AtenNegOp>(loc, t, x)));
+    Value logX = floor(rewriter.create<AtenLogOp>(loc, t, x));
+    Value yMinus1 = rewriter.create<AtenSubScalarOp>(loc, t, y, f64(rewriter, 1.0),
+                                                     Attribute());
+    Value loss = rewriter.create<AtenSubTensorOp>(loc, t, b.mul(yMinus1, logNot),
+                                                  b.mul(y, logX), Attribute());
+    if (Value w = op.getWeight())
+      loss = b.mul(w, loss);
+    int64_t reduction = op.getReduction().value_or(1);
+    if (reduction == 1)
+      loss = rewriter.create<AtenMeanOp>(loc, op.getType(), loss, TypeAttr());
+    else if (reduction == 2)
+      loss = rewriter.create<AtenSumOp>(loc, op.getType(), loss, TypeAttr());
+    rewriter.replaceOp(op, loss);
+    return success();
+  }
+};
+
+/// binary_cross_entropy_with_logits(x, y, w, pos_weight, reduction), as
+/// ATen: (1 - y) * x - log_sigmoid(x) * ((pos_weight - 1) * y + 1), times w,
+/// then the mean or the sum; log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)).
+/// Its backward is composite (recorded as these ops' gradients).
+struct BinaryCrossEntropyWithLogits
+    : OpRewritePattern<AtenBinaryCrossEntropyWithLogitsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenBinaryCrossEntropyWithLogitsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getSelf(), y = op.getTarget();
+    Type t = x.getType();
+    Grad b{rewriter, loc, t};
+    Value magnitude = rewriter.create<AtenAbsOp>(loc, t, x);
+    Value tail = rewriter.create<AtenLog1pOp>(
+        loc, t,
+        rewriter.create<AtenExpOp>(loc, t,
+                                   rewriter.create<AtenNegOp>(loc, t, magnitude)));
+    Value head = rewriter.create<AtenClampMaxOp>(loc, t, x, f64(rewriter, 0.0));
+    Value logSigmoid =
+        rewriter.create<AtenSubTensorOp>(loc, t, head, tail, Attribute());
+    if (Value pw = op.getPosWeight()) {
+      Value pw1 = rewriter.create<AtenSubScalarOp>(loc, pw.getType(), pw,
+                                                   f64(rewriter, 1.0), Attribute());
+      Value logWeight = rewriter.create<AtenAddScalarOp>(
+          loc, t, b.mul(pw1, y), f64(rewriter, 1.0), Attribute());
+      logSigmoid = b.mul(logSigmoid, logWeight);
+    }
+    Value loss = rewriter.create<AtenSubTensorOp>(
+        loc, t, b.mul(oneMinus(rewriter, loc, y), x), logSigmoid, Attribute());
+    if (Value w = op.getWeight())
+      loss = b.mul(loss, w);
+    int64_t reduction = op.getReduction().value_or(1);
+    if (reduction == 1)
+      loss = rewriter.create<AtenMeanOp>(loc, op.getType(), loss, TypeAttr());
+    else if (reduction == 2)
+      loss = rewriter.create<AtenSumOp>(loc, op.getType(), loss, TypeAttr());
+    rewriter.replaceOp(op, loss);
+    return success();
+  }
+};
+
+/// binary_cross_entropy_backward(g, x, y, w, reduction), as ATen: g * (x -
+/// y) / max((1 - x) * x, 1e-12), times w, divided by x's element count for
+/// the mean (static shapes).
+struct BinaryCrossEntropyBackward
+    : OpRewritePattern<AtenBinaryCrossEntropyBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenBinaryCrossEntropyBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().cast<RankedTensorType>();
+    int64_t reduction = op.getReduction().value_or(1);
+    if (reduction == 1 && !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "a mean over a dynamic shape");
+    Location loc = op.getLoc();
+    Grad b{rewriter, loc, op.getType()};
+    Value x = op.getSelf();
+    Value diff = rewriter.create<AtenSubTensorOp>(loc, type, x, op.getTarget(),
+                                                  Attribute());
+    Value var = rewriter.create<AtenClampMinOp>(
+        loc, type, b.mul(oneMinus(rewriter, loc, x), x), f64(rewriter, 1e-12));
+    Value grad = rewriter.create<AtenDivTensorOp>(
+        loc, op.getType(), b.mul(op.getGradOutput(), diff), var);
+    if (Value w = op.getWeight())
+      grad = b.mul(grad, w);
+    if (reduction == 1)
+      grad = rewriter.create<AtenDivScalarOp>(loc, op.getType(), grad,
+                                              f64(rewriter, double(type.getNumElements())));
+    rewriter.replaceOp(op, grad);
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
   patterns.add<ThresholdBackward, SigmoidBackward, TanhBackward,
                MseLossBackward, SoftmaxBackward, LogSoftmaxBackward,
                NllLossBackward, GeluBackward, SiluBackward, LayerNormBackward,
-               LayerNormWithStatistics, SliceBackward, SelectBackward>(
+               LayerNormWithStatistics, SliceBackward, SelectBackward,
+               LeakyReluBackward, EluBackward, SoftplusBackward,
+               HardswishBackward, BinaryCrossEntropy,
+               BinaryCrossEntropyWithLogits, BinaryCrossEntropyBackward>(
       patterns.getContext());
 }

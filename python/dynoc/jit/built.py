@@ -253,8 +253,15 @@ def _build_into(directory, text, weights, flags):
         f.write(text)
     if weights:
         from safetensors.torch import save_file
-        save_file({n: t.detach().cpu().contiguous() for n, t in weights.items()},
-                  os.path.join(directory, _session.WEIGHTS_FILE))
+        # safetensors refuses two names on one storage (a global read by the
+        # forward and saved for the backward): the later ones are copies.
+        tensors, seen = {}, set()
+        for n, t in weights.items():
+            t = t.detach().cpu().contiguous()
+            key = t.untyped_storage().data_ptr()
+            tensors[n] = t.clone() if key in seen else t
+            seen.add(key)
+        save_file(tensors, os.path.join(directory, _session.WEIGHTS_FILE))
     p = subprocess.run([dynoc_binary(), "build", "graph.mlir", "-o", "model.so",
                         *_BUILD_FLAGS, *flags], cwd=directory, capture_output=True,
                        text=True)

@@ -134,3 +134,25 @@ func.func @softmax_backward_bad_dim(%g: tensor<4x5xf32>, %y: tensor<4x5xf32>) ->
   %1 = aten._log_softmax_backward_data %g, %y {dim = -3 : i64, input_dtype = f32} : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
   return %0, %1 : tensor<4x5xf32>, tensor<4x5xf32>
 }
+
+// leaky_relu_backward(g, x, 0.2) = x > 0 ? g : g * 0.2.
+// CHECK-LABEL: func.func @leaky_relu_backward
+func.func @leaky_relu_backward(%g: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[S:.*]] = aten.mul.Scalar %arg0 {other = 2.000000e-01 : f64}
+  // CHECK: %[[M:.*]] = aten.gt.Scalar %arg1 {other = 0.000000e+00 : f64}
+  // CHECK: aten.where.self %[[M]], %arg0, %[[S]]
+  %0 = aten.leaky_relu_backward %g, %x {negative_slope = 2.000000e-01 : f64, self_is_result = false} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// binary_cross_entropy_backward, mean: g * (x - y) / max((1 - x) * x, 1e-12) / N.
+// CHECK-LABEL: func.func @binary_cross_entropy_backward
+func.func @binary_cross_entropy_backward(%g: tensor<f32>, %x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: %[[D:.*]] = aten.sub.Tensor %arg1, %arg2
+  // CHECK: %[[V:.*]] = aten.clamp_min %{{.*}} {min = 9.9999999999999998E-13 : f64}
+  // CHECK: %[[N:.*]] = aten.mul.Tensor %arg0, %[[D]]
+  // CHECK: %[[Q:.*]] = aten.div.Tensor %[[N]], %[[V]]
+  // CHECK: aten.div.Scalar %[[Q]] {other = 6.000000e+00 : f64}
+  %0 = "aten.binary_cross_entropy_backward"(%g, %x, %y) {reduction = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (tensor<f32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
