@@ -478,7 +478,8 @@ struct SelectBackward : OpRewritePattern<AtenSelectBackwardOp> {
     return success();
   }
 };
-/// Elementwise pieces of the activation gradients below, at one location.
+/// Elementwise pieces of the activation gradients and losses below, at one
+/// location.
 struct Grad {
   PatternRewriter &r;
   Location loc;
@@ -499,6 +500,15 @@ struct Grad {
   Value mul(Value a, Value b) { return r.create<AtenMulTensorOp>(loc, type, a, b); }
   Value where(Value m, Value a, Value b) {
     return r.create<AtenWhereSelfOp>(loc, type, m, a, b);
+  }
+  /// A loss's reduction (ATen's: 0 none, 1 mean, the default, 2 sum).
+  Value reduce(Value loss, std::optional<uint64_t> reduction, Type result) {
+    int64_t kind = reduction.value_or(1);
+    if (kind == 1)
+      return r.create<AtenMeanOp>(loc, result, loss, TypeAttr());
+    if (kind == 2)
+      return r.create<AtenSumOp>(loc, result, loss, TypeAttr());
+    return loss;
   }
 };
 
@@ -613,12 +623,7 @@ struct BinaryCrossEntropy : OpRewritePattern<AtenBinaryCrossEntropyOp> {
                                                   b.mul(y, logX), Attribute());
     if (Value w = op.getWeight())
       loss = b.mul(w, loss);
-    int64_t reduction = op.getReduction().value_or(1);
-    if (reduction == 1)
-      loss = rewriter.create<AtenMeanOp>(loc, op.getType(), loss, TypeAttr());
-    else if (reduction == 2)
-      loss = rewriter.create<AtenSumOp>(loc, op.getType(), loss, TypeAttr());
-    rewriter.replaceOp(op, loss);
+    rewriter.replaceOp(op, b.reduce(loss, op.getReduction(), op.getType()));
     return success();
   }
 };
@@ -655,12 +660,7 @@ struct BinaryCrossEntropyWithLogits
         loc, t, b.mul(oneMinus(rewriter, loc, y), x), logSigmoid, Attribute());
     if (Value w = op.getWeight())
       loss = b.mul(loss, w);
-    int64_t reduction = op.getReduction().value_or(1);
-    if (reduction == 1)
-      loss = rewriter.create<AtenMeanOp>(loc, op.getType(), loss, TypeAttr());
-    else if (reduction == 2)
-      loss = rewriter.create<AtenSumOp>(loc, op.getType(), loss, TypeAttr());
-    rewriter.replaceOp(op, loss);
+    rewriter.replaceOp(op, b.reduce(loss, op.getReduction(), op.getType()));
     return success();
   }
 };

@@ -36,16 +36,6 @@ std::string dirOf(const std::string &path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-/// The status of a host graph function's nonzero code (model_abi.h).
-dynrt_status_t *hostGraphFailed(const std::string &graph, int rc) {
-  if (rc == DYNOC_RUN_DIVISION_BY_ZERO)
-    return makeStatus(DYNRT_INVALID_ARGUMENT,
-                      "ZeroDivisionError: graph '" + graph +
-                          "' divided an integer by zero");
-  return makeStatus(DYNRT_INTERNAL, "graph '" + graph + "' failed with code " +
-                                        std::to_string(rc));
-}
-
 template <class Fn> Fn symbol(void *handle, const std::string &name) {
   return reinterpret_cast<Fn>(dlsym(handle, name.c_str()));
 }
@@ -191,7 +181,7 @@ dynrt_status_t *runPrepare(dynrt_model_t &m, const dynrt::GraphSpec &p,
                      nullptr, args.data(), outPtrs.data(), ws, nullptr);
   if (rc)
     return m.device.isHost()
-               ? hostGraphFailed(p.name, rc)
+               ? dynrt::hostGraphFailed(p.name, rc)
                : m.device.failed("graph '" + p.name + "'", rc);
   if (dynrt_status_t *s = m.device.sync(nullptr))
     return s;
@@ -700,7 +690,7 @@ dynrt_status_t *execute(dynrt_model_t &m, const Prepared &call,
     if (int rc = v.run(call.inShapes.data(), args.data(), outPtrs, ws))
       return rc == dynrt::kCollectiveFailed
                  ? dynrt::collectiveFailed(spec.name)
-                 : hostGraphFailed(spec.name, rc);
+                 : dynrt::hostGraphFailed(spec.name, rc);
   } else {
     std::vector<size_t> outBytes;
     for (size_t i = 0; i < spec.outputs.size(); ++i) {

@@ -1,6 +1,8 @@
 //===- status.cpp - dynrt_status_t ----------------------------------------===//
 #include "status.h"
 
+#include "dynrt/model_abi.h"
+
 #include <new>
 
 namespace {
@@ -15,6 +17,15 @@ dynrt_status_t *dynrt::makeStatus(dynrt_status_code_t code,
   } catch (...) {
     return &kOutOfMemory;
   }
+}
+
+dynrt_status_t *dynrt::hostGraphFailed(const std::string &graph, int rc) {
+  if (rc == DYNOC_RUN_DIVISION_BY_ZERO)
+    return makeStatus(DYNRT_INVALID_ARGUMENT, "ZeroDivisionError: graph '" +
+                                                  graph +
+                                                  "' divided an integer by zero");
+  return makeStatus(DYNRT_INTERNAL, "graph '" + graph + "' failed with code " +
+                                        std::to_string(rc));
 }
 
 extern "C" dynrt_status_code_t dynrt_status_code(const dynrt_status_t *status) {

@@ -17,6 +17,10 @@ namespace dynrt {
 /// static out-of-memory status).
 dynrt_status_t *makeStatus(dynrt_status_code_t code, std::string message);
 
+/// The status of a host graph function's nonzero code (model_abi.h):
+/// DYNOC_RUN_DIVISION_BY_ZERO is ATen's ZeroDivisionError.
+dynrt_status_t *hostGraphFailed(const std::string &graph, int rc);
+
 /// Runs `body` (returning a status), turning a C++ exception into a status
 /// naming `fn`: nothing throws across the C API.
 template <class F> dynrt_status_t *guarded(const char *fn, F body) {
