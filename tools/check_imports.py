@@ -10,7 +10,7 @@ imported).
 
 The floors, bottom up (a module imports its own floor and those below):
 
-  leaves    dynoc._version, _errors, _backends, _native, _logs, _stance
+  leaves    dynoc._version, _errors, _backends, _native, _logs, _stance, _toolchain
             (import nothing of dynoc)
   capture   dynoc.capture.*   recording calls into graphs
   runtime   dynoc.runtime.*   libdynrt from Python
@@ -27,7 +27,7 @@ import pathlib
 import sys
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "python" / "dynoc"
-LEAVES = {"_version", "_errors", "_backends", "_native", "_logs", "_stance"}
+LEAVES = {"_version", "_errors", "_backends", "_native", "_logs", "_stance", "_toolchain"}
 # Which floors a floor may import.
 ALLOWED = {
     "leaves": {"leaves"},

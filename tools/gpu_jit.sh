@@ -2,7 +2,7 @@
 # dynoc.compile in the same process on the GPU (issue 16): the GPU machine
 # builds CUDA models itself, so it needs the dynoc binary, which normally
 # links Debian's MLIR/LLVM 16 shared libraries (too big to carry). `stage`
-# builds one with them linked in statically (bazel --config=portable).
+# builds one with them linked in statically (tools/portable_cli.sh).
 #
 #   here:  bazel build //... && tools/gpu_jit.sh stage   (fills build/gpu/jit, ~22 MB)
 #   there: tools/gpu_jit.sh test [PYTEST ARGS]           (carry build/gpu/jit and build/gpu/bin)
@@ -19,10 +19,7 @@ py="${PYTHON:-python3}"
 case "${1:-}" in
   stage)
     mkdir -p "$jit/ext"
-    (cd "$root" && bazel build --config=portable //tools/dynoc:dynoc)
-    cp -f "$root/bazel-bin/tools/dynoc/dynoc" "$jit/dynoc"
-    # The plain build links the usual binary again (only the link reruns).
-    (cd "$root" && bazel build //tools/dynoc:dynoc)
+    cp -f "$("$root/tools/portable_cli.sh")" "$jit/dynoc"
     cp -fL /lib/x86_64-linux-gnu/libfmt.so.9 "$jit/"
     cp -f "$root"/bazel-bin/lib/capture/_dynoc_C.cpython-3*.so "$jit/ext/"
     # The cuDNN frontend's headers (bf16/f16 attention through cuDNN): the

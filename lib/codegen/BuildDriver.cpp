@@ -24,6 +24,17 @@ using namespace mlir;
 
 namespace dynoc {
 namespace codegen {
+std::string bundledToolchain() {
+  if (const char *env = getenv("DYNOC_TOOLCHAIN_HOME"))
+    return env;
+  // The wheel lays out dynoc/_bin/dynoc and dynoc/_toolchain/.
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(exe));
+  llvm::sys::path::remove_filename(dir);
+  llvm::sys::path::append(dir, "_toolchain");
+  return llvm::sys::fs::is_directory(dir) ? std::string(dir) : "";
+}
+
 bool writeFile(const std::string &path, llvm::StringRef text) {
   // Through a temporary name of this process's own: a killed build never
   // leaves half a file, and builds writing the same file at once (the

@@ -166,6 +166,14 @@ public:
       return module.emitError()
              << "dynoc build: unknown --cpu '" << opts.cpu << "'";
     std::vector<std::string> flags = compileFlags(opts, *level);
+    // oneDNN and Sleef: those an installed wheel carries (the versions the
+    // kernels are written and tested against), else the system's.
+    std::vector<std::string> libraries = {"-ldnnl", "-lsleef"};
+    if (std::string carried = codegen::bundledToolchain(); !carried.empty()) {
+      flags.push_back("-I" + carried + "/include");
+      libraries = {"-L" + carried + "/lib", "-l:libdnnl.so.2",
+                   "-l:libsleef.so.3", "-Wl,-rpath," + carried + "/lib"};
+    }
     // `#include "dynoc_kernels.h"` looks beside model.cpp first: with the
     // precompiled prelude there is no copy there.
     std::string includeDir = precompiledPrelude(*exe, flags);
@@ -177,7 +185,8 @@ public:
     std::vector<std::string> argv = {*exe};
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {"-shared", "-Winvalid-pch", "-I" + includeDir,
-                             source, "-o", so, "-ldnnl", "-lsleef"});
+                             source, "-o", so});
+    argv.insert(argv.end(), libraries.begin(), libraries.end());
     return codegen::runCompiler(module, argv, dir + "/compile.log", source,
                                 "C++ compiler");
   }

@@ -105,10 +105,14 @@ std::string findCudnn() {
   return dynocCache() + "/nvidia-cudnn-" + kCudnnVersion + "/nvidia/cudnn";
 }
 
-/// The folder holding include/cudnn_frontend.h.
+/// The folder holding include/cudnn_frontend.h: an installed wheel carries
+/// it (header-only).
 std::string findCudnnFrontend() {
   if (const char *env = getenv("DYNOC_CUDNN_FRONTEND_HOME"))
     return env;
+  if (std::string carried = codegen::bundledToolchain(); !carried.empty() &&
+      llvm::sys::fs::exists(carried + "/cudnn-frontend/include"))
+    return carried + "/cudnn-frontend";
   return dynocCache() + "/nvidia-cudnn-frontend-" + kCudnnFrontendVersion;
 }
 
@@ -376,6 +380,30 @@ public:
 } // namespace
 
 const char *cudaKernelPrelude() { return kPrelude; }
+
+std::vector<CudaBuildDependency> cudaBuildDependencies() {
+  std::string nvcc = findNvcc(), cublas = findCublas(), cudnn = findCudnn(),
+              frontend = findCudnnFrontend();
+  auto has = [](const std::string &path) {
+    return llvm::sys::fs::exists(path);
+  };
+  return {
+      {"nvcc", nvcc, !nvcc.empty(), true,
+       "the CUDA toolkit's compiler (apt-get install nvidia-cuda-toolkit, or "
+       "NVIDIA's cuda-nvcc-13-0; set CUDA_HOME or NVCC)"},
+      {"cuBLASLt 13", cublas, has(cublas + "/include/cublasLt.h"), true,
+       "pip install nvidia-cublas (torch's CUDA wheels bring it), or set "
+       "DYNOC_CUBLAS_HOME to the folder holding include/ and lib/"},
+      {"cuDNN 9", cudnn, has(cudnn + "/include/cudnn.h"), false,
+       "convolutions and bf16/f16 attention: pip install nvidia-cudnn-cu13 "
+       "(torch's CUDA wheels bring it), or set DYNOC_CUDNN_HOME"},
+      {"cuDNN frontend", frontend, has(frontend + "/include/cudnn_frontend.h"),
+       false,
+       "bf16/f16 attention through cuDNN: pip install nvidia-cudnn-frontend "
+       "(header-only; the wheel carries it), or set "
+       "DYNOC_CUDNN_FRONTEND_HOME"},
+  };
+}
 
 LogicalResult buildCudaModel(ModuleOp module,
                              const codegen::BuildOptions &opts) {

@@ -4,6 +4,8 @@ and this environment's site-packages as where dynoc's package lives."""
 import os
 import sys
 
+from . import _toolchain
+
 
 def _binary(name="dynoc"):
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bin", name)
@@ -16,7 +18,7 @@ def main():
                          "package was not installed from a wheel (in a checkout, run "
                          "bazel-bin/tools/dynoc/dynoc)\n")
         return 1
-    env = dict(os.environ)
+    env = _toolchain.build_env()
     env.setdefault("DYNOC_PYTHON", sys.executable)
     env.setdefault("DYNOC_CAPTURE_PATH",
                    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -28,6 +28,11 @@ def venv(tmp_path_factory):
     assert p.returncode == 0, p.stderr[-3000:]
     wheel = p.stdout.strip().splitlines()[-1]
     assert os.path.basename(wheel).startswith("dynoc-") and wheel.endswith(".whl")
+    # auditwheel grafted what the binaries need beyond manylinux and tagged it.
+    assert "-manylinux_2_" in os.path.basename(wheel), wheel
+    p = sh(os.path.join(ROOT, ".venv", "bin", "auditwheel"), "show", wheel)
+    assert p.returncode == 0 and 'is consistent with the following platform tag: "manylinux_2_' \
+        in " ".join(p.stdout.split()), p.stdout + p.stderr
     env_dir = base / "venv"
     p = sh(PYTHON311, "-m", "venv", env_dir)
     assert p.returncode == 0, p.stderr
@@ -48,15 +53,27 @@ def test_wheel_gives_the_cli_and_the_package_outside_the_tree(venv, tmp_path):
 
     p = sh(dynoc, "--version", cwd=work, env=env)
     assert p.returncode == 0 and p.stdout.startswith("dynoc "), p.stderr
+    # The CLI runs without Debian's LLVM/MLIR 16 (linked in) or libfmt
+    # (grafted): what it loads is libc, libstdc++ and the wheel's own.
+    site = sh(python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])",
+              env=env).stdout.strip()
+    needed = sh("ldd", os.path.join(site, "dynoc", "_bin", "dynoc")).stdout
+    assert "libMLIR" not in needed and "libLLVM" not in needed and "not found" not in needed
+    assert "/dynoc.libs/libfmt-" in needed, needed
     p = sh(dynoc, "doctor", cwd=work, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "ok       Python with torch" in p.stdout and "site-packages" in p.stdout
+    toolchain = os.path.join(site, "dynoc", "_toolchain")
+    assert f"compiles and links (dnnl.h, the wheel's copy in {toolchain})" in p.stdout, p.stdout
 
     p = sh(dynoc, "capture", "mlp.py", "-o", "out", "--", "--save-io", "io", cwd=work, env=env)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "graphs: 1" in p.stderr
     p = sh(dynoc, "build", "out/graph_0.mlir", "-o", "mlp.so", cwd=work, env=env)
     assert p.returncode == 0, p.stderr[-3000:]
+    # The model links the oneDNN the wheel carries (its GEMMs).
+    needed = sh("ldd", work / "mlp.so").stdout
+    assert os.path.join(toolchain, "lib", "libdnnl.so.2") in needed, needed
     check = ("import dynoc, numpy as np, torch, sys\n"
              "assert 'site-packages' in dynoc.__file__, dynoc.__file__\n"
              "m = dynoc.load('mlp.so')\n"

@@ -3,11 +3,15 @@
 // What this machine has of what dynoc needs: the Python capture runs scripts
 // in (with torch), dynoc's Python package, and for model builds a C++
 // compiler with oneDNN, Sleef and OpenMP (checked by compiling and linking a
-// file that uses them, as a model build does); nvcc for --target=cuda is
-// optional. An installed wheel carries none of the build-time ones.
+// file that uses them, as a model build does; an installed wheel carries
+// oneDNN and Sleef); for --target=cuda, nvcc and the CUDA libraries, checked
+// where nvcc is installed.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+
+#include "dynoc/Codegen/Build.h"
+#include "dynoc/CodegenCUDA/CudaCodegen.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -48,14 +52,14 @@ std::string firstLine(const std::string &text) {
 struct Report {
   int missing = 0;
   void ok(const std::string &what, const std::string &detail) {
-    fmt::print("ok       {:<26} {}\n", what, detail);
+    fmt::print("ok       {:<31} {}\n", what, detail);
   }
   void bad(const std::string &what, const std::string &hint) {
     ++missing;
-    fmt::print("MISSING  {:<26} {}\n", what, hint);
+    fmt::print("MISSING  {:<31} {}\n", what, hint);
   }
   void note(const std::string &what, const std::string &detail) {
-    fmt::print("-        {:<26} {}\n", what, detail);
+    fmt::print("-        {:<31} {}\n", what, detail);
   }
 };
 
@@ -102,17 +106,30 @@ void checkCompiler(Report &r) {
   runCapturing({*exe, "--version"}, out);
   r.ok("C++ compiler", firstLine(out) + " (" + *exe + ")");
   // What a model's source includes and links, one library at a time so the
-  // message names the one missing.
+  // message names the one missing: oneDNN and Sleef as the wheel carries
+  // them, else the system's (CpuBuild.cpp decides the same way).
+  const std::string carried = codegen::bundledToolchain();
   struct Lib {
-    const char *name, *header, *use, *flag, *hint;
+    const char *name, *header, *use;
+    std::vector<std::string> flags;
+    const char *hint;
+  };
+  auto linked = [&](const char *soname,
+                    const char *systemFlag) -> std::vector<std::string> {
+    if (carried.empty())
+      return {systemFlag};
+    return {"-I" + carried + "/include", "-L" + carried + "/lib",
+            std::string("-l:") + soname, "-Wl,-rpath," + carried + "/lib"};
   };
   const Lib libs[] = {
-      {"oneDNN", "dnnl.h", "dnnl_version();", "-ldnnl",
-       "apt-get install libdnnl-dev"},
-      {"Sleef", "sleef.h", "Sleef_expf_u10(1.f);", "-lsleef",
-       "apt-get install libsleef-dev"},
-      {"OpenMP", "omp.h", "omp_get_max_threads();", "-fopenmp",
-       "a compiler with OpenMP (g++ has libgomp)"},
+      {"oneDNN", "dnnl.h", "dnnl_version();", linked("libdnnl.so.2", "-ldnnl"),
+       "apt-get install libdnnl-dev (Debian/Ubuntu)"},
+      {"Sleef", "sleef.h", "Sleef_expf_u10(1.f);",
+       linked("libsleef.so.3", "-lsleef"),
+       "apt-get install libsleef-dev (Debian/Ubuntu)"},
+      {"OpenMP", "omp.h", "omp_get_max_threads();", {"-fopenmp"},
+       "g++ brings libgomp (apt-get install g++); with clang, apt-get "
+       "install libomp-dev"},
   };
   for (const Lib &lib : libs) {
     llvm::SmallString<128> src, bin;
@@ -121,39 +138,52 @@ void checkCompiler(Report &r) {
     std::ofstream(src.str().str())
         << "#include <" << lib.header << ">\nint main() { " << lib.use
         << " return 0; }\n";
-    int rc = runCapturing(
-        {*exe, "-x", "c++", src.str().str(), "-o", bin.str().str(), lib.flag},
-        out);
+    std::vector<std::string> argv = {*exe, "-x", "c++", src.str().str(),
+                                     "-o", bin.str().str()};
+    argv.insert(argv.end(), lib.flags.begin(), lib.flags.end());
+    int rc = runCapturing(argv, out);
     llvm::sys::fs::remove(src);
     llvm::sys::fs::remove(bin);
+    bool own = lib.flags.size() > 1;
     if (rc == 0)
-      r.ok(lib.name, std::string("compiles and links (") + lib.header + ", " +
-                         lib.flag + ")");
+      r.ok(lib.name, std::string("compiles and links (") + lib.header +
+                         (own ? ", the wheel's copy in " + carried
+                              : ", " + lib.flags.front()) +
+                         ")");
     else
-      r.bad(lib.name, std::string("a model build needs it: ") + lib.hint +
+      r.bad(lib.name, std::string("a CPU model build needs it: ") +
+                          (own ? "the wheel's copy in " + carried +
+                                     " does not link; reinstall dynoc"
+                               : lib.hint) +
                           " (" + firstLine(out) + ")");
   }
 }
 
+/// --target=cuda's needs: all optional while nvcc is absent (a CPU-only
+/// machine); with nvcc, what a CUDA build cannot do without is required.
 void checkCuda(Report &r) {
-  const char *home = getenv("CUDA_HOME");
-  std::string nvcc = home ? std::string(home) + "/bin/nvcc" : "";
-  if (nvcc.empty() || !llvm::sys::fs::can_execute(nvcc)) {
-    auto found = llvm::sys::findProgramByName("nvcc");
-    nvcc = found ? *found
-                 : (llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc")
-                        ? "/usr/local/cuda/bin/nvcc"
-                        : "");
-  }
-  if (nvcc.empty()) {
-    r.note("nvcc (--target=cuda)", "not found: only needed for CUDA builds");
+  std::vector<CudaBuildDependency> deps = cudaBuildDependencies();
+  if (!deps.front().found) {
+    r.note("nvcc (--target=cuda)", "not found: only needed for CUDA builds (" +
+                                       deps.front().hint + ")");
     return;
   }
-  std::string out;
-  runCapturing({nvcc, "--version"}, out);
-  std::string last = out.substr(0, out.find_last_of('\n'));
-  last = last.substr(last.find_last_of('\n') + 1);
-  r.ok("nvcc (--target=cuda)", last + " (" + nvcc + ")");
+  for (const CudaBuildDependency &d : deps) {
+    std::string what = d.name + " (--target=cuda)";
+    std::string detail = d.where;
+    if (d.name == "nvcc") {
+      std::string out;
+      runCapturing({d.where, "--version"}, out);
+      std::string last = out.substr(0, out.find_last_of('\n'));
+      detail = last.substr(last.find_last_of('\n') + 1) + " (" + d.where + ")";
+    }
+    if (d.found)
+      r.ok(what, detail);
+    else if (d.required)
+      r.bad(what, "not in '" + d.where + "': " + d.hint);
+    else
+      r.note(what, "not found (" + d.hint + ")");
+  }
 }
 
 } // namespace

@@ -27,7 +27,7 @@ from torch.nn.modules.module import (register_module_buffer_registration_hook,
 from torch.utils.weak import WeakIdKeyDictionary
 
 from . import fx as _fx
-from .. import _logs, _native
+from .. import _logs, _native, _toolchain
 from ..capture import mlir_writer as mw, results
 from ..capture.guards import compile_source, input_expr
 from ..runtime.model import Error as ModelError, LoadedModel, _rebuild
@@ -264,7 +264,7 @@ def _build_into(directory, text, weights, flags):
         save_file(tensors, os.path.join(directory, _session.WEIGHTS_FILE))
     p = subprocess.run([dynoc_binary(), "build", "graph.mlir", "-o", "model.so",
                         *_BUILD_FLAGS, *flags], cwd=directory, capture_output=True,
-                       text=True)
+                       text=True, env=_toolchain.build_env())
     if p.returncode != 0:
         # The diagnostic's own line (`graph.mlir:15:11: error: ...`), not the
         # source line and caret that follow it.

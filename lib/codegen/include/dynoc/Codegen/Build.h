@@ -75,6 +75,12 @@ public:
   ProgressSilencer(const ProgressSilencer &) = delete;
   ProgressSilencer &operator=(const ProgressSilencer &) = delete;
 };
+/// The folder of what an installed wheel carries for model builds, beside
+/// its dynoc binary (dynoc/_toolchain: oneDNN's and Sleef's headers and
+/// libraries, the cuDNN frontend's headers; tools/make_wheel.py), or "" when
+/// the binary is not a wheel's (a checkout uses the system's).
+/// $DYNOC_TOOLCHAIN_HOME overrides it.
+std::string bundledToolchain();
 /// Writes `text` to `path`; false if it could not.
 bool writeFile(const std::string &path, llvm::StringRef text);
 /// The last `maxBytes` of the file at `path` (a compiler's log).

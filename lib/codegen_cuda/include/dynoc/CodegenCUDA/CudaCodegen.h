@@ -22,6 +22,17 @@ std::vector<std::string> cudaSupportedOps();
 /// The text of the CUDA kernel library the generated source includes.
 const char *cudaKernelPrelude();
 
+/// What a --target=cuda build compiles against, where the build looks for
+/// it and whether it is there (`dynoc doctor`).
+struct CudaBuildDependency {
+  std::string name;   // "nvcc", "cuBLASLt", ...
+  std::string where;  // the program or folder looked at ("" if none)
+  bool found = false;
+  bool required = true; // false: the build works without it, slower
+  std::string hint;     // how to get it
+};
+std::vector<CudaBuildDependency> cudaBuildDependencies();
+
 /// Builds `module` into a CUDA model .so with nvcc (found as $NVCC, on the
 /// PATH, or under $CUDA_HOME / /usr/local/cuda); cuBLASLt's headers and
 /// library come from $DYNOC_CUBLAS_HOME (bootstrap installs the nvidia-cublas
