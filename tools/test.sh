@@ -25,6 +25,12 @@
 #                               (with --realworld: every model); makes
 #                               .venv-3.12 first
 #   tools/test.sh --all-pythons the above for 3.11, 3.12 and 3.13
+#   tools/test.sh --torch-versions   the wheel and the in-process JIT tests
+#                               under other torch releases than the build's
+#                               2.13 (DYNOC_TORCH_VERSIONS, default "2.11.0
+#                               2.12.1 2.14.1": PyPI's builds, several
+#                               GB each, kept once per machine under
+#                               ~/.cache/dynoc/torch-VERSION)
 #
 # CI fuzzes each target of test/fuzz for DYNOC_FUZZ_SECONDS (default 10);
 # longer campaigns: tools/fuzz.sh TARGET SECONDS.
@@ -40,6 +46,7 @@ jitcorpus=0
 cpython=0
 opinfo=0
 allpythons=0
+torchversions=0
 for arg in "$@"; do
   case "$arg" in
     --realworld) realworld=1 ;;
@@ -48,6 +55,7 @@ for arg in "$@"; do
     --cpython) cpython=1 ;;
     --opinfo) opinfo=1 ;;
     --all-pythons) allpythons=1 ;;
+    --torch-versions) torchversions=1 ;;
     -h|--help) sed -n '2,/^set /{/^set /!p}' "$0" | cut -c3-; exit 0 ;;
     *) echo "tools/test.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
@@ -107,6 +115,22 @@ if ((opinfo)); then
   bazel build //...
   say "the op-coverage suite (test/opinfo, every OpInfo of the suite)"
   exec .venv/bin/python test/opinfo/opinfo_suite.py --table docs/op-coverage.md
+fi
+if ((torchversions)); then
+  bazel build //...
+  failed=""
+  for v in ${DYNOC_TORCH_VERSIONS:-2.11.0 2.12.1 2.14.1}; do
+    venv="$(tools/torch_venv.sh "$v")"
+    say "torch $v: the wheel installed beside it (test/e2e/test_wheel.py), and the in-process JIT tests"
+    DYNOC_TEST_TORCH_VENV="$venv" .venv/bin/python -m pytest -q -rf test/e2e/test_wheel.py ||
+      failed="$failed $v(wheel)"
+    PYTHONPATH="$root/python:$root/bazel-bin/lib/capture:$root/bazel-bin/lib/runtime/python" \
+      "$venv/bin/python" -m pytest -q -rf -n 2 -p no:cacheprovider test/e2e/test_jit.py \
+      test/e2e/test_cpu_ops.py test/e2e/test_jit_build_failures.py || failed="$failed $v(jit)"
+  done
+  [ -z "$failed" ] || { say "failed under torch:$failed"; exit 1; }
+  say "every torch version passed"
+  exit 0
 fi
 if ((realworld)); then
   bazel build //...

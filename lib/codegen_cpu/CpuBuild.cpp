@@ -160,7 +160,9 @@ public:
     auto exe = llvm::sys::findProgramByName(compiler);
     if (!exe)
       return module.emitError()
-             << "C++ compiler '" << compiler << "' not found (set CXX)";
+             << "C++ compiler '" << compiler
+             << "' not found: install one (Debian/Ubuntu: apt-get install g++) "
+                "or set CXX";
     const CpuLevel *level = findCpuLevel(opts.cpu);
     if (!level)
       return module.emitError()

@@ -13,7 +13,7 @@ from .runtime.trainable import TrainableModel, load_trainable
 from ._backends import list_backends, register_backend
 from .jit.compiled_module import CompiledModule
 from .runtime.communicators import GlooCommunicator, NcclCommunicator, TorchDistributedCommunicator
-from ._errors import unsupported_type
+from ._errors import BuildFailed, unsupported_type
 from ._explain import ExplainOutput, ExportResult, explain, export
 from .jit.built import counters, write_stats
 from .runtime.model import Error, GuardError, LoadedModel, load, profile, set_runtime_log
@@ -27,7 +27,7 @@ __all__ = ["compile", "optimize", "optimize_assert", "is_compiling", "is_dynamo_
            "list_backends", "reset", "config", "allow_in_graph", "disallow_in_graph",
            "forbid_in_graph", "graph_break", "disable", "mark_dynamic", "mark_static",
            "run", "install", "register_backend", "counters", "export", "ExportResult",
-           "Unsupported", "load", "LoadedModel", "load_trainable", "TrainableModel", "Error",
+           "Unsupported", "BuildFailed", "load", "LoadedModel", "load_trainable", "TrainableModel", "Error",
            "GuardError", "explain", "ExplainOutput", "profile", "set_runtime_log",
            "TorchDistributedCommunicator", "NcclCommunicator", "GlooCommunicator"]
 

@@ -19,3 +19,10 @@ def unsupported_type():
         Unsupported.__module__ = "dynoc"
         _unsupported = Unsupported
     return _unsupported
+
+
+class BuildFailed(RuntimeError):
+    """dynoc.compile(..., fullgraph=True) could not make built code: the dynoc
+    binary is missing or cannot run, the toolchain a build needs is missing,
+    or the build failed. Without fullgraph, the same is one warning and the
+    calls run eagerly (never silently)."""

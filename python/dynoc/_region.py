@@ -13,7 +13,7 @@ import weakref
 
 import torch
 
-from . import _backends, _logs, _native
+from . import _backends, _errors, _logs, _native
 from .capture import mlir_writer as mw
 from . import _stance
 from .capture import dynamic as _dynamic, guards as _guards, session as _session, step as _step, symbolic as _symbolic
@@ -295,13 +295,16 @@ def _stand_in(fn, fargs, kwargs):
 _eager_warned = set()  # (entry, reason) pairs already told
 
 
-def _warn_eager(entry, reason):
+def _warn_eager(entry, reason, anywhere=False):
     """Never silently eager: the first time a region's variant runs eagerly
     for a reason, one warning line says where and why (DYNOC_LOGS keeps the
-    details); the same reason at the same place is not repeated."""
-    if (entry, reason) in _eager_warned:
+    details); the same reason at the same place is not repeated. anywhere:
+    a reason of the machine, not the code (no dynoc binary, no compiler),
+    said once whatever region meets it."""
+    key = (None if anywhere else entry, reason)
+    if key in _eager_warned:
         return
-    _eager_warned.add((entry, reason))
+    _eager_warned.add(key)
     filename, line, name = entry.rsplit(":", 2)
     warnings.warn_explicit(
         f"dynoc: calls of {name} run eagerly, not compiled: {reason} "
@@ -640,10 +643,12 @@ class Region:
                                        self.session.constant_sources, backend, L, G,
                                        self.cuda_graphs)
         except _built.NotCompiled as e:
+            if self.fullgraph and isinstance(e, _built.BuildFailed):
+                raise _errors.BuildFailed(f"{entry}: {e}") from None
             _logs.log("graph_breaks", f"{entry}: calls run eagerly: {e}")
             _built.counters["eager_variants"] += 1
             self.session.eager_reasons.append({"entry": entry, "reason": str(e)})
-            _warn_eager(entry, str(e))
+            _warn_eager(entry, str(e), anywhere=isinstance(e, _built.BuildFailed))
             return None
 
     def _refusal(self, graphs, tracker, result, entry, L, G):

@@ -123,6 +123,16 @@ class NotCompiled(Exception):
     """Why a variant runs eagerly in process (logged under graph_breaks)."""
 
 
+class BuildFailed(NotCompiled):
+    """The machine could not build the graph: no dynoc binary, one that does
+    not run, a missing toolchain, a failed build (a fullgraph=True region
+    raises dynoc.BuildFailed instead of running eagerly)."""
+
+
+# Said after a build failure: where a user finds what this machine lacks.
+_DOCTOR_HINT = " (`dynoc doctor` lists what this machine lacks for builds)"
+
+
 def enabled():
     """DYNOC_COMPILE=0 turns compiled execution off (regions only record)."""
     return os.environ.get("DYNOC_COMPILE", "1") != "0"
@@ -137,8 +147,8 @@ def dynoc_binary():
         packaged if os.path.exists(packaged)
         else os.path.join(_ROOT, "bazel-bin", "tools", "dynoc", "dynoc"))
     if not os.path.exists(path):
-        raise NotCompiled(f"the dynoc binary is not at {path} (bazel build //..., "
-                          "or DYNOC_BIN)")
+        raise BuildFailed(f"the dynoc binary is not at {path} (reinstall dynoc; in a "
+                          "checkout, bazel build //...; or set DYNOC_BIN)")
     return path
 
 
@@ -273,7 +283,7 @@ def _build_into(directory, text, weights, flags):
         message = (errors or lines or [f"exit {p.returncode}"])[0]
         if "compiler failed" in message and len(errors) > 1:
             message += "; its first error: " + errors[1].split(" error: ", 1)[-1]
-        raise NotCompiled("dynoc build failed: " + message)
+        raise BuildFailed("dynoc build failed: " + message + _DOCTOR_HINT)
     # The build copied the weights beside the model; the input copy goes.
     if weights:
         os.remove(os.path.join(directory, _session.WEIGHTS_FILE))
