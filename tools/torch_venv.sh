@@ -17,6 +17,12 @@ if [ ! -f "$venv/.complete" ]; then
   # torch 2.13 runs): what the wheel and the JIT tests import.
   "$venv/bin/python" -m pip install -q "torch==$v" numpy safetensors pytest pytest-xdist \
     expecttest >&2
+  # DYNOC_TORCH_COMPILE=1 routes torch.compile to dynoc in any process of it
+  # (as tools/bootstrap.sh's environments; dynoc itself comes from PYTHONPATH
+  # or an installed wheel).
+  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  echo "import os; os.environ.get('DYNOC_TORCH_COMPILE') == '1' and __import__('dynoc').install()" \
+    > "$site/dynoc.pth"
   touch "$venv/.complete"
 fi
 echo "$venv"

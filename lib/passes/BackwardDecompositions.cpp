@@ -5,8 +5,8 @@
 // recorded backward graph builds wherever its forward does. These need result
 // types other than their operands' (a comparison's i1 mask) or constants
 // computed from a type (mse_loss's 2/N), which the declarative table in
-// Decompositions.td cannot express. Also binary_cross_entropy itself, whose
-// backward is here.
+// Decompositions.td cannot express. Also the losses whose backward is here
+// (binary cross-entropy, smooth L1, Huber).
 //
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
@@ -492,6 +492,8 @@ struct Grad {
       return r.create<AtenGtScalarOp>(loc, t, x, b);
     if (cmp == "le")
       return r.create<AtenLeScalarOp>(loc, t, x, b);
+    if (cmp == "ge")
+      return r.create<AtenGeScalarOp>(loc, t, x, b);
     return r.create<AtenLtScalarOp>(loc, t, x, b);
   }
   Value scale(Value x, double c) {
@@ -600,6 +602,59 @@ struct HardswishBackward : OpRewritePattern<AtenHardswishBackwardOp> {
   }
 };
 
+/// hardsigmoid_backward(g, x), as ATen: -3 < x < 3 ? g / 6 : 0.
+struct HardsigmoidBackward : OpRewritePattern<AtenHardsigmoidBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenHardsigmoidBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Grad b{rewriter, op.getLoc(), op.getType()};
+    Value x = op.getSelf();
+    Value below = rewriter.create<AtenMaskedFillScalarOp>(
+        op.getLoc(), op.getType(), b.scale(op.getGradOutput(), 1.0 / 6.0),
+        b.mask(x, "le", -3), f64(rewriter, 0.0));
+    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
+        op, op.getType(), below, b.mask(x, "ge", 3), f64(rewriter, 0.0));
+    return success();
+  }
+};
+
+/// hardtanh_backward(g, x, lo, hi), as ATen: x <= lo || x >= hi ? 0 : g.
+struct HardtanhBackward : OpRewritePattern<AtenHardtanhBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenHardtanhBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Grad b{rewriter, op.getLoc(), op.getType()};
+    Value x = op.getSelf();
+    Value g = rewriter.create<AtenMaskedFillScalarOp>(
+        op.getLoc(), op.getType(), op.getGradOutput(),
+        b.mask(x, "le", number(op.getMinVal(), -1)), f64(rewriter, 0.0));
+    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
+        op, op.getType(), g, b.mask(x, "ge", number(op.getMaxVal(), 1)),
+        f64(rewriter, 0.0));
+    return success();
+  }
+};
+
+/// mish_backward(g, x), as ATen: t = tanh(log1p(exp(x))); g * (t + x *
+/// sigmoid(x) * (1 - t * t)).
+struct MishBackward : OpRewritePattern<AtenMishBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenMishBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getSelf();
+    Type t = x.getType();
+    Grad b{rewriter, loc, t};
+    Value softplus = rewriter.create<AtenLog1pOp>(loc, t, rewriter.create<AtenExpOp>(loc, t, x));
+    Value th = rewriter.create<AtenTanhOp>(loc, t, softplus);
+    Value sig = rewriter.create<AtenSigmoidOp>(loc, t, x);
+    Value slope = b.mul(b.mul(x, sig), oneMinus(rewriter, loc, b.mul(th, th)));
+    Value d = rewriter.create<AtenAddTensorOp>(loc, t, th, slope, Attribute());
+    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, op.getType(), op.getGradOutput(), d);
+    return success();
+  }
+};
+
 /// binary_cross_entropy(x, y, w, reduction), as ATen's CPU kernel: w * ((y -
 /// 1) * max(log1p(-x), -100) - y * max(log(x), -100)), then the mean or the
 /// sum. An x outside [0, 1], where ATen raises, gives NaN here.
@@ -695,6 +750,95 @@ struct BinaryCrossEntropyBackward
     return success();
   }
 };
+
+/// The difference |x - y| of a regression loss and the loss's reduction.
+struct RegressionLoss {
+  PatternRewriter &r;
+  Location loc;
+  RankedTensorType type; // the elementwise loss's (x's)
+  Value diff(Value x, Value y) {
+    return r.create<AtenSubTensorOp>(loc, type, x, y, Attribute());
+  }
+  Value half(Value v, double c) { return Grad{r, loc, type}.scale(v, 0.5 * c); }
+  Value reduce(Value loss, std::optional<uint64_t> reduction, Type result) {
+    return Grad{r, loc, type}.reduce(loss, reduction, result);
+  }
+  /// A backward's gradient of the mean: divided by the element count.
+  Value meanGrad(Value grad, std::optional<uint64_t> reduction) {
+    if (reduction.value_or(1) != 1)
+      return grad;
+    return r.create<AtenDivScalarOp>(loc, type, grad,
+                                     f64(r, double(type.getNumElements())));
+  }
+};
+
+/// huber_loss(x, y, delta), as ATen: d = |x - y|; d < delta ? d * d / 2 :
+/// delta * (d - delta / 2); then the reduction. smooth_l1_loss(x, y, beta)
+/// is huber_loss / beta (beta = 0: |x - y|).
+template <typename Op>
+struct PiecewiseQuadraticLoss : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().template cast<RankedTensorType>();
+    Location loc = op.getLoc();
+    RegressionLoss l{rewriter, loc, type};
+    Grad b{rewriter, loc, type};
+    constexpr bool smooth = std::is_same_v<Op, AtenSmoothL1LossOp>;
+    double edge;
+    if constexpr (smooth)
+      edge = number(op.getBetaAttr(), 1.0);
+    else
+      edge = number(op.getDeltaAttr(), 1.0);
+    Value d = rewriter.create<AtenAbsOp>(loc, type, l.diff(op.getSelf(), op.getTarget()));
+    Value loss = d;
+    if (edge != 0) {
+      // huber: d*d/2 inside, delta*d - delta*delta/2 outside; / beta for smooth.
+      double over = smooth ? 1.0 / edge : 1.0;
+      Value inside = b.scale(b.mul(d, d), 0.5 * over);
+      Value outside = rewriter.create<AtenSubScalarOp>(
+          loc, type, b.scale(d, edge * over), f64(rewriter, 0.5 * edge * edge * over),
+          Attribute());
+      loss = b.where(b.mask(d, "lt", edge), inside, outside);
+    }
+    rewriter.replaceOp(op, l.reduce(loss, op.getReduction(), op.getType()));
+    return success();
+  }
+};
+
+/// huber_loss_backward(g, x, y, delta) = g * clamp(x - y, -delta, delta);
+/// smooth_l1_loss_backward(g, x, y, beta) = g * clamp((x - y) / beta, -1, 1)
+/// (beta = 0: g * sgn(x - y)); the mean's divided by the count.
+template <typename Op>
+struct PiecewiseQuadraticLossBackward : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().template cast<RankedTensorType>();
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "a loss over a dynamic shape");
+    Location loc = op.getLoc();
+    RegressionLoss l{rewriter, loc, type};
+    Grad b{rewriter, loc, type};
+    constexpr bool smooth = std::is_same_v<Op, AtenSmoothL1LossBackwardOp>;
+    double edge;
+    if constexpr (smooth)
+      edge = number(op.getBetaAttr(), 1.0);
+    else
+      edge = number(op.getDeltaAttr(), 1.0);
+    Value d = l.diff(op.getSelf(), op.getTarget());
+    Value slope;
+    if (smooth && edge == 0)
+      slope = rewriter.create<AtenSgnOp>(loc, type, d);
+    else if (smooth)
+      slope = rewriter.create<AtenClampOp>(loc, type, b.scale(d, 1.0 / edge),
+                                           f64(rewriter, -1.0), f64(rewriter, 1.0));
+    else
+      slope = rewriter.create<AtenClampOp>(loc, type, d, f64(rewriter, -edge),
+                                           f64(rewriter, edge));
+    std::optional<uint64_t> reduction = op.getReduction();
+    rewriter.replaceOp(op, l.meanGrad(b.mul(op.getGradOutput(), slope), reduction));
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
@@ -703,7 +847,12 @@ void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
                NllLossBackward, GeluBackward, SiluBackward, LayerNormBackward,
                LayerNormWithStatistics, SliceBackward, SelectBackward,
                LeakyReluBackward, EluBackward, SoftplusBackward,
-               HardswishBackward, BinaryCrossEntropy,
-               BinaryCrossEntropyWithLogits, BinaryCrossEntropyBackward>(
+               HardswishBackward, HardsigmoidBackward, HardtanhBackward,
+               MishBackward, BinaryCrossEntropy,
+               BinaryCrossEntropyWithLogits, BinaryCrossEntropyBackward,
+               PiecewiseQuadraticLoss<AtenHuberLossOp>,
+               PiecewiseQuadraticLoss<AtenSmoothL1LossOp>,
+               PiecewiseQuadraticLossBackward<AtenHuberLossBackwardOp>,
+               PiecewiseQuadraticLossBackward<AtenSmoothL1LossBackwardOp>>(
       patterns.getContext());
 }

@@ -1,9 +1,10 @@
 """Training through the activations and losses public training scripts use
 (issue 47's "ops seen in these programs"): leaky_relu, elu, softplus,
-hardswish, gelu, binary cross-entropy (on probabilities and on logits), L1
-(sgn in its backward), KL divergence (xlogy), and a clamp in F.normalize. A
-compiled forward is trained through by an eager backward: the built forward
-and backward graphs run (counted) and the gradients equal eager's."""
+hardswish, hardsigmoid, hardtanh/relu6, mish, gelu, binary cross-entropy (on
+probabilities and on logits), L1 (sgn in its backward), smooth L1 and Huber,
+KL divergence (xlogy), and a clamp in F.normalize. A compiled forward is
+trained through by an eager backward: the built forward and backward graphs
+run (counted) and the gradients equal eager's."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -25,11 +26,19 @@ LOSSES = {
     "softplus": lambda x: (F.softplus(x, beta=2.0) * TARGET).sum(),
     "hardswish": lambda x: (F.hardswish(x * 3) * TARGET).sum(),
     "gelu": lambda x: (F.gelu(x) * TARGET).sum(),
+    "hardsigmoid": lambda x: (F.hardsigmoid(x * 4) * TARGET).sum(),
+    "hardtanh": lambda x: (F.hardtanh(x, -0.5, 0.8) * TARGET).sum(),
+    "relu6": lambda x: (F.relu6(x * 4) * TARGET).sum(),
+    "mish": lambda x: (F.mish(x) * TARGET).sum(),
     "bce": lambda x: F.binary_cross_entropy(torch.sigmoid(x), TARGET),
     "bce_weighted_sum": lambda x: F.binary_cross_entropy(torch.sigmoid(x), TARGET,
                                                          weight=TARGET + 0.5, reduction="sum"),
     "bce_with_logits": lambda x: F.binary_cross_entropy_with_logits(x, TARGET),
     "l1": lambda x: F.l1_loss(x, TARGET),
+    "smooth_l1": lambda x: F.smooth_l1_loss(x, TARGET, beta=0.5),
+    "smooth_l1_beta0_sum": lambda x: F.smooth_l1_loss(x, TARGET, beta=0.0, reduction="sum"),
+    "huber": lambda x: F.huber_loss(x, TARGET, delta=0.7),
+    "huber_none": lambda x: (F.huber_loss(x, TARGET, reduction="none") * TARGET).sum(),
     "kl_div": lambda x: F.kl_div(F.log_softmax(x, 1), TARGET / TARGET.sum(1, keepdim=True),
                                  reduction="batchmean"),
     "normalize": lambda x: (F.normalize(x, dim=1) * TARGET).sum(),
@@ -50,3 +59,15 @@ def test_gradients_through_the_built_forward_and_backward_equal_eagers(name):
         torch.testing.assert_close(loss.detach(), ref.detach(), rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(x.grad, ref_x.grad, rtol=1e-5, atol=1e-6)
     assert f.compiled_calls() == 2, dynoc.explain(fn)(torch.randn(4, 6, requires_grad=True))
+
+
+def test_a_backward_op_dynoc_cannot_record_is_named():
+    """Never silently eager, and say why: a region whose backward meets an
+    op of no graph (here glu's backward; mish's before it was built) runs
+    eagerly with a warning naming that op, not a missing gradient."""
+    f = dynoc.compile(lambda x: F.glu(x, 1).sum())
+    x = torch.randn(4, 6, requires_grad=True)
+    with pytest.warns(UserWarning, match=r"backward: it breaks at aten\.glu_backward: "
+                                         r"aten\.glu_backward is not an op"):
+        f(x).backward()
+    torch.testing.assert_close(x.grad, torch.autograd.grad(F.glu(x, 1).sum(), x)[0])

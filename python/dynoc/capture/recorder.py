@@ -29,6 +29,10 @@ from .results import Describer
 from .size_operands import SizeOperands
 from .values import _as_values, _tensors
 
+# The break that opens a backward graph (not a break of the program).
+_BACKWARD_PASS = "autograd backward pass: recorded as a backward graph"
+
+
 class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, CollectiveRecording,
               TorchDispatchMode):
     """A region's capture: the evaluator's callbacks (EvaluatorHooks) and the
@@ -46,6 +50,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         # region whose result requires grad, to record its backward graph.
         self.synthetic_backward = False
         self.recorded_backward = False  # record_backward made a backward graph
+        self.backward_breaks = []  # why record_backward's pass left its graph
         self.backward_error = None  # why record_backward failed, if it raised
         self.refused_break = False  # fullgraph=True raised at a break
         self.region = region
@@ -448,7 +453,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             self.on_break("autograd backward pass with create_graph=True (double backward): "
                           "runs outside the graphs, not recorded", None, None)
             return
-        self.on_break("autograd backward pass: recorded as a backward graph", None, None)
+        self.on_break(_BACKWARD_PASS, None, None)
         self.current.kind = "backward"  # the graph on_break opened (or the empty one)
 
     def _mark_gradient_seeds(self, g):
@@ -494,6 +499,9 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             for t, g in held:
                 t.grad = g
             self.synthetic_backward = False
+            # Not breaks of the program; kept to say why a gradient is missing.
+            self.backward_breaks = [b["reason"] for b in self.breaks[breaks:]
+                                    if not b["reason"].startswith(_BACKWARD_PASS)]
             del self.breaks[breaks:]
         return any(g.kind == "backward" and g.grads for g in self.graphs)
 

@@ -27,8 +27,11 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
     forward = [g for g in graphs if g.kind == "forward"]
     backward = [g for g in graphs if g.kind == "backward"]
     if len(forward) != 1 or len(backward) > 1:
-        raise NotCompiled("no ATen op was recorded" if not graphs else
-                          f"{len(forward)} forward and {len(backward)} backward graphs")
+        why = "no ATen op was recorded" if not graphs else \
+            f"{len(forward)} forward and {len(backward)} backward graphs"
+        if len(backward) > 1 and tracker.backward_breaks:
+            why += f": the backward breaks at {tracker.backward_breaks[0]}"
+        raise NotCompiled(why)
     if backward and not tracker.recorded_backward:
         raise NotCompiled("the region runs a backward pass itself")
     if not backward and any(t.requires_grad for t in _tensors(result)):
@@ -61,6 +64,9 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
         trained = {g["input"] for g in backward[0].grads}
         for src, t in tracker.user_inputs:
             if t.requires_grad and src not in trained:
+                if tracker.backward_breaks:  # an op of the backward no graph holds
+                    raise NotCompiled(f"argument {src} gets no gradient from the recorded "
+                                      f"backward: it breaks at {tracker.backward_breaks[0]}")
                 raise NotCompiled(f"argument {src} requires grad but gets no gradient from "
                                   "the recorded backward (not a leaf tensor)")
         _no_side_effects(tracker, "a training step")

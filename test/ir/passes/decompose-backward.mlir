@@ -156,3 +156,54 @@ func.func @binary_cross_entropy_backward(%g: tensor<f32>, %x: tensor<2x3xf32>, %
   %0 = "aten.binary_cross_entropy_backward"(%g, %x, %y) {reduction = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (tensor<f32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// hardtanh_backward(g, x, lo, hi) = x <= lo || x >= hi ? 0 : g.
+// CHECK-LABEL: func.func @hardtanh_backward
+func.func @hardtanh_backward(%g: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[LO:.*]] = aten.le.Scalar %arg1 {other = 0.000000e+00 : f64}
+  // CHECK: %[[G:.*]] = aten.masked_fill.Scalar %arg0, %[[LO]] {value = 0.000000e+00 : f64}
+  // CHECK: %[[HI:.*]] = aten.ge.Scalar %arg1 {other = 6.000000e+00 : f64}
+  // CHECK: aten.masked_fill.Scalar %[[G]], %[[HI]] {value = 0.000000e+00 : f64}
+  %0 = aten.hardtanh_backward %g, %x {min_val = 0.000000e+00 : f64, max_val = 6.000000e+00 : f64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// mish_backward(g, x) = g * (t + x * sigmoid(x) * (1 - t * t)), t = tanh(log1p(exp(x))).
+// CHECK-LABEL: func.func @mish_backward
+func.func @mish_backward(%g: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[E:.*]] = aten.exp %arg1
+  // CHECK: %[[SP:.*]] = aten.log1p %[[E]]
+  // CHECK: %[[T:.*]] = aten.tanh %[[SP]]
+  // CHECK: aten.sigmoid %arg1
+  // CHECK: %[[D:.*]] = aten.add.Tensor %[[T]]
+  // CHECK: aten.mul.Tensor %arg0, %[[D]]
+  %0 = aten.mish_backward %g, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// huber_loss(x, y, 0.5), mean: d = |x - y|; d < 0.5 ? d * d / 2 : 0.5 * d - 0.125.
+// CHECK-LABEL: func.func @huber_loss
+func.func @huber_loss(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<f32> {
+  // CHECK: %[[D:.*]] = aten.sub.Tensor %arg0, %arg1
+  // CHECK: %[[A:.*]] = aten.abs %[[D]]
+  // CHECK: %[[SQ:.*]] = aten.mul.Tensor %[[A]], %[[A]]
+  // CHECK: %[[IN:.*]] = aten.mul.Scalar %[[SQ]] {other = 5.000000e-01 : f64}
+  // CHECK: %[[LIN:.*]] = aten.mul.Scalar %[[A]] {other = 5.000000e-01 : f64}
+  // CHECK: %[[OUT:.*]] = aten.sub.Scalar %[[LIN]] {other = 1.250000e-01 : f64}
+  // CHECK: %[[M:.*]] = aten.lt.Scalar %[[A]] {other = 5.000000e-01 : f64}
+  // CHECK: %[[L:.*]] = aten.where.self %[[M]], %[[IN]], %[[OUT]]
+  // CHECK: aten.mean %[[L]]
+  %0 = aten.huber_loss %x, %y {reduction = 1 : i64, delta = 5.000000e-01 : f64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// smooth_l1_loss_backward(g, x, y, beta = 2), sum: g * clamp((x - y) / 2, -1, 1).
+// CHECK-LABEL: func.func @smooth_l1_loss_backward
+func.func @smooth_l1_loss_backward(%g: tensor<f32>, %x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: %[[D:.*]] = aten.sub.Tensor %arg1, %arg2
+  // CHECK: %[[S:.*]] = aten.mul.Scalar %[[D]] {other = 5.000000e-01 : f64}
+  // CHECK: %[[C:.*]] = aten.clamp %[[S]] {max = 1.000000e+00 : f64, min = -1.000000e+00 : f64}
+  // CHECK: aten.mul.Tensor %arg0, %[[C]]
+  %0 = aten.smooth_l1_loss_backward %g, %x, %y {reduction = 2 : i64, beta = 2.000000e+00 : f64} : (tensor<f32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
