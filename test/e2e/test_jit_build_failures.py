@@ -33,7 +33,7 @@ def test_a_missing_binary_is_said_once_for_every_region(monkeypatch, tmp_path):
     monkeypatch.setenv("DYNOC_BIN", str(missing))
     first, second = dynoc.compile(lambda x: x * 2), dynoc.compile(lambda x: x - 1)
     x = torch.arange(4.0)
-    before = _built.counters["eager_variants"]
+    before = dict(_built.counters)
 
     def run():
         for _ in range(2):
@@ -42,8 +42,8 @@ def test_a_missing_binary_is_said_once_for_every_region(monkeypatch, tmp_path):
     said = eager_warnings(run)
     assert len(said) == 1, said
     assert f"the dynoc binary is not at {missing}" in said[0]
-    assert _built.counters["eager_variants"] - before == 2
-    assert _built.counters["compiled_calls"] == 0
+    assert _built.counters["eager_variants"] - before["eager_variants"] == 2
+    assert _built.counters["compiled_calls"] == before["compiled_calls"]
 
 
 def test_a_binary_that_cannot_run_names_the_loader_error(monkeypatch, tmp_path):
