@@ -449,3 +449,30 @@ def test_clamps_as_strided_and_diagonal_on_the_gpu():
     for g, w in zip(got, views(x)):
         assert g.device.type == "cuda"
         torch.testing.assert_close(g, w)
+
+
+GPU_LOSSES = {
+    "hardsigmoid": lambda x, t: (torch.nn.functional.hardsigmoid(x * 4) * t).sum(),
+    "relu6": lambda x, t: (torch.nn.functional.relu6(x * 4) * t).sum(),
+    "mish": lambda x, t: (torch.nn.functional.mish(x) * t).sum(),
+    "smooth_l1": lambda x, t: torch.nn.functional.smooth_l1_loss(x, t, beta=0.5),
+    "huber": lambda x, t: torch.nn.functional.huber_loss(x, t, delta=0.7),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GPU_LOSSES))
+def test_activation_and_loss_gradients_on_the_gpu(name):
+    """The backward decompositions of issue 47 (hardsigmoid, hardtanh, mish,
+    smooth L1, Huber) through the CUDA target: built forward and backward,
+    eager's gradients."""
+    import dynoc
+    fn = GPU_LOSSES[name]
+    t = torch.rand(8, 16, device="cuda")
+    f = dynoc.compile(fn)
+    for _ in range(3):
+        x = torch.randn(8, 16, device="cuda", requires_grad=True)
+        f(x, t).backward()
+        ref = x.detach().clone().requires_grad_(True)
+        fn(ref, t).backward()
+        torch.testing.assert_close(x.grad, ref.grad, rtol=1e-5, atol=1e-6)
+    assert f.compiled_calls() == 2
