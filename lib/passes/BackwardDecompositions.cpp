@@ -655,6 +655,45 @@ struct MishBackward : OpRewritePattern<AtenMishBackwardOp> {
   }
 };
 
+/// log_sigmoid_backward(g, x, buffer), as ATen with z = exp(-|x|) computed
+/// again (CUDA's buffer is empty): g * (x < 0 ? 1 : z) / (1 + z).
+struct LogSigmoidBackward : OpRewritePattern<AtenLogSigmoidBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenLogSigmoidBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getSelf();
+    Type t = x.getType();
+    Grad b{rewriter, loc, t};
+    Value z = rewriter.create<AtenExpOp>(
+        loc, t, rewriter.create<AtenNegOp>(loc, t, rewriter.create<AtenAbsOp>(loc, t, x)));
+    Value top = rewriter.create<AtenMaskedFillScalarOp>(loc, t, z, b.mask(x, "lt", 0),
+                                                        f64(rewriter, 1.0));
+    Value bottom = rewriter.create<AtenAddScalarOp>(loc, t, z, f64(rewriter, 1.0),
+                                                    Attribute());
+    Value d = rewriter.create<AtenDivTensorOp>(loc, t, top, bottom);
+    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, op.getType(), op.getGradOutput(), d);
+    return success();
+  }
+};
+
+/// hardshrink_backward(g, x, l) and softshrink_backward(g, x, l), as ATen:
+/// |x| <= l ? 0 : g.
+template <class Op>
+struct ShrinkBackward : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getSelf();
+    Grad b{rewriter, loc, op.getType()};
+    Value abs = rewriter.create<AtenAbsOp>(loc, x.getType(), x);
+    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
+        op, op.getType(), op->getOperand(0), // grad_out / grad_output
+        b.mask(abs, "le", number(op.getLambdAttr(), 0.5)), f64(rewriter, 0.0));
+    return success();
+  }
+};
+
 /// binary_cross_entropy(x, y, w, reduction), as ATen's CPU kernel: w * ((y -
 /// 1) * max(log1p(-x), -100) - y * max(log(x), -100)), then the mean or the
 /// sum. An x outside [0, 1], where ATen raises, gives NaN here.
@@ -848,7 +887,9 @@ void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
                LayerNormWithStatistics, SliceBackward, SelectBackward,
                LeakyReluBackward, EluBackward, SoftplusBackward,
                HardswishBackward, HardsigmoidBackward, HardtanhBackward,
-               MishBackward, BinaryCrossEntropy,
+               MishBackward, LogSigmoidBackward,
+               ShrinkBackward<AtenHardshrinkBackwardOp>,
+               ShrinkBackward<AtenSoftshrinkBackwardOp>, BinaryCrossEntropy,
                BinaryCrossEntropyWithLogits, BinaryCrossEntropyBackward,
                PiecewiseQuadraticLoss<AtenHuberLossOp>,
                PiecewiseQuadraticLoss<AtenSmoothL1LossOp>,

@@ -286,6 +286,67 @@ struct Glu : OpRewritePattern<AtenGluOp> {
     return success();
   }
 };
+
+/// log_sigmoid_forward(x) = (min(x, 0) - log1p(z), z) with z = exp(-|x|), as
+/// ATen's CPU kernel (z is the buffer its backward may read; CUDA's buffer
+/// is empty, and stays so: the backward computes z again).
+struct LogSigmoidForward : OpRewritePattern<AtenLogSigmoidForwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenLogSigmoidForwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getSelf();
+    Type t = x.getType();
+    auto bufferType = op.getBuffer().getType().cast<RankedTensorType>();
+    const bool empty = bufferType.hasStaticShape() && bufferType.getNumElements() == 0;
+    if (bufferType != t && !empty)
+      return rewriter.notifyMatchFailure(op, "a buffer not of the input's type");
+    Value abs = rewriter.create<AtenAbsOp>(loc, t, x);
+    Value z = rewriter.create<AtenExpOp>(loc, t, rewriter.create<AtenNegOp>(loc, t, abs));
+    Value low = rewriter.create<AtenClampMaxOp>(loc, t, x, rewriter.getF64FloatAttr(0.0));
+    Value out = rewriter.create<AtenSubTensorOp>(
+        loc, t, low, rewriter.create<AtenLog1pOp>(loc, t, z), Attribute());
+    Value buffer = z;
+    if (bufferType != t)
+      buffer = rewriter.create<AtenNewZerosOp>(
+          loc, bufferType, x, rewriter.getDenseI64ArrayAttr(bufferType.getShape()),
+          TypeAttr(), StringAttr(), StringAttr(), BoolAttr());
+    rewriter.replaceOp(op, {out, buffer});
+    return success();
+  }
+};
+
+/// hardshrink(x, l) = |x| <= l ? 0 : x; softshrink(x, l) = x - clamp(x, -l,
+/// l) (ATen's selects; NaN stays NaN).
+template <class Op>
+struct Shrink : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getSelf();
+    auto type = x.getType().template cast<RankedTensorType>();
+    double lambda = 0.5; // ATen's default
+    if (auto a = op.getLambdAttr().template dyn_cast_or_null<FloatAttr>())
+      lambda = a.getValueAsDouble();
+    else if (auto i = op.getLambdAttr().template dyn_cast_or_null<IntegerAttr>())
+      lambda = double(i.getInt());
+    if constexpr (std::is_same_v<Op, AtenSoftshrinkOp>) {
+      Value inside = rewriter.create<AtenClampOp>(loc, type, x,
+                                                  rewriter.getF64FloatAttr(-lambda),
+                                                  rewriter.getF64FloatAttr(lambda));
+      rewriter.replaceOpWithNewOp<AtenSubTensorOp>(op, op.getType(), x, inside,
+                                                   Attribute());
+    } else {
+      auto maskType = RankedTensorType::get(type.getShape(), rewriter.getI1Type());
+      Value small = rewriter.create<AtenLeScalarOp>(
+          loc, maskType, rewriter.create<AtenAbsOp>(loc, type, x),
+          rewriter.getF64FloatAttr(lambda));
+      rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
+          op, op.getType(), x, small, rewriter.getF64FloatAttr(0.0));
+    }
+    return success();
+  }
+};
 } // namespace
 
 void dynoc::populatePointwiseDecompositions(RewritePatternSet &patterns) {
@@ -293,6 +354,8 @@ void dynoc::populatePointwiseDecompositions(RewritePatternSet &patterns) {
       .add<Addcmul, Addcdiv, LerpScalar, RsubScalar, RsubTensor, SafeSoftmax,
            Triangle<AtenTrilOp, true>, Triangle<AtenTriuOp, false>,
            ClampTensor, ClampOneSide<AtenClampMinTensorOp, AtenMaximumOp>,
-           ClampOneSide<AtenClampMaxTensorOp, AtenMinimumOp>, Glu>(
+           ClampOneSide<AtenClampMaxTensorOp, AtenMinimumOp>, Glu,
+           LogSigmoidForward, Shrink<AtenHardshrinkOp>,
+           Shrink<AtenSoftshrinkOp>>(
           patterns.getContext());
 }

@@ -1,10 +1,11 @@
 """Training through the activations and losses public training scripts use
 (issue 47's "ops seen in these programs"): leaky_relu, elu, softplus,
-hardswish, hardsigmoid, hardtanh/relu6, mish, gelu, binary cross-entropy (on
-probabilities and on logits), L1 (sgn in its backward), smooth L1 and Huber,
-KL divergence (xlogy), and a clamp in F.normalize. A compiled forward is
-trained through by an eager backward: the built forward and backward graphs
-run (counted) and the gradients equal eager's."""
+hardswish, hardsigmoid, hardtanh/relu6, mish, log-sigmoid, hard/soft shrink,
+gelu, binary cross-entropy (on probabilities and on logits), L1 (sgn in its
+backward), smooth L1 and Huber, KL divergence (xlogy), and a clamp in
+F.normalize. A compiled forward is trained through by an eager backward: the
+built forward and backward graphs run (counted) and the gradients equal
+eager's."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -30,6 +31,9 @@ LOSSES = {
     "hardtanh": lambda x: (F.hardtanh(x, -0.5, 0.8) * TARGET).sum(),
     "relu6": lambda x: (F.relu6(x * 4) * TARGET).sum(),
     "mish": lambda x: (F.mish(x) * TARGET).sum(),
+    "logsigmoid": lambda x: (F.logsigmoid(x * 3) * TARGET).sum(),
+    "hardshrink": lambda x: (F.hardshrink(x, 0.4) * TARGET).sum(),
+    "softshrink": lambda x: (F.softshrink(x) * TARGET).sum(),
     "bce": lambda x: F.binary_cross_entropy(torch.sigmoid(x), TARGET),
     "bce_weighted_sum": lambda x: F.binary_cross_entropy(torch.sigmoid(x), TARGET,
                                                          weight=TARGET + 0.5, reduction="sum"),

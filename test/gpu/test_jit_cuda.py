@@ -457,13 +457,16 @@ GPU_LOSSES = {
     "mish": lambda x, t: (torch.nn.functional.mish(x) * t).sum(),
     "smooth_l1": lambda x, t: torch.nn.functional.smooth_l1_loss(x, t, beta=0.5),
     "huber": lambda x, t: torch.nn.functional.huber_loss(x, t, delta=0.7),
+    "softshrink": lambda x, t: (torch.nn.functional.softshrink(x) * t).sum(),
+    "hardshrink": lambda x, t: (torch.nn.functional.hardshrink(x, 0.4) * t).sum(),
+    "logsigmoid": lambda x, t: (torch.nn.functional.logsigmoid(x * 3) * t).sum(),
 }
 
 
 @pytest.mark.parametrize("name", sorted(GPU_LOSSES))
 def test_activation_and_loss_gradients_on_the_gpu(name):
     """The backward decompositions of issue 47 (hardsigmoid, hardtanh, mish,
-    smooth L1, Huber) through the CUDA target: built forward and backward,
+    smooth L1, Huber, the shrinks, log-sigmoid) through the CUDA target: built forward and backward,
     eager's gradients."""
     import dynoc
     fn = GPU_LOSSES[name]

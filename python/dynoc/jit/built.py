@@ -129,8 +129,11 @@ class BuildFailed(NotCompiled):
     raises dynoc.BuildFailed instead of running eagerly)."""
 
 
-# Said after a build failure: where a user finds what this machine lacks.
+# Said after a build failure the machine causes (a tool or library missing,
+# a binary that does not load): where a user finds what it lacks.
 _DOCTOR_HINT = " (`dynoc doctor` lists what this machine lacks for builds)"
+_MACHINE_PROBLEM = (r"not found|error while loading shared libraries|cannot execute|"
+                    r"No such file or directory|cannot find -l")
 
 
 def enabled():
@@ -283,7 +286,9 @@ def _build_into(directory, text, weights, flags):
         message = (errors or lines or [f"exit {p.returncode}"])[0]
         if "compiler failed" in message and len(errors) > 1:
             message += "; its first error: " + errors[1].split(" error: ", 1)[-1]
-        raise BuildFailed("dynoc build failed: " + message + _DOCTOR_HINT)
+        # The doctor's hint where the machine, not the graph, is the cause.
+        machine = p.returncode in (126, 127) or re.search(_MACHINE_PROBLEM, message)
+        raise BuildFailed("dynoc build failed: " + message + (_DOCTOR_HINT if machine else ""))
     # The build copied the weights beside the model; the input copy goes.
     if weights:
         os.remove(os.path.join(directory, _session.WEIGHTS_FILE))

@@ -207,3 +207,18 @@ func.func @smooth_l1_loss_backward(%g: tensor<f32>, %x: tensor<2x3xf32>, %y: ten
   %0 = aten.smooth_l1_loss_backward %g, %x, %y {reduction = 2 : i64, beta = 2.000000e+00 : f64} : (tensor<f32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// log_sigmoid_backward(g, x, buffer) = g * (x < 0 ? 1 : z) / (1 + z), z = exp(-|x|).
+// CHECK-LABEL: func.func @log_sigmoid_backward
+func.func @log_sigmoid_backward(%g: tensor<4xf32>, %x: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[A:.*]] = aten.abs %arg1
+  // CHECK: %[[N:.*]] = aten.neg %[[A]]
+  // CHECK: %[[Z:.*]] = aten.exp %[[N]]
+  // CHECK: %[[M:.*]] = aten.lt.Scalar %arg1 {other = 0.000000e+00 : f64}
+  // CHECK: %[[T:.*]] = aten.masked_fill.Scalar %[[Z]], %[[M]] {value = 1.000000e+00 : f64}
+  // CHECK: %[[B:.*]] = aten.add.Scalar %[[Z]] {other = 1.000000e+00 : f64}
+  // CHECK: %[[D:.*]] = aten.div.Tensor %[[T]], %[[B]]
+  // CHECK: aten.mul.Tensor %arg0, %[[D]]
+  %0 = aten.log_sigmoid_backward %g, %x, %b : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

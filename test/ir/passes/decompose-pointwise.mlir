@@ -52,3 +52,30 @@ func.func @rsub(%x: tensor<f32>) -> tensor<f32> {
   %0 = aten.rsub.Scalar %x {other = 1 : i64} : (tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// log_sigmoid_forward = (min(x, 0) - log1p(z), z), z = exp(-|x|) (ATen's CPU buffer).
+// CHECK-LABEL: func.func @log_sigmoid_forward
+func.func @log_sigmoid_forward(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: %[[A:.*]] = aten.abs %arg0
+  // CHECK: %[[N:.*]] = aten.neg %[[A]]
+  // CHECK: %[[Z:.*]] = aten.exp %[[N]]
+  // CHECK: %[[LOW:.*]] = aten.clamp_max %arg0 {max = 0.000000e+00 : f64}
+  // CHECK: %[[L:.*]] = aten.log1p %[[Z]]
+  // CHECK: %[[O:.*]] = aten.sub.Tensor %[[LOW]], %[[L]]
+  // CHECK: return %[[O]], %[[Z]]
+  %0:2 = aten.log_sigmoid_forward %x : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// softshrink(x, 0.5) = x - clamp(x, -0.5, 0.5); hardshrink(x, 0.5): |x| <= 0.5 ? 0 : x.
+// CHECK-LABEL: func.func @shrinks
+func.func @shrinks(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: %[[C:.*]] = aten.clamp %arg0 {max = 5.000000e-01 : f64, min = -5.000000e-01 : f64}
+  // CHECK: aten.sub.Tensor %arg0, %[[C]]
+  // CHECK: %[[A:.*]] = aten.abs %arg0
+  // CHECK: %[[M:.*]] = aten.le.Scalar %[[A]] {other = 5.000000e-01 : f64}
+  // CHECK: aten.masked_fill.Scalar %arg0, %[[M]] {value = 0.000000e+00 : f64}
+  %0 = aten.softshrink %x {lambd = 5.000000e-01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = aten.hardshrink %x {lambd = 5.000000e-01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
