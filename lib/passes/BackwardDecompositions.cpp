@@ -500,6 +500,15 @@ struct Grad {
     return r.create<AtenMulScalarOp>(loc, x.getType(), x, f64(r, c));
   }
   Value mul(Value a, Value b) { return r.create<AtenMulTensorOp>(loc, type, a, b); }
+  /// v with 0 where `m` holds.
+  Value zeroWhere(Value v, Value m) {
+    return r.create<AtenMaskedFillScalarOp>(loc, type, v, m, f64(r, 0.0));
+  }
+  /// v with 0 where x <= lo or x >= hi (a clamp's gradient).
+  Value zeroOutside(Value v, Value x, double lo, double hi) {
+    Value below = zeroWhere(v, mask(x, "le", lo)); // one op after the other
+    return zeroWhere(below, mask(x, "ge", hi));
+  }
   Value where(Value m, Value a, Value b) {
     return r.create<AtenWhereSelfOp>(loc, type, m, a, b);
   }
@@ -608,12 +617,8 @@ struct HardsigmoidBackward : OpRewritePattern<AtenHardsigmoidBackwardOp> {
   LogicalResult matchAndRewrite(AtenHardsigmoidBackwardOp op,
                                 PatternRewriter &rewriter) const override {
     Grad b{rewriter, op.getLoc(), op.getType()};
-    Value x = op.getSelf();
-    Value below = rewriter.create<AtenMaskedFillScalarOp>(
-        op.getLoc(), op.getType(), b.scale(op.getGradOutput(), 1.0 / 6.0),
-        b.mask(x, "le", -3), f64(rewriter, 0.0));
-    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
-        op, op.getType(), below, b.mask(x, "ge", 3), f64(rewriter, 0.0));
+    rewriter.replaceOp(op, b.zeroOutside(b.scale(op.getGradOutput(), 1.0 / 6.0),
+                                         op.getSelf(), -3, 3));
     return success();
   }
 };
@@ -624,13 +629,9 @@ struct HardtanhBackward : OpRewritePattern<AtenHardtanhBackwardOp> {
   LogicalResult matchAndRewrite(AtenHardtanhBackwardOp op,
                                 PatternRewriter &rewriter) const override {
     Grad b{rewriter, op.getLoc(), op.getType()};
-    Value x = op.getSelf();
-    Value g = rewriter.create<AtenMaskedFillScalarOp>(
-        op.getLoc(), op.getType(), op.getGradOutput(),
-        b.mask(x, "le", number(op.getMinVal(), -1)), f64(rewriter, 0.0));
-    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
-        op, op.getType(), g, b.mask(x, "ge", number(op.getMaxVal(), 1)),
-        f64(rewriter, 0.0));
+    rewriter.replaceOp(op, b.zeroOutside(op.getGradOutput(), op.getSelf(),
+                                         number(op.getMinVal(), -1),
+                                         number(op.getMaxVal(), 1)));
     return success();
   }
 };
@@ -687,9 +688,8 @@ struct ShrinkBackward : OpRewritePattern<Op> {
     Value x = op.getSelf();
     Grad b{rewriter, loc, op.getType()};
     Value abs = rewriter.create<AtenAbsOp>(loc, x.getType(), x);
-    rewriter.replaceOpWithNewOp<AtenMaskedFillScalarOp>(
-        op, op.getType(), op->getOperand(0), // grad_out / grad_output
-        b.mask(abs, "le", number(op.getLambdAttr(), 0.5)), f64(rewriter, 0.0));
+    rewriter.replaceOp(op, b.zeroWhere(op->getOperand(0), // grad_out / grad_output
+                                       b.mask(abs, "le", number(op.getLambdAttr(), 0.5))));
     return success();
   }
 };
