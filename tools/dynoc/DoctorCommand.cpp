@@ -192,8 +192,11 @@ void addDoctorCommand(CLI::App &app, int &exitCode) {
   auto *cmd = app.add_subcommand(
       "doctor", "Check what dynoc needs on this machine: the Python capture "
                 "runs scripts in, and the C++ compiler, oneDNN, Sleef and "
-                "OpenMP a model build compiles and links against (nvcc for "
-                "--target=cuda is optional). Exits 1 if something is missing.");
+                "OpenMP a model build compiles and links against (an installed "
+                "wheel carries oneDNN and Sleef); where nvcc is installed, "
+                "what --target=cuda builds need too (cuBLASLt, cuDNN, the cuDNN "
+                "frontend). Names the package to install for each missing one; "
+                "exits 1 if something is missing.");
   cmd->callback([&exitCode] {
     Report r;
     checkPython(r);
