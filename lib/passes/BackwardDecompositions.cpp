@@ -656,6 +656,39 @@ struct MishBackward : OpRewritePattern<AtenMishBackwardOp> {
   }
 };
 
+/// glu_backward(g, x, dim), a and b the halves of x along dim, s =
+/// sigmoid(b): cat(g * s, g * a * s * (1 - s)) (static, even dim).
+struct GluBackward : OpRewritePattern<AtenGluBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenGluBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getSelf().getType().cast<RankedTensorType>();
+    int64_t dim = op.getDim();
+    if (dim < 0)
+      dim += type.getRank();
+    if (dim < 0 || dim >= type.getRank() || type.isDynamicDim(dim) ||
+        type.getDimSize(dim) % 2)
+      return rewriter.notifyMatchFailure(op, "not an even static dim");
+    const int64_t half = type.getDimSize(dim) / 2;
+    auto halfType = op.getGradOutput().getType().cast<RankedTensorType>();
+    Location loc = op.getLoc();
+    auto slice = [&](int64_t start) -> Value {
+      return rewriter.create<AtenSliceTensorOp>(
+          loc, halfType, op.getSelf(), rewriter.getI64IntegerAttr(dim),
+          rewriter.getI64IntegerAttr(start), rewriter.getI64IntegerAttr(start + half),
+          rewriter.getI64IntegerAttr(1));
+    };
+    Grad b{rewriter, loc, halfType};
+    Value g = op.getGradOutput(), a = slice(0);
+    Value s = rewriter.create<AtenSigmoidOp>(loc, halfType, slice(half));
+    Value gradA = b.mul(g, s);
+    Value gradB = b.mul(b.mul(b.mul(g, a), s), oneMinus(rewriter, loc, s));
+    rewriter.replaceOpWithNewOp<AtenCatOp>(op, op.getType(), ValueRange{gradA, gradB},
+                                           rewriter.getI64IntegerAttr(dim));
+    return success();
+  }
+};
+
 /// log_sigmoid_backward(g, x, buffer), as ATen with z = exp(-|x|) computed
 /// again (CUDA's buffer is empty): g * (x < 0 ? 1 : z) / (1 + z).
 struct LogSigmoidBackward : OpRewritePattern<AtenLogSigmoidBackwardOp> {
@@ -887,7 +920,7 @@ void dynoc::populateBackwardDecompositions(RewritePatternSet &patterns) {
                LayerNormWithStatistics, SliceBackward, SelectBackward,
                LeakyReluBackward, EluBackward, SoftplusBackward,
                HardswishBackward, HardsigmoidBackward, HardtanhBackward,
-               MishBackward, LogSigmoidBackward,
+               MishBackward, GluBackward, LogSigmoidBackward,
                ShrinkBackward<AtenHardshrinkBackwardOp>,
                ShrinkBackward<AtenSoftshrinkBackwardOp>, BinaryCrossEntropy,
                BinaryCrossEntropyWithLogits, BinaryCrossEntropyBackward,
