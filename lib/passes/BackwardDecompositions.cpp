@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
 #include "dynoc/Passes/Passes.h"
+#include "SharedDecompositions.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -662,27 +663,20 @@ struct GluBackward : OpRewritePattern<AtenGluBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AtenGluBackwardOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = op.getSelf().getType().cast<RankedTensorType>();
-    int64_t dim = op.getDim();
-    if (dim < 0)
-      dim += type.getRank();
-    if (dim < 0 || dim >= type.getRank() || type.isDynamicDim(dim) ||
-        type.getDimSize(dim) % 2)
-      return rewriter.notifyMatchFailure(op, "not an even static dim");
-    const int64_t half = type.getDimSize(dim) / 2;
     auto halfType = op.getGradOutput().getType().cast<RankedTensorType>();
     Location loc = op.getLoc();
-    auto slice = [&](int64_t start) -> Value {
-      return rewriter.create<AtenSliceTensorOp>(
-          loc, halfType, op.getSelf(), rewriter.getI64IntegerAttr(dim),
-          rewriter.getI64IntegerAttr(start), rewriter.getI64IntegerAttr(start + half),
-          rewriter.getI64IntegerAttr(1));
-    };
+    auto halves = dynoc::decompositions::halvesAlong(rewriter, loc, op.getSelf(),
+                                                     op.getDim(), halfType);
+    if (!halves)
+      return rewriter.notifyMatchFailure(op, "not an even static dim");
     Grad b{rewriter, loc, halfType};
-    Value g = op.getGradOutput(), a = slice(0);
-    Value s = rewriter.create<AtenSigmoidOp>(loc, halfType, slice(half));
+    Value g = op.getGradOutput(), a = halves->first;
+    Value s = rewriter.create<AtenSigmoidOp>(loc, halfType, halves->second);
     Value gradA = b.mul(g, s);
     Value gradB = b.mul(b.mul(b.mul(g, a), s), oneMinus(rewriter, loc, s));
+    int64_t dim = op.getDim();
+    if (dim < 0)
+      dim += op.getSelf().getType().cast<RankedTensorType>().getRank();
     rewriter.replaceOpWithNewOp<AtenCatOp>(op, op.getType(), ValueRange{gradA, gradB},
                                            rewriter.getI64IntegerAttr(dim));
     return success();
@@ -699,8 +693,7 @@ struct LogSigmoidBackward : OpRewritePattern<AtenLogSigmoidBackwardOp> {
     Value x = op.getSelf();
     Type t = x.getType();
     Grad b{rewriter, loc, t};
-    Value z = rewriter.create<AtenExpOp>(
-        loc, t, rewriter.create<AtenNegOp>(loc, t, rewriter.create<AtenAbsOp>(loc, t, x)));
+    Value z = dynoc::decompositions::expNegAbs(rewriter, loc, x);
     Value top = rewriter.create<AtenMaskedFillScalarOp>(loc, t, z, b.mask(x, "lt", 0),
                                                         f64(rewriter, 1.0));
     Value bottom = rewriter.create<AtenAddScalarOp>(loc, t, z, f64(rewriter, 1.0),

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "dynoc/IR/AtenDialect.h"
 #include "dynoc/Passes/Passes.h"
+#include "SharedDecompositions.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -265,24 +266,13 @@ struct Glu : OpRewritePattern<AtenGluOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AtenGluOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = op.getSelf().getType().cast<RankedTensorType>();
-    int64_t dim = op.getDim().value_or(-1);
-    if (dim < 0)
-      dim += type.getRank();
-    if (dim < 0 || dim >= type.getRank() || type.isDynamicDim(dim) ||
-        type.getDimSize(dim) % 2)
-      return rewriter.notifyMatchFailure(op, "not an even static dim");
-    const int64_t half = type.getDimSize(dim) / 2;
     auto halfType = op.getType().cast<RankedTensorType>();
-    auto slice = [&](int64_t start) {
-      return rewriter.create<AtenSliceTensorOp>(
-          op.getLoc(), halfType, op.getSelf(), rewriter.getI64IntegerAttr(dim),
-          rewriter.getI64IntegerAttr(start),
-          rewriter.getI64IntegerAttr(start + half),
-          rewriter.getI64IntegerAttr(1));
-    };
-    Value gate = rewriter.create<AtenSigmoidOp>(op.getLoc(), halfType, slice(half));
-    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, halfType, slice(0), gate);
+    auto halves = dynoc::decompositions::halvesAlong(
+        rewriter, op.getLoc(), op.getSelf(), op.getDim().value_or(-1), halfType);
+    if (!halves)
+      return rewriter.notifyMatchFailure(op, "not an even static dim");
+    Value gate = rewriter.create<AtenSigmoidOp>(op.getLoc(), halfType, halves->second);
+    rewriter.replaceOpWithNewOp<AtenMulTensorOp>(op, halfType, halves->first, gate);
     return success();
   }
 };
@@ -301,8 +291,7 @@ struct LogSigmoidForward : OpRewritePattern<AtenLogSigmoidForwardOp> {
     const bool empty = bufferType.hasStaticShape() && bufferType.getNumElements() == 0;
     if (bufferType != t && !empty)
       return rewriter.notifyMatchFailure(op, "a buffer not of the input's type");
-    Value abs = rewriter.create<AtenAbsOp>(loc, t, x);
-    Value z = rewriter.create<AtenExpOp>(loc, t, rewriter.create<AtenNegOp>(loc, t, abs));
+    Value z = dynoc::decompositions::expNegAbs(rewriter, loc, x);
     Value low = rewriter.create<AtenClampMaxOp>(loc, t, x, rewriter.getF64FloatAttr(0.0));
     Value out = rewriter.create<AtenSubTensorOp>(
         loc, t, low, rewriter.create<AtenLog1pOp>(loc, t, z), Attribute());
