@@ -328,15 +328,20 @@ PyObject *Evaluator::invoke(PyObject *callable, const std::string &callableSrc,
   // may depend on its object's state, which the tracker guards. The tracker
   // may hand back a callable to run instead (dynoc's rule for that method,
   // e.g. an optimizer step with its learning rate and step count as tensors).
-  if (PyMethod_Check(callable) &&
-      PyFunction_Check(PyMethod_GET_FUNCTION(callable))) {
+  // A function held as an object's attribute (an LR scheduler replaces its
+  // optimizer's step so) goes to the tracker too, with no object: the
+  // tracker knows which object such a function stands for.
+  bool heldFunction = PyFunction_Check(callable);
+  if (heldFunction || (PyMethod_Check(callable) &&
+                       PyFunction_Check(PyMethod_GET_FUNCTION(callable)))) {
     auto dot = callableSrc.rfind('.');
     PyObject *rule = nullptr;
     if (dot != std::string::npos)
       rule = callTrackerForResult(
           "on_native_method",
           Py_BuildValue("(sOO)", callableSrc.substr(0, dot).c_str(),
-                        PyMethod_GET_SELF(callable), callable));
+                        heldFunction ? Py_None : PyMethod_GET_SELF(callable),
+                        callable));
     if (rule && rule != Py_None) {
       callTracker("enter_native", Py_BuildValue("([]i)", 1));
       PyObject *r = callNative(rule, args, kw);

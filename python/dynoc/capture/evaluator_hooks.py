@@ -117,7 +117,8 @@ class EvaluatorHooks:
 
     def on_native_method(self, source, obj, method):
         """The evaluator runs `method` of `obj` (at `source`) natively (an
-        optimizer's step, say)."""
+        optimizer's step, say); obj None: `method` is a function the object
+        at `source` holds as an attribute."""
         raise NotImplementedError
 
     def pause(self, args=()):

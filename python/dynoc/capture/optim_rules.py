@@ -14,10 +14,14 @@ captures it:
   of that input, not a recompile. (SGD's tensor-lr path multiplies through
   `addcmul_` when the rate requires grad; the step runs under no_grad, so
   that flag only picks the path.)
-- Adam and AdamW run with `capturable=True` (torch.compile's note [torch.compile
+- Adam, AdamW, RMSprop, NAdam, RAdam and ASGD run with `capturable=True` (torch.compile's note [torch.compile
   x capturable]): the step count stays a tensor in the optimizer's state, the
   bias corrections are tensor ops, and the update writes the count back, +1
   per step.
+- A fused implementation (`fused=True`: one `_fused_adamw_` kernel call, no
+  ATen ops to record) runs as the foreach one (`foreach=True`), whose
+  `_foreach_*` calls capture/foreach.py records tensor by tensor: the same
+  update, rounded as the per-tensor ops round.
 
 The optimizer's own objects are restored after each step: code that reads
 `group['lr']` or `group['capturable']` sees what it set.
@@ -28,10 +32,16 @@ import weakref
 import torch
 
 # Optimizers with a capturable formulation (step count as a tensor), and
-# those that only need the tensor learning rate. Others (NAdam, RMSprop, ...:
-# not checked against eager here) run their own code as it is, recorded with
-# their hyperparameters guarded.
-_CAPTURABLE = (torch.optim.Adam, torch.optim.AdamW)
+# those that only need the tensor learning rate (each checked against eager
+# by test/e2e/test_jit_train_step.py). Others (Adagrad, Adamax, Adadelta,
+# LBFGS, ...) run their own code as it is, recorded with their
+# hyperparameters guarded.
+_CAPTURABLE = (torch.optim.Adam, torch.optim.AdamW, torch.optim.RMSprop, torch.optim.NAdam,
+               torch.optim.RAdam, torch.optim.ASGD)
+# Those whose single-tensor code makes the rate a Python number
+# (`addcdiv_(..., value=-lr)`): they run their foreach code, which takes it as
+# a tensor. (Adamax's and Adadelta's run neither way yet: their own code.)
+_FOREACH = (torch.optim.RMSprop,)
 _TENSOR_LR = (torch.optim.SGD,)
 
 # Per optimizer: the 0-d learning-rate tensor of each group. One tensor per
@@ -41,13 +51,13 @@ _lr_tensors = weakref.WeakKeyDictionary()
 
 
 def applies(opt):
-    """Whether `opt`'s step runs under a rule: an SGD, Adam or AdamW on the
-    CPU with the single-tensor implementation (not fused, not foreach, not
-    differentiable) and plain-number hyperparameters."""
+    """Whether `opt`'s step runs under a rule: one of _CAPTURABLE or _TENSOR_LR on the
+    CPU (single-tensor, foreach or fused; not differentiable) with
+    plain-number hyperparameters."""
     if type(opt) not in _CAPTURABLE + _TENSOR_LR:
         return False
     for group in opt.param_groups:
-        if group.get("fused") or group.get("foreach") or group.get("differentiable"):
+        if group.get("differentiable"):
             return False
         if not isinstance(group.get("lr"), (int, float)) or \
                 not all(isinstance(b, (int, float)) for b in group.get("betas", ())):
@@ -102,21 +112,52 @@ def refresh_all():
         lr_tensors(opt)
 
 
+def scheduled_optimizer(fn):
+    """The optimizer whose `step` the function `fn` is, where an LR scheduler
+    replaced the optimizer's step by a wrapper of its own (it notes that the
+    step ran and calls the optimizer's); else None. The wrapper reaches its
+    optimizer through a weak reference in its closure."""
+    if not getattr(fn, "_wrapped_by_lr_sched", False):
+        return None
+    for cell in getattr(fn, "__closure__", None) or ():
+        held = cell.cell_contents
+        if isinstance(held, weakref.ref):
+            held = held()
+        if isinstance(held, torch.optim.Optimizer) and held.__dict__.get("step") is fn:
+            return held
+    return None
+
+
+def owners(tensors):
+    """The optimizers whose learning-rate tensors are among `tensors` (a
+    built step reads them as weights: it refreshes them before each call,
+    since no optimizer code runs then)."""
+    ids = {id(t) for t in tensors}
+    return [opt for opt, lrs in list(_lr_tensors.items()) if any(id(t) in ids for t in lrs)]
+
+
 def step_under_rule(opt, method, lrs):
     """A callable that runs `method` (the optimizer's bound `step`) under the
     rule with the learning-rate tensors `lrs`, restoring the groups after."""
     keys = ("lr", "capturable") if type(opt) in _CAPTURABLE else ("lr",)
+    keys += ("fused", "foreach")
 
     def step(*args, **kwargs):
-        saved = [{k: g[k] for k in keys} for g in opt.param_groups]
+        saved = [{k: g[k] for k in keys if k in g} for g in opt.param_groups]
         for g, lr in zip(opt.param_groups, lrs):
             g["lr"] = lr
             if "capturable" in keys:
                 g["capturable"] = True
+            if g.get("fused") or type(opt) in _FOREACH:
+                g["fused"], g["foreach"] = False, True
         try:
             with _compiling():
                 return method(*args, **kwargs)
         finally:
             for g, values in zip(opt.param_groups, saved):
-                g.update(values)
+                for k in keys:
+                    if k in values:
+                        g[k] = values[k]
+                    else:
+                        g.pop(k, None)
     return step

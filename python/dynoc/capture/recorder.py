@@ -12,7 +12,7 @@ import opcode as _opcode
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import cuda_kernels as _cuda_kernels, guards as _guards, optim_rules as _optim_rules, partition as _partition, repeats as _repeats, symbolic as _symbolic
+from . import cuda_kernels as _cuda_kernels, foreach as _foreach, guards as _guards, optim_rules as _optim_rules, partition as _partition, repeats as _repeats, symbolic as _symbolic
 from .. import _logs
 from . import mlir_writer as mw
 from . import resume as _resume
@@ -302,6 +302,10 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
                 out = func.decompose(*args, **kwargs)
             if out is not NotImplemented:
                 return out
+        per_tensor = None if self.paused else _foreach.per_tensor(func)
+        if per_tensor is not None:  # a list's op, recorded element by element
+            with self:
+                return _foreach.run(func, per_tensor, args, kwargs)
         if not self.paused and func._schema.is_mutable and args and \
                 isinstance(args[0], torch.Tensor) and id(args[0]) not in self.fresh_empty and \
                 self._value_of(args[0]) is None:
@@ -771,10 +775,14 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         hyperparameters and state, so those are guarded (a change
         recompiles); other objects need nothing here. Returns the callable to
         run instead (dynoc's rule for an Adam/AdamW step), or None."""
+        if obj is None:  # a function held as an attribute
+            obj = _optim_rules.scheduled_optimizer(method)
         if not isinstance(obj, torch.optim.Optimizer) or self._written(source):
             return None
         key = f"___optimizer_state({source})"
-        self.value_guards[key] = f"{key} == {_guards.optimizer_state(obj)!r}"
+        # As the region found it: a later method (zero_grad after the step)
+        # sees the state the step made.
+        self.value_guards.setdefault(key, f"{key} == {_guards.optimizer_state(obj)!r}")
         # Its state tensors (momentum buffers, Adam's moments) are weights the
         # update reads and writes back: named by where they live.
         for gi, group in enumerate(obj.param_groups):

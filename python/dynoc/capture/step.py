@@ -69,13 +69,17 @@ def _structure(s, outputs_of, step):
     return s
 
 
-def stitch(graphs, breaks, name):
+def stitch(graphs, breaks, name, gradients=False):
     """The step graph `name` of `graphs` (one region call's graphs, in
     order, and its `breaks`), or raises NotAStep. Only a call that recorded a
     backward graph and something after it (an update), and broke nowhere but
     at its backward passes, is a training step: any other break ran Python
     whose results (an `.item()`'s number, say) the graphs hold as constants of
-    that one call."""
+    that one call. `gradients`: the step also returns each trained leaf's
+    gradient as the call left it (after an in-place clip, say), listed in
+    `step.gradients` ({"input": leaf, "output": index}; not written to the
+    graph's file); the in-process step sets
+    `.grad` from them."""
     kinds = [g.kind for g in graphs]
     if "backward" not in kinds or kinds[-1] == "backward" or any(g.runs > 1 for g in graphs):
         raise NotAStep("no backward graph followed by an update")
@@ -114,6 +118,13 @@ def stitch(graphs, breaks, name):
         for gd in g.guards:
             guards.setdefault(gd["text"], gd)
     step.output_structure = _structure(graphs[-1].output_structure, outputs_of, step)
+    if gradients:
+        last = {}  # leaf -> its gradient's value, from the last backward pass
+        for g in graphs:
+            for entry in g.grads if g.kind == "backward" else ():
+                last[entry["input"]] = outputs_of[g.name][entry["output"]]
+        step.gradients = [{"input": leaf, "output": step.add_output(value)}
+                      for leaf, value in last.items()]
     for (kind, input_name), value in written.items():
         step.mutations.append({"input": input_name, "output": step.add_output(value)})
     index = {v.name: i for i, v in enumerate(step.inputs) if v.kind == "user"}

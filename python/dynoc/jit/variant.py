@@ -6,6 +6,7 @@ import torch
 
 from .built import BackendGraph, CompiledGraph, NotCompiled
 from .training import TrainingGraph
+from .training_step import TrainingStep
 from ..capture.resume import ResumePoint
 from .resuming import ResumingGraph
 from ..capture import results
@@ -22,6 +23,9 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
     checks, nothing built (dynoc.explain); returns None."""
     if tracker.backward_error:
         raise NotCompiled(f"recording its backward failed: {tracker.backward_error}")
+    if not tracker.recorded_backward and any(g.kind == "backward" for g in graphs):
+        return _training_step(graphs, tracker, result, weights, sources, backend,
+                              cuda_graphs, build)
     if tracker.breaks:
         return _resuming_variant(graphs, tracker, weights, sources, backend, G, build)
     forward = [g for g in graphs if g.kind == "forward"]
@@ -83,6 +87,24 @@ def compile_variant(graphs, tracker, result, weights, sources, backend, L, G,
                              root if isinstance(root, torch.nn.Module) else None,
                              SideEffects(tracker.side_effects), tracker.python_refs)
     return BackendGraph(forward[0], used, backend, L, G)
+
+
+def _training_step(graphs, tracker, result, weights, sources, backend, cuda_graphs, build):
+    """A region that runs the program's own backward pass and an update
+    after it: its graphs as one step (jit/training_step.py), or NotCompiled."""
+    if backend != "inductor":
+        raise NotCompiled("it runs a backward pass, and a backend other than inductor "
+                          "gets forward graphs only")
+    if tracker.unreplayable:
+        raise NotCompiled(f"{tracker.unreplayable[0]} (a Python side effect dynoc cannot "
+                          "replay)")
+    _no_side_effects(tracker, "a training step")
+    why = results.problem(graphs[-1].output_structure or {"type": "opaque"})
+    if why:
+        raise NotCompiled(f"it returns {why}")
+    if not build:
+        return None
+    return TrainingStep(graphs, tracker, weights, sources, cuda_graphs)
 
 
 def _no_side_effects(tracker, form):
