@@ -288,6 +288,8 @@ LogicalResult runBuildPasses(ModuleOp module, int optLevel,
   options.optLevel = optLevel;
   options.reducedPrecisionOps = target.reducedPrecisionOps();
   options.bucketCapMb = bucketCapMb;
+  options.decomposeAttentionBackward = !target.attentionBackward();
+  options.decomposeAttentionF32 = !target.fastAttentionF32();
   buildGraphPipeline(pm, options);
   return pm.run(module);
 }

@@ -370,7 +370,9 @@ struct LayerNormBackward : OpRewritePattern<AtenNativeLayerNormBackwardOp> {
 /// native_layer_norm(x, shape, w, b, eps) whose mean or rstd a backward pass
 /// reads (a training forward): mean = mean(x), rstd = rsqrt(mean((x -
 /// mean)^2) + eps) over the normalized dims, y = (x - mean) * rstd * w + b.
-/// Without such a reader, the fused layer norm kernel stays.
+/// Without such a reader, the fused layer norm kernel stays. A bf16/f16 x
+/// with f32 statistics (a target that keeps the op in bf16) is computed in
+/// f32 and y rounded once, as ATen's kernel does.
 struct LayerNormWithStatistics : OpRewritePattern<AtenNativeLayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AtenNativeLayerNormOp op,
@@ -382,9 +384,16 @@ struct LayerNormWithStatistics : OpRewritePattern<AtenNativeLayerNormOp> {
     auto type = x.getType().cast<RankedTensorType>();
     auto rowType = op.getResult1().getType().cast<RankedTensorType>();
     int64_t rank = type.getRank(), k = int64_t(op.getNormalizedShape().size());
+    Type narrow = type.getElementType(), wide = rowType.getElementType();
+    bool widened = narrow != wide;
     if (k == 0 || k > rank || rowType.getRank() != rank ||
-        rowType.getElementType() != type.getElementType())
+        (widened && !(wide.isF32() && (narrow.isBF16() || narrow.isF16()))))
       return rewriter.notifyMatchFailure(op, "unexpected statistics shape");
+    auto toWide = [&](Value v) {
+      return widened ? dynoc::convertElementType(rewriter, loc, v, wide) : v;
+    };
+    x = toWide(x);
+    type = RankedTensorType::get(type.getShape(), wide);
     SmallVector<int64_t> normDims;
     for (int64_t d = rank - k; d < rank; ++d)
       normDims.push_back(d);
@@ -404,9 +413,11 @@ struct LayerNormWithStatistics : OpRewritePattern<AtenNativeLayerNormOp> {
             Attribute()));
     Value y = mul(rewriter, loc, centered, rstd);
     if (op.getWeight())
-      y = mul(rewriter, loc, y, op.getWeight());
+      y = mul(rewriter, loc, y, toWide(op.getWeight()));
     if (op.getBias())
-      y = add(rewriter, loc, y, op.getBias());
+      y = add(rewriter, loc, y, toWide(op.getBias()));
+    if (widened)
+      y = dynoc::convertElementType(rewriter, loc, y, narrow);
     rewriter.replaceOp(op, {y, mean, rstd});
     return success();
   }

@@ -23,10 +23,15 @@ namespace {
 #include "lib/passes/Decompositions.inc"
 
 struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
+  using DecomposeBase::DecomposeBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateWithGenerated(patterns);
     dynoc::populateBackwardDecompositions(patterns);
+    if (attentionBackward)
+      dynoc::populateAttentionBackwardDecomposition(patterns);
+    if (attentionF32)
+      dynoc::populateAttentionF32Decomposition(patterns);
     dynoc::populatePointwiseDecompositions(patterns);
     dynoc::populateStatisticsDecompositions(patterns);
     dynoc::populateConvolutionDecompositions(patterns);
@@ -41,4 +46,12 @@ struct DecomposePass : dynoc::impl::DecomposeBase<DecomposePass> {
 
 std::unique_ptr<Pass> dynoc::createDecomposePass() {
   return std::make_unique<DecomposePass>();
+}
+
+std::unique_ptr<Pass> dynoc::createDecomposePass(bool attentionBackward,
+                                                 bool attentionF32) {
+  dynoc::DecomposeOptions options;
+  options.attentionBackward = attentionBackward;
+  options.attentionF32 = attentionF32;
+  return std::make_unique<DecomposePass>(options);
 }

@@ -26,7 +26,8 @@ void dynoc::buildGraphPipeline(OpPassManager &pm,
     // (add with alpha, silu) still rounds its result once.
     graph.addPass(createWidenReducedPrecisionPass(options.reducedPrecisionOps));
     if (options.optLevel >= 1) {
-      graph.addPass(createDecomposePass());
+      graph.addPass(createDecomposePass(options.decomposeAttentionBackward,
+                                        options.decomposeAttentionF32));
       graph.addPass(createCanonicalizePass());
       graph.addPass(createFoldBatchNormPass());
       // A bf16 fold leaves bf16 -> f32 -> bf16 round trips behind.
@@ -62,6 +63,14 @@ struct GraphPipelineCliOptions
       *this, "bucket-cap-mb",
       llvm::cl::desc("all-reduce bucket size in MiB (0: no buckets)"),
       llvm::cl::init(25.0)};
+  Option<bool> decomposeAttentionBackward{
+      *this, "decompose-attention-backward",
+      llvm::cl::desc("the target has no attention backward kernel (CUDA)"),
+      llvm::cl::init(false)};
+  Option<bool> decomposeAttentionF32{
+      *this, "decompose-attention-f32",
+      llvm::cl::desc("the target's f32 attention kernel is slow (CUDA)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -86,6 +95,8 @@ void dynoc::registerGraphPipeline() {
         options.reducedPrecisionOps.assign(cli.keepReduced.begin(),
                                            cli.keepReduced.end());
         options.bucketCapMb = cli.bucketCapMb;
+        options.decomposeAttentionBackward = cli.decomposeAttentionBackward;
+        options.decomposeAttentionF32 = cli.decomposeAttentionF32;
         buildGraphPipeline(pm, options);
         return success();
       },

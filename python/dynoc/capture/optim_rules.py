@@ -51,9 +51,9 @@ _lr_tensors = weakref.WeakKeyDictionary()
 
 
 def applies(opt):
-    """Whether `opt`'s step runs under a rule: one of _CAPTURABLE or _TENSOR_LR on the
-    CPU (single-tensor, foreach or fused; not differentiable) with
-    plain-number hyperparameters."""
+    """Whether `opt`'s step runs under a rule: one of _CAPTURABLE or _TENSOR_LR
+    (single-tensor, foreach or fused; not differentiable) with plain-number
+    hyperparameters."""
     if type(opt) not in _CAPTURABLE + _TENSOR_LR:
         return False
     for group in opt.param_groups:
@@ -61,8 +61,6 @@ def applies(opt):
             return False
         if not isinstance(group.get("lr"), (int, float)) or \
                 not all(isinstance(b, (int, float)) for b in group.get("betas", ())):
-            return False
-        if any(p.device.type != "cpu" for p in group["params"]):
             return False
     return True
 

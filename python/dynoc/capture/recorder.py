@@ -560,12 +560,16 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         # `x' = add(x, y)` and later uses of x read x'. A mutated region input
         # is written back by the caller (the graph's "mutations").
         replay = None
+        kept = ()  # kernel outputs that stand for results: (tensor, index)
         kernel = _cuda_kernels.as_graph_op(func, args, kwargs)
         if kernel:  # the call replays as it ran; the graph gets the dialect's op
             replay = (func, args, kwargs)
-            func, args, kwargs, results_of = kernel
+            func, args, kwargs, results_of, kept_of = kernel
+            kept = kept_of(out)
+            standing = {id(t) for t, _ in kept}
             for t in _tensors(out)[1:]:  # read by its backward only
-                self.break_values[id(t)] = f"an output of {_op_name(replay[0])}"
+                if id(t) not in standing:
+                    self.break_values[id(t)] = f"an output of {_op_name(replay[0])}"
                 self.keepalive.append(t)
             out = results_of(out)
         recorded = recorded_from = func
@@ -659,6 +663,9 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             mw.element_type(o.dtype)
             v = Value(self.current, o.shape, o.dtype)
             results.append(v)
+        for t, index in kept:
+            self.values[id(t)] = results[index]
+            self.keepalive.append(t)
         for o, v in zip(outs, results):
             if o is None:
                 continue

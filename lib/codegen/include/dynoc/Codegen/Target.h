@@ -75,6 +75,14 @@ public:
   virtual bool fuseConvolutionEpilogue() const { return false; }
   /// Whether its library has transposed 2-D convolutions (conv_transpose2d).
   virtual bool transposedConvolution() const { return false; }
+  /// Whether its library has the attention backward kernel
+  /// (`_scaled_dot_product_flash_attention_for_cpu_backward`); where not,
+  /// dynoc-decompose writes it as GEMMs and a softmax.
+  virtual bool attentionBackward() const { return false; }
+  /// Whether its f32 attention kernel is as fast as GEMMs (a flash kernel);
+  /// where not, dynoc-decompose writes f32/f64 attention as two batched
+  /// GEMMs and a softmax.
+  virtual bool fastAttentionF32() const { return false; }
   /// Whether its max pooling also writes the indices a backward pass reads
   /// (max_pool2d_indices).
   virtual bool poolingIndices() const { return false; }

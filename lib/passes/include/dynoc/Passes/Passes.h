@@ -15,6 +15,17 @@ std::unique_ptr<mlir::Pass> createBucketAllReducesPass(double capMb,
 std::unique_ptr<mlir::Pass> createCanonicalizePass();
 std::unique_ptr<mlir::Pass> createDeferWaitsPass();
 std::unique_ptr<mlir::Pass> createDecomposePass();
+/// dynoc-decompose, also decomposing the attention backward where
+/// `attentionBackward` (the target has no kernel for it) and f32 attention
+/// where `attentionF32` (the target's f32 kernel is slow).
+std::unique_ptr<mlir::Pass> createDecomposePass(bool attentionBackward,
+                                                bool attentionF32);
+/// The attention backward as GEMMs and a softmax
+/// (AttentionDecompositions.cpp), for targets without its kernel.
+void populateAttentionBackwardDecomposition(mlir::RewritePatternSet &patterns);
+/// f32/f64 attention (its log-sum-exp unread) as GEMMs and a softmax
+/// (AttentionDecompositions.cpp), for targets whose f32 kernel is slow.
+void populateAttentionF32Decomposition(mlir::RewritePatternSet &patterns);
 /// The backward-pass kernels' decompositions (BackwardDecompositions.cpp),
 /// part of dynoc-decompose.
 void populateBackwardDecompositions(mlir::RewritePatternSet &patterns);

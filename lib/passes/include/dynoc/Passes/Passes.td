@@ -17,7 +17,20 @@ def Decompose : Pass<"dynoc-decompose", "mlir::func::FuncOp"> {
     declarative rewrite rules): for example `aten.silu(x)` becomes
     `aten.mul.Tensor(x, aten.sigmoid(x))` and `aten.square(x)` becomes
     `aten.mul.Tensor(x, x)`. Ops not in the table are left alone.
+    With `attention-backward` (a target whose library has no attention
+    backward kernel: CUDA), `_scaled_dot_product_flash_attention_for_cpu_backward`
+    becomes the probabilities recomputed from the scores and the GEMMs of its
+    gradient (scores of L x S per head are materialized). With
+    `attention-f32` (a target whose f32 attention kernel is slow: CUDA), f32
+    and f64 attention whose log-sum-exp nothing reads becomes softmax(Q K^T *
+    scale) V.
   }];
+  let options = [
+    Option<"attentionBackward", "attention-backward", "bool", "false",
+           "decompose the attention backward (no kernel for it on the target)">,
+    Option<"attentionF32", "attention-f32", "bool", "false",
+           "decompose f32/f64 attention (the target's f32 kernel is slow)">
+  ];
   let constructor = "dynoc::createDecomposePass()";
 }
 

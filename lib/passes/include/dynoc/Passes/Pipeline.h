@@ -24,6 +24,12 @@ struct GraphPipelineOptions {
   /// From -O1 a graph's all-reduces merge into buckets of this many MiB
   /// (0: none) and collectives' waits move to their results' first use.
   double bucketCapMb = 25.0;
+  /// The target has no attention backward kernel: dynoc-decompose writes it
+  /// as GEMMs and a softmax (Target::attentionBackward).
+  bool decomposeAttentionBackward = false;
+  /// Its f32 attention kernel is slow: f32/f64 attention as GEMMs and a
+  /// softmax (Target::fastAttentionF32).
+  bool decomposeAttentionF32 = false;
 };
 
 /// Adds the build's graph passes to `pm` (a pass manager on the module).
