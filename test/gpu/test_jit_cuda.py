@@ -579,3 +579,24 @@ def test_transformer_training_step_with_attention_on_the_gpu(dtype):
     torch.testing.assert_close(torch.tensor(got), torch.tensor(want), **tol)
     for p, q in zip(model.parameters(), want_model.parameters()):
         torch.testing.assert_close(p.float(), q.float(), **tol)
+
+
+def test_reductions_with_little_parallelism_split_in_two_passes():
+    """A whole-tensor sum, a gradient-norm-like sum of squares, a bias
+    gradient's column sum over many rows, means and a max with a NaN over
+    long rows (nn.cu's two-pass reductions): eager's values, in f32 and bf16."""
+    import dynoc
+
+    def f(x, y):
+        return (x.sum(), (x * x).sum().sqrt(), x.sum(0), x.mean(0), x.mean(),
+                y.amax(1), y.float().mean(1), y.amin(1))
+
+    x = torch.randn(40000, 96, device="cuda")
+    y = torch.randn(4, 300000, device="cuda").to(torch.bfloat16)
+    y[2, 123456] = float("nan")
+    c = dynoc.compile(f)
+    for _ in range(2):
+        got, want = c(x, y), f(x, y)
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-3, equal_nan=True)
+    assert c.compiled_calls() == 1

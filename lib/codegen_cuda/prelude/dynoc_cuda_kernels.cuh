@@ -95,6 +95,10 @@ struct RunScope {
 };
 inline int finish() { return state().error; }
 inline cudaStream_t stream() { return state().stream; }
+// The device's pool for kernels' scratch (a padded GEMM's operands, a split
+// reduction's partial results), which keeps what it has allocated (a replay
+// or the next call reuses it); null where pools are unsupported (core.cu).
+cudaMemPool_t scratchPool();
 
 // cuBLASLt's workspace per run: a slice of the graph's workspace.
 constexpr int64_t kGemmWorkspaceBytes = 8 << 20;

@@ -6,6 +6,7 @@
 #include <cublasLt.h>
 
 #include <mutex>
+#include <unordered_map>
 
 namespace dynoc_k {
 
@@ -34,6 +35,32 @@ int gemmInit(char *message) {
   if (rc)
     std::snprintf(message, 256, "%s", text);
   return rc;
+}
+
+cudaMemPool_t scratchPool() {
+  static std::mutex mu;
+  static std::unordered_map<int, cudaMemPool_t> pools;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = pools.find(device);
+  if (it != pools.end())
+    return it->second;
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  if (cudaMemPoolCreate(&pool, &props) == cudaSuccess) {
+    uint64_t keep = UINT64_MAX;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  } else {
+    cudaGetLastError();
+    pool = nullptr;
+  }
+  pools[device] = pool;
+  return pool;
 }
 
 } // namespace dynoc_k

@@ -154,35 +154,6 @@ inline GemmPlan *gemmPlan(cudaDataType_t data, cublasComputeType_t compute,
   return &p;
 }
 
-// The device's pool for GEMM scratch (below), which keeps what it has
-// allocated (a replay or the next call reuses it); null where pools are
-// unsupported.
-inline cudaMemPool_t scratchPool() {
-  static std::mutex mu;
-  static std::unordered_map<int, cudaMemPool_t> pools;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess)
-    return nullptr;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = pools.find(device);
-  if (it != pools.end())
-    return it->second;
-  cudaMemPoolProps props = {};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  if (cudaMemPoolCreate(&pool, &props) == cudaSuccess) {
-    uint64_t keep = UINT64_MAX;
-    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
-  } else {
-    cudaGetLastError();
-    pool = nullptr;
-  }
-  pools[device] = pool;
-  return pool;
-}
-
 // cuBLASLt's fast Hopper kernels need D's column count m (the row length
 // of the row-major result) to be a multiple of 16 bytes; otherwise only
 // kernels for 1-element alignment remain, 7.6x slower for GPT-2 small's

@@ -133,13 +133,20 @@ __device__ inline float reducePick(int kind, float a, float x) {
     return x != x ? x : a;
   return kind == 2 ? fmaxf(a, x) : fminf(a, x);
 }
-template <class T>
-__global__ void reduceRowKernel(T *out, const T *in, int64_t n, int kind) {
+// Reduces [begin, end) of each row of `rowLen` elements: block b takes span
+// b % spans of row b / spans. A mean divides by `count` (the whole row's
+// length: a split row's second pass reduces partial sums).
+template <class T, class TI>
+__global__ void reduceSpanKernel(T *out, const TI *in, int64_t rowLen,
+                                 int64_t span, int64_t spans, int kind,
+                                 int64_t count) {
   __shared__ float shared[32];
-  const T *x = in + blockIdx.x * n;
+  const TI *x = in + (blockIdx.x / spans) * rowLen;
+  int64_t begin = (blockIdx.x % spans) * span;
+  int64_t end = begin + span < rowLen ? begin + span : rowLen;
   float init = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.f;
   float a = init;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
     a = reducePick(kind, a, float(x[i]));
   if (kind < 2) {
     a = blockReduce<false>(a, shared);
@@ -152,26 +159,76 @@ __global__ void reduceRowKernel(T *out, const T *in, int64_t n, int kind) {
       a = NAN;
   }
   if (threadIdx.x == 0)
-    out[blockIdx.x] = T(kind == 1 ? a / float(n) : a);
+    out[blockIdx.x] = T(kind == 1 ? a / float(count) : a);
 }
+
+// Reduces k in [begin, end) of column i of (outer, n, inner) for each
+// (outer, chunk, inner) of `out`, chunks of `span` rows; a mean divides by
+// `count`.
+template <class T, class TI>
+void reduceColumns(T *out, const TI *in, int64_t outer, int64_t n,
+                   int64_t inner, int64_t span, int64_t chunks, int kind,
+                   int64_t count) {
+  pointwise(outer * chunks * inner, [=] __device__(int64_t c) {
+    int64_t i = c % inner, rest = c / inner, chunk = rest % chunks,
+            o = rest / chunks;
+    const TI *x = in + o * n * inner + i;
+    int64_t begin = chunk * span, end = begin + span < n ? begin + span : n;
+    float a = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.f;
+    for (int64_t k = begin; k < end; ++k)
+      a = reducePick(kind, a, float(x[k * inner]));
+    out[c] = T(kind == 1 ? a / float(count) : a);
+  });
+}
+
+// A reduction with little parallelism of its own (a few long rows, as a
+// whole-tensor sum or a gradient's norm; few long columns, as a bias
+// gradient's sum over the tokens) runs in two passes: the rows (columns)
+// split into chunks reduced into f32 partial results, then those reduced,
+// in a fixed order (the result does not depend on the schedule).
+constexpr int64_t kSplitThreads = 1 << 17; // enough work in flight
+constexpr int64_t kRowChunk = 1 << 14, kColumnChunk = 64;
+
 template <class T>
 void reduce(T *out, const T *in, int64_t outer, int64_t n, int64_t inner,
             int kind) {
   if (outer * inner == 0)
     return;
-  if (inner == 1) {
-    reduceRowKernel<<<unsigned(outer), rowThreads(n), 0, stream()>>>(out, in, n,
-                                                                     kind);
-    check(cudaGetLastError(), "reduction kernel");
-    return;
+  const int partialKind = kind == 1 ? 0 : kind; // a mean's parts are sums
+  const bool rows = inner == 1;
+  const int64_t lanes = rows ? outer * rowThreads(n) : outer * inner;
+  const int64_t chunk = rows ? kRowChunk : kColumnChunk;
+  int64_t chunks = lanes < kSplitThreads && n >= 4 * chunk ? (n + chunk - 1) / chunk : 1;
+  float *partial = nullptr;
+  cudaMemPool_t pool = chunks > 1 ? scratchPool() : nullptr;
+  if (pool && cudaMallocFromPoolAsync(reinterpret_cast<void **>(&partial),
+                                      size_t(outer * chunks * inner) *
+                                          sizeof(float),
+                                      pool, stream()) != cudaSuccess) {
+    cudaGetLastError(); // out of memory: one pass
+    partial = nullptr;
   }
-  pointwise(outer * inner, [=] __device__(int64_t c) {
-    const T *x = in + (c / inner) * n * inner + c % inner;
-    float a = kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.f;
-    for (int64_t k = 0; k < n; ++k)
-      a = reducePick(kind, a, float(x[k * inner]));
-    out[c] = T(kind == 1 ? a / float(n) : a);
-  });
+  if (!partial)
+    chunks = 1;
+  if (rows) {
+    if (chunks > 1) {
+      reduceSpanKernel<<<unsigned(outer * chunks), 512, 0, stream()>>>(
+          partial, in, n, chunk, chunks, partialKind, n);
+      reduceSpanKernel<<<unsigned(outer), rowThreads(chunks), 0, stream()>>>(
+          out, partial, chunks, chunks, 1, kind, n);
+    } else {
+      reduceSpanKernel<<<unsigned(outer), rowThreads(n), 0, stream()>>>(
+          out, in, n, n, 1, kind, n);
+    }
+    check(cudaGetLastError(), "reduction kernel");
+  } else if (chunks > 1) {
+    reduceColumns(partial, in, outer, n, inner, chunk, chunks, partialKind, n);
+    reduceColumns(out, partial, outer, chunks, inner, chunks, 1, kind, n);
+  } else {
+    reduceColumns(out, in, outer, n, inner, n, 1, kind, n);
+  }
+  if (partial)
+    check(cudaFreeAsync(partial, stream()), "reduction scratch");
 }
 
 // Scaled dot-product attention, flash style: one warp per query row streams
