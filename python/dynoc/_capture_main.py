@@ -16,6 +16,8 @@ from ._routing import route_torch_entry_points
 from ._version import unsupported_python_message
 from .capture import session as _session
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
 # Names whose use makes a script's regions explicit (torch.compile & co.).
 _REGION_APIS = {"compile", "optimize", "optimize_assert"}
 _REGION_OWNERS = {"torch", "_dynamo", "dynoc", "compiler"}
@@ -88,6 +90,12 @@ def main():
         t = tb
         while t is not None and t.tb_frame.f_code.co_filename != script_path:
             t = t.tb_next
+        if t is None and not isinstance(e, SyntaxError) and \
+                any(f.filename.startswith(_PACKAGE) for f in traceback.extract_tb(tb)):
+            # Not the script's exception: dynoc's own, with its frames.
+            sys.stderr.write("dynoc capture: internal error (the script's own run is not "
+                             "at fault; please report this):\n")
+            t = tb
         tb = t if t is not None else None
         sys.stderr.write("Traceback (most recent call last):\n")
         sys.stderr.write("".join(traceback.format_list(traceback.extract_tb(tb))))

@@ -16,7 +16,7 @@ import torch
 from . import _backends, _errors, _logs, _native
 from .capture import mlir_writer as mw
 from . import _stance
-from .capture import dynamic as _dynamic, guards as _guards, session as _session, step as _step, symbolic as _symbolic
+from .capture import dynamic as _dynamic, guards as _guards, session as _session, loop_step as _loop_step, step as _step, symbolic as _symbolic
 from .jit import built as _built, dispatch as _dispatch
 from .jit.compiled_module import CompiledModule, forward_inside_region
 from .capture.recorder import Tracker
@@ -577,7 +577,17 @@ class Region:
             session.breaks.extend(tracker.breaks)
         if not any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
             _note_eager_backward(result, session, entry)
-        if any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
+        if any(g.kind == "backward" and g.runs > 1 for g in graphs) and \
+                not tracker.recorded_backward:  # a loop in a whole script
+            made, refused = _loop_step.steps(
+                graphs, len(session.steps),
+                lambda t: session.add_weight(f"loop_state_{len(session.weights)}", t),
+                session.weights)
+            session.steps.extend(made)
+            for reason in refused:
+                session.step_refusals.append({"entry": entry, "reason": reason})
+                _logs.log("graph_breaks", f"{entry}: no training step graph: {reason}")
+        elif any(g.kind == "backward" for g in graphs) and not tracker.recorded_backward:
             try:
                 session.steps.append(_step.stitch(graphs, tracker.breaks,
                                                   f"step_{len(session.steps)}"))

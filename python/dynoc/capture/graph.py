@@ -47,10 +47,16 @@ class Graph:
         self.output_structure = None
         self.guards = []
         self.mutations = []  # {"input": name, "output": index}: write back
+        self.mutated_tensors = []  # weakrefs of the tensors `mutations` write, in order
         self.examples = None  # name -> tensor (DYNOC_SAVE_EXAMPLES)
         self.recorded_nodes = None  # every node, before dead ones are dropped
         self.runs = 1  # how many recorded graphs had this body (capture/repeats.py)
         self.folded = []  # the names of the later ones, folded into this one
+        # The input names and mutations of the latest folded occurrence (the
+        # same as this graph's own when none was folded): in a loop, these name
+        # the graphs of the iteration before (capture/loop_step.py).
+        self.latest_inputs = None
+        self.latest_mutations = None
         # Training capture (docs/training.md): "forward" or "backward" (the ops
         # the autograd engine ran for one backward pass).
         self.kind = "forward"

@@ -7,12 +7,13 @@ tensors came from, which Python values steered control flow (guards) and where
 execution left the graph (graph breaks).
 """
 import os
+import weakref
 import opcode as _opcode
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import cuda_kernels as _cuda_kernels, foreach as _foreach, guards as _guards, optim_rules as _optim_rules, partition as _partition, repeats as _repeats, symbolic as _symbolic
+from . import cuda_kernels as _cuda_kernels, data_loading as _data_loading, foreach as _foreach, guards as _guards, optim_rules as _optim_rules, partition as _partition, repeats as _repeats, symbolic as _symbolic
 from .. import _logs
 from . import mlir_writer as mw
 from . import resume as _resume
@@ -46,6 +47,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
 
     def __init__(self, region, entry, params, user_inputs):
         super().__init__()
+        _data_loading.install()
         # In process (jit/built.py): the backward pass dynoc runs itself after a
         # region whose result requires grad, to record its backward graph.
         self.synthetic_backward = False
@@ -840,6 +842,18 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
                 v.graph.add_output(v)
         self.paused += 1
 
+    def run_unrecorded(self, call, name):
+        """Runs `call()` with the tracker paused, as a break's eager call runs
+        but with no break (capture/data_loading.py): the tensors it returns
+        are inputs named `name` of the graphs that use them."""
+        self.pause()
+        result = None
+        try:
+            result = call()
+            return result
+        finally:
+            self.resume(result, name)
+
     def resume(self, result, name):
         """The paused call returned `result`; its tensors are named inputs of
         the graphs that use them."""
@@ -932,6 +946,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             v = self.mutation_values.get(key)
             if v is not None and v.graph is g:
                 g.mutations.append({"input": name, "output": g.add_output(v)})
+                g.mutated_tensors.append(weakref.ref(t))
         s = describe(result)
         # The writes that last, with their values now: replayed in process
         # after the built graph (jit/side_effects.py); None: not readable.
@@ -987,6 +1002,6 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
                 # capture time only, as value guards are.
                 g.guards.append({"kind": "size", "text": text, **fields} if fields
                                 else {"kind": "value", "text": text})
-        self.graphs = _repeats.fold([g for g in self.graphs if g.nodes])
+        self.graphs = _repeats.fold([g for g in self.graphs if g.nodes], self.region.session.weights)
         self.keepalive.clear()
         return self.graphs

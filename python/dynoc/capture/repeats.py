@@ -7,22 +7,36 @@ their inputs came from. Such copies are one graph with a run count
 dropped, and inputs that named a dropped graph's outputs name the kept graph's
 ("the output of its latest run").
 """
+import hashlib
 import json
 import re
+
+import torch
 
 from . import mlir_writer as mw
 
 
-def _body_key(g):
+def _constant_key(t):
+    """A constant by its value: a loop makes its number constants again each
+    iteration (SGD's momentum as a 0-d tensor), under new names."""
+    t = t.detach().cpu().contiguous()
+    digest = hashlib.sha1(t.view(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
+    return f"constant {t.dtype} {list(t.shape)} {digest}"
+
+
+def _body_key(g, weights):
     """The graph's MLIR with everything that only says where values came from
-    (its own name, the provenance names of its user inputs) made positional:
-    two graphs with equal keys compute the same thing from the same weights."""
+    (its own name, the provenance names of its user inputs, the names of its
+    constants) made positional or by value: two graphs with equal keys compute
+    the same thing from the same weights."""
     saved = (g.name, [v.name for v in g.inputs], g.mutations)
     user = {}
     for i, v in enumerate(g.inputs):
         if v.kind == "user":
             user.setdefault(v.name, f"user_input_{i}")
             v.name = f"user_input_{i}"
+        elif v.kind == "constant" and isinstance(weights.get(v.name), torch.Tensor):
+            v.name = _constant_key(weights[v.name])
     g.name = "repeated_graph"
     g.mutations = [{**m, "input": user.get(m["input"], m["input"])} for m in saved[2]]
     try:
@@ -36,6 +50,21 @@ def _body_key(g):
     if text is None:
         return None
     return text + json.dumps(g.output_structure, sort_keys=True)
+
+
+def first_difference(a, b, weights):
+    """The first line of `a`'s body that `b`'s does not have (what keeps two
+    iterations' graphs apart, for a message), or None."""
+    ka, kb = _body_key(a, weights), _body_key(b, weights)
+    if ka is None or kb is None:
+        return None
+    # The ops first (the signature's line holds the guards too), then guards.
+    for la, lb in zip(ka.splitlines()[2:], kb.splitlines()[2:]):
+        if la != lb:
+            return la.strip()
+    theirs = {gd["text"] for gd in b.guards}
+    return next((f"the guard {gd['text']}" for gd in a.guards if gd["text"] not in theirs),
+                None)
 
 
 def _rename(name, folded):
@@ -54,7 +83,7 @@ def _rename_structure(s, folded):
     return s
 
 
-def fold(graphs):
+def fold(graphs, weights=None):
     """Returns `graphs` with each repeated body kept once (first occurrence,
     in order); the kept graph's `runs` counts its occurrences and `folded`
     names the graphs it stands for."""
@@ -65,7 +94,7 @@ def fold(graphs):
                 v.name = _rename(v.name, folded)
         g.mutations = [{**m, "input": _rename(m["input"], folded)} for m in g.mutations]
         g.output_structure = _rename_structure(g.output_structure, folded)
-        key = _body_key(g)
+        key = _body_key(g, weights or {})
         first = by_key.get(key) if key is not None else None
         if first is None:
             if key is not None:
@@ -74,5 +103,7 @@ def fold(graphs):
             continue
         first.runs += 1
         first.folded.append(g.name)
+        first.latest_inputs = [v.name for v in g.inputs]
+        first.latest_mutations = g.mutations
         folded[g.name] = first.name
     return kept

@@ -123,7 +123,10 @@ class Session:
                 times = f" (x{n})" if n > 1 else ""
                 lines.append(f"    {location}: {reason}{times}")
         for st in self.steps:
-            lines.append(f"  training step {st.name} ({st.entry}): {len(st.nodes)} ops, "
+            loop = getattr(st, "loop", None)
+            of = (f" (the loop's {loop['forward']}, {loop['backward']} and {loop['update']}, "
+                  f"{loop['iterations']} iterations recorded)" if loop else "")
+            lines.append(f"  training step {st.name} ({st.entry}){of}: {len(st.nodes)} ops, "
                          f"writes back {len(st.mutations)} weights; "
                          f"dynoc build {st.name}.mlir makes one step per call")
         for r in self.step_refusals:
@@ -173,6 +176,7 @@ class Session:
                 "inputs": [tensor_desc(v) for v in st.inputs],
                 "output_structure": st.output_structure,
                 "mutations": st.mutations,
+                **({"loop": st.loop} if getattr(st, "loop", None) else {}),
             } for st in self.steps],
             "step_refusals": self.step_refusals,
             "breaks": self.breaks,

@@ -42,18 +42,33 @@ def _input_value(step, env, outputs_of, v):
     if m:
         if m.group(1) not in outputs_of:
             raise NotAStep(f"input '{name}' seeds a graph outside the step")
-        loss = outputs_of[m.group(1)][int(m.group(2))]
-        seed = Value(step, loss.shape, loss.dtype)
-        step.nodes.append(Node("aten.ones_like", [loss], {
-            "pin_memory": "false", "memory_format": mw.string_attr("torch.preserve_format")},
-            None, [seed], False))
-        return seed
+        return loss_seed(step, outputs_of[m.group(1)][int(m.group(2))])
     if name.startswith("L["):
         key = ("user", name)
         if key not in env:
             env[key] = step.add_input(v.shape, v.dtype, "user", name)
         return env[key]
     raise NotAStep(f"input '{name}' is made outside the graphs")
+
+
+def loss_seed(step, loss):
+    """loss.backward()'s gradient seed, ones_like(loss), made in `step`."""
+    seed = Value(step, loss.shape, loss.dtype)
+    step.nodes.append(Node("aten.ones_like", [loss], {
+        "pin_memory": "false", "memory_format": mw.string_attr("torch.preserve_format")},
+        None, [seed], False))
+    return seed
+
+
+def copy_nodes(step, g, local):
+    """Appends `g`'s nodes to `step`, reading `local` (vid of a `g` value ->
+    the step's Value) for their operands and adding their results to it."""
+    for n in g.nodes:
+        results = [Value(step, r.shape, r.dtype) for r in n.results]
+        for r, nr in zip(n.results, results):
+            local[r.vid] = nr
+        step.nodes.append(Node(n.op, [local[o.vid] for o in n.operands], dict(n.attrs),
+                               n.segment_sizes, results, n.mutates))
 
 
 def _structure(s, outputs_of, step):
@@ -96,12 +111,7 @@ def stitch(graphs, breaks, name, gradients=False):
                 raise NotAStep(f"the backward accumulates into '{v.name}', set before the "
                                "step (zero_grad() between steps makes it a new gradient)")
             local[v.vid] = _input_value(step, env, outputs_of, v)
-        for n in g.nodes:
-            results = [Value(step, r.shape, r.dtype) for r in n.results]
-            for r, nr in zip(n.results, results):
-                local[r.vid] = nr
-            step.nodes.append(Node(n.op, [local[o.vid] for o in n.operands], dict(n.attrs),
-                                   n.segment_sizes, results, n.mutates))
+        copy_nodes(step, g, local)
         outputs_of[g.name] = [local[o.vid] for o in g.outputs]
         for m in g.mutations:
             src = next(v for v in g.inputs if v.name == m["input"])

@@ -1,0 +1,272 @@
+"""The training step of a loop in a whole-script capture (docs/training.md,
+"The step of a training loop").
+
+`dynoc capture train.py` records a module-level loop (or one inside `main()`)
+iteration by iteration; capture/repeats.py folds the iterations' identical
+graphs into one graph each with a run count. A training loop then leaves a
+cycle: a forward graph F (the batch to the loss), the backward graph B of
+`loss.backward()` and an update graph U (the optimizer step), each run once per
+iteration. This module stitches F, B and U into one step graph, `step_N.mlir`,
+whose every call is one iteration, as capture/step.py does for the graphs of
+one compiled call.
+
+The graphs are read through the names of their latest folded run: there an
+input `graph_U.output_4` of F is what the previous iteration's U wrote, the
+step's state (a parameter or optimizer state, which the step reads as a weight
+and writes back); an input of U named `graph_B.output_0` is this iteration's
+gradient. Inputs made outside the loop (the batch, data the loop reuses) are
+the step's user inputs; its result is the loss.
+"""
+import torch
+
+from . import repeats as _repeats
+from .graph import Graph, Node
+from .step import _OUTPUT, _SEED, _WEIGHT_KINDS, NotAStep, copy_nodes, loss_seed
+
+
+def _latest_inputs(g):
+    return g.latest_inputs or [v.name for v in g.inputs]
+
+
+def _latest_mutations(g):
+    return g.latest_mutations if g.latest_mutations is not None else g.mutations
+
+
+def _read_graphs(g):
+    """The graphs whose outputs `g`'s latest run reads."""
+    names = set()
+    for name in _latest_inputs(g):
+        m = _OUTPUT.match(name or "") or _SEED.match(name or "")
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def find(graphs, weights):
+    """[(forward, backward, update)]: the cycles of a folded loop, one per
+    backward graph that ran more than once; or a NotAStep saying why a loop's
+    backward has none."""
+    by_name = {g.name: g for g in graphs}
+    found = []
+    for b in graphs:
+        if b.kind != "backward" or b.runs < 2:
+            continue
+        # The forward is the graph whose loss seeds the backward pass.
+        forward = [by_name[m.group(1)] for m in map(_SEED.match, _latest_inputs(b))
+                   if m and m.group(1) in by_name]
+        if len(forward) != 1 or forward[0].kind != "forward":
+            found.append(NotAStep(f"the loop's backward graph {b.name} is seeded from "
+                                  f"{len(forward)} graphs; a step has one loss"))
+            continue
+        # The update runs (nearly) every iteration; the first and the last
+        # iterations, and those that print, may differ.
+        readers = [g for g in graphs if g.kind == "forward" and b.name in _read_graphs(g)]
+        updates = [g for g in readers if 2 * g.runs >= b.runs]
+        if not updates:
+            # two of the steady iterations (the first may differ for other reasons)
+            pair = readers[-3:-1] if len(readers) > 3 else readers[:2]
+            differ = len(pair) == 2 and _repeats.first_difference(*pair, weights)
+            if differ and len(differ) > 160:
+                differ = differ[:160] + " ..."
+            found.append(NotAStep(
+                f"the graphs that read {b.name}'s gradients differ from one iteration to "
+                f"the next ({len(readers)} bodies; {pair[0].name} has {differ}, which "
+                f"{pair[1].name} has not: a Python number that changes each iteration, "
+                "such as a slice offset, is a constant of each graph)" if differ else
+                f"no graph reads the gradients of {b.name} at every iteration (no "
+                "optimizer update in the loop)"))
+            continue
+        update = max(updates, key=lambda g: g.runs)
+        if update is forward[0]:
+            try:
+                forward_part, update_part = _split(update, b)
+            except NotAStep as e:
+                found.append(e)
+                continue
+            found.append((forward_part, b, update_part))
+            continue
+        found.append((forward[0], b, update))
+    return found
+
+
+def _split(g, backward):
+    """A loop with no break between `opt.step()` and the next forward records
+    one graph per iteration holding the update of the iteration before, then
+    the forward: (forward part, update part) of `g`, as two graphs. The
+    forward part is what the backward pass reads (its saved values, the loss)
+    and all it is computed from, up to the new values of states, which it reads
+    as the states at the start of the step (the same tensors, one step later);
+    the update part is the rest."""
+    names = _latest_inputs(g)
+    grad_prefix = f"{backward.name}.output_"
+    mutations = _latest_mutations(g)
+    by_input = {n: v for v, n in zip(g.inputs, names)}
+    # A state's new value -> the input it was read from (a gradient clipped
+    # in place is no state: it is this step's value).
+    written = {g.outputs[m["output"]].vid: by_input[m["input"]] for m in mutations
+               if not m["input"].startswith(grad_prefix)}
+    roots = set()
+    for name in _latest_inputs(backward):
+        m = _OUTPUT.match(name or "") or _SEED.match(name or "")
+        if m and m.group(1) == g.name:
+            roots.add(g.outputs[int(m.group(2))].vid)
+    gradients = {v.vid for v, n in zip(g.inputs, names) if (n or "").startswith(grad_prefix)}
+    producer = {r.vid: n for n in g.nodes for r in n.results}
+    needed, stack = set(), [v for v in roots if v not in written]
+    while stack:
+        node = producer.get(stack.pop())
+        if node is None or id(node) in needed:
+            continue
+        needed.add(id(node))
+        stack.extend(o.vid for o in node.operands if o.vid not in written)
+    forward = Graph(g.name, g.entry)
+    forward.inputs, forward.latest_inputs = g.inputs, names
+    update = Graph(f"{g.name}_update", g.entry)
+    update.inputs, update.outputs = g.inputs, g.outputs
+    for n in g.nodes:
+        if id(n) not in needed:
+            update.nodes.append(n)
+            continue
+        if any(o.vid in gradients for o in n.operands):
+            raise NotAStep(f"in {g.name} the forward reads a gradient of {backward.name}")
+        forward.nodes.append(Node(n.op, [written.get(o.vid, o) for o in n.operands], n.attrs,
+                                  n.segment_sizes, n.results, n.mutates))
+    forward.outputs = [written.get(o.vid, o) for o in g.outputs]
+    # The update part's reads of the previous run's outputs are the states it
+    # carries, as are its writes (the forward part, earlier in the step, does
+    # not hold them).
+    state = {m["input"] for m in mutations if m["input"].startswith(f"{g.name}.output_")}
+    update.latest_inputs = [f"state:{n}" if n in state else n for n in names]
+    made_in_forward = {r.vid for n in forward.nodes for r in n.results}
+    for part, in_forward in ((forward, True), (update, False)):
+        part.kind = "forward"
+        part.latest_mutations, part.mutated_tensors = [], []
+        for m, ref in zip(mutations, g.mutated_tensors):
+            if (g.outputs[m["output"]].vid in made_in_forward) == in_forward:
+                target = m["input"] if in_forward or m["input"] not in state \
+                    else f"state:{m['input']}"
+                part.latest_mutations.append({**m, "input": target})
+                part.mutated_tensors.append(ref)
+    return forward, update
+
+
+def stitch(forward, backward, update, name, state_name):
+    """The step graph `name` of one cycle. `state_name(tensor)` names a tensor
+    the step carries from one iteration to the next (a session weight)."""
+    pieces = [forward, backward, update]
+    order = {g.name: i for i, g in enumerate(pieces)}
+    step = Graph(name, forward.entry)
+    env, outputs_of, state, written = {}, {}, {}, {}
+    loss = []
+
+    def carried(graph, index):
+        """The weight for output `index` of `graph`'s previous run: the
+        tensor one of the cycle's graphs writes there each iteration."""
+        key = f"{graph}.output_{index}"
+        if key in state:
+            return state[key]
+        t = next((ref() for g in pieces
+                  for m, ref in zip(_latest_mutations(g), g.mutated_tensors)
+                  if m["input"] in (key, f"state:{key}")), None)
+        if t is None:
+            raise NotAStep(f"the step reads {key}, which the iteration before computed "
+                           "and which is no parameter or state it writes back")
+        kind = "parameter" if isinstance(t, torch.nn.Parameter) else "buffer"
+        state[key] = step.add_input(t.shape, t.dtype, kind, state_name(t))
+        return state[key]
+
+    def resolve(piece, v, name):
+        if v.kind in _WEIGHT_KINDS:
+            key = (v.kind, v.name)
+            if key not in env:
+                env[key] = step.add_input(v.shape, v.dtype, v.kind, v.name)
+            return env[key]
+        m = _OUTPUT.match((name or "").removeprefix("state:"))
+        if m and name.startswith("state:"):
+            return carried(m.group(1), int(m.group(2)))
+        if m and m.group(1) in order:
+            if order[m.group(1)] < order[piece.name]:
+                value = outputs_of[m.group(1)][int(m.group(2))]
+                if value is None:
+                    raise NotAStep(f"{piece.name} reads {name}, a value of the optimizer's "
+                                   "update in the loop's graph")
+                return value
+            return carried(m.group(1), int(m.group(2)))
+        m = _SEED.match(name or "")
+        if m:
+            if order.get(m.group(1), len(pieces)) >= order[piece.name]:
+                raise NotAStep(f"{piece.name} seeds a backward pass from {name}, "
+                               "outside the step")
+            value = outputs_of[m.group(1)][int(m.group(2))]
+            loss.append(value)
+            return loss_seed(step, value)
+        key = ("user", name)  # made before the loop: the batch, data it reuses
+        if key not in env:
+            env[key] = step.add_input(v.shape, v.dtype, "user", name)
+        return env[key]
+
+    guards, local = {}, {}
+    for piece in pieces:
+        used = {o.vid for n in piece.nodes for o in n.operands} | \
+            {o.vid for o in piece.outputs}
+        # One map for all pieces (value ids are unique): the update part of a
+        # split graph reads values of its forward part.
+        local.update({v.vid: resolve(piece, v, name)
+                      for v, name in zip(piece.inputs, _latest_inputs(piece))
+                      if v.vid in used})
+        copy_nodes(step, piece, local)
+        # None: a value of the other part of a split graph
+        outputs_of[piece.name] = [local.get(o.vid) for o in piece.outputs]
+        for m in _latest_mutations(piece):
+            new = outputs_of[piece.name][m["output"]]
+            made = _OUTPUT.match(m["input"].removeprefix("state:"))
+            if made and m["input"].startswith("state:"):
+                carried(made.group(1), int(made.group(2)))
+                written[m["input"].removeprefix("state:")] = new
+                continue
+            if made and made.group(1) in order and \
+                    order[made.group(1)] < order[piece.name]:
+                # this iteration's value changed in place (a gradient clipped)
+                outputs_of[made.group(1)][int(made.group(2))] = new
+                continue
+            if made and made.group(1) in order:
+                carried(made.group(1), int(made.group(2)))
+                written[m["input"]] = new
+                continue
+            src = piece.inputs[_latest_inputs(piece).index(m["input"])]
+            if src.kind in _WEIGHT_KINDS:
+                env[(src.kind, src.name)] = written[(src.kind, src.name)] = new
+                continue
+            raise NotAStep(f"{piece.name} writes {m['input']}, made before the loop, "
+                           "in place")
+        for gd in piece.guards:
+            if gd["kind"] == "global_state":
+                guards.setdefault(gd["text"], gd)
+    if not loss:
+        raise NotAStep(f"{backward.name} has no loss seed")
+    step.guards = list(guards.values())
+    step.output_structure = {"type": "tensor", "graph": name,
+                             "index": step.add_output(loss[0])}
+    for key, value in written.items():
+        target = state[key].name if isinstance(key, str) else key[1]
+        step.mutations.append({"input": target, "output": step.add_output(value)})
+    step.order_inputs()
+    step.eliminate_dead_nodes()
+    step.loop = {"forward": forward.name, "backward": backward.name,
+                 "update": update.name, "iterations": backward.runs}
+    return step
+
+
+def steps(graphs, first_index, state_name, weights):
+    """(step graphs, refusal reasons) of the loops among a whole-script
+    region's folded `graphs`; the steps are named step_{first_index}, ..."""
+    made, refused = [], []
+    for cycle in find(graphs, weights):
+        if isinstance(cycle, NotAStep):
+            refused.append(str(cycle))
+            continue
+        try:
+            made.append(stitch(*cycle, f"step_{first_index + len(made)}", state_name))
+        except NotAStep as e:
+            refused.append(str(e))
+    return made, refused
