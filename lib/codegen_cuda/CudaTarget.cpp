@@ -213,6 +213,15 @@ std::string printCudaPointwise(const codegen::PointwiseLoop &k,
   return host;
 }
 
+// The data movement ops the emitter writes as a conversion or a byte copy
+// (GraphEmitter::emitCopy), not through the library's typed kernels.
+constexpr const char *kConvertOrCopyOps[] = {
+    "aten._to_copy",     "aten.view",          "aten._unsafe_view",
+    "aten.reshape",      "aten.clone",         "aten.contiguous",
+    "aten.alias",        "aten.detach",        "aten.flatten.using_ints",
+    "aten.unsqueeze",    "aten.squeeze.dim",   "aten.lift_fresh_copy",
+    "aten.lift_fresh",   "aten.view_as"};
+
 class CudaTarget final : public codegen::Target {
 public:
   CudaTarget() {
@@ -253,6 +262,11 @@ public:
         n == "aten.amax" || n == "aten.amin" || n == "aten._softmax" ||
         n == "aten._log_softmax")
       shared &= codegen::kF32 | codegen::kBF16 | codegen::kF16;
+    // Conversions and reshapes are a header template's conversion loop or a
+    // byte copy (dynoc_k::convert, dynoc_k::copy): any element type, so that
+    // uint8 images enter a graph and are converted there.
+    if (llvm::is_contained(kConvertOrCopyOps, n))
+      return shared;
     // Its data movement kernels are not instantiated for 8/16-bit integers.
     return shared & ~(codegen::kI8 | codegen::kI16 | codegen::kU8);
   }

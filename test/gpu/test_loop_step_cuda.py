@@ -57,9 +57,6 @@ main()
 """
 
 
-@pytest.mark.xfail(strict=True, reason="the CUDA backend does not build aten._to_copy of "
-                   "uint8 yet (its data-movement kernels have no 8/16-bit integer "
-                   "instances): the capture and the step graph are right, the build refuses")
 def test_dataloader_loop_step_builds_for_cuda_and_trains_like_eager(tmp_path):
     import dynoc
     dynoc_bin = os.environ["DYNOC_BIN"]

@@ -24,6 +24,12 @@ _OVERLOADS = {
 }
 # Per-tensor ops whose name differs from the foreach op's.
 _RENAMED = {"norm": "linalg_vector_norm"}
+# `_foreach_addcdiv(_).Tensor` / `addcmul`: `scalars` is a tensor holding one
+# scalar per element (what torch's optimizers pass while compiling, from
+# `_stack_if_compiling`), where the per-tensor op takes a number. Recorded as
+# the per-tensor op's arithmetic, with the element as a 0-d tensor:
+# self + (t1 * scalars[i]) / t2 (or * t2), in ATen's kernel order.
+_SCALED_BY_TENSOR = {"addcdiv": torch.div, "addcmul": torch.mul}
 
 
 def _fits(given, wanted):
@@ -59,6 +65,8 @@ def per_tensor(func):
     if not name.startswith("aten::_foreach_"):
         return None
     base = name[len("aten::_foreach_"):]
+    if func._overloadname == "Tensor" and base.rstrip("_") in _SCALED_BY_TENSOR:
+        return _SCALED_BY_TENSOR[base.rstrip("_")], base.endswith("_")
     packet = getattr(torch.ops.aten, _RENAMED.get(base, base), None)
     if packet is None:
         return None
@@ -75,6 +83,14 @@ def run(func, per, args, kwargs):
     the foreach call's lists; returns what the foreach op returns (a list of
     results, or None for an in-place one)."""
     op, plan = per
+    if isinstance(plan, bool):  # _SCALED_BY_TENSOR's; plan: in place
+        self, t1, t2, scalars = args
+        terms = [op(a * scalars[i], b) for i, (a, b) in enumerate(zip(t1, t2))]
+        if plan:
+            for x, term in zip(self, terms):
+                x.add_(term)
+            return None
+        return [x + term for x, term in zip(self, terms)]
     given = {}
     for (name, _, _, _), value in zip(plan, args):
         given[name] = value

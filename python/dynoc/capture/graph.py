@@ -57,6 +57,9 @@ class Graph:
         # the graphs of the iteration before (capture/loop_step.py).
         self.latest_inputs = None
         self.latest_mutations = None
+        # Ops that ran eagerly right after this graph (a break's op): their
+        # effects are in no graph (capture/loop_step.py refuses such a loop).
+        self.ran_outside = []
         # Training capture (docs/training.md): "forward" or "backward" (the ops
         # the autograd engine ran for one backward pass).
         self.kind = "forward"

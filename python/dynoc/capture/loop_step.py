@@ -132,6 +132,7 @@ def _split(g, backward):
         forward.nodes.append(Node(n.op, [written.get(o.vid, o) for o in n.operands], n.attrs,
                                   n.segment_sizes, n.results, n.mutates))
     forward.outputs = [written.get(o.vid, o) for o in g.outputs]
+    forward.ran_outside = update.ran_outside = g.ran_outside
     # The update part's reads of the previous run's outputs are the states it
     # carries, as are its writes (the forward part, earlier in the step, does
     # not hold them).
@@ -154,33 +155,43 @@ def stitch(forward, backward, update, name, state_name):
     """The step graph `name` of one cycle. `state_name(tensor)` names a tensor
     the step carries from one iteration to the next (a session weight)."""
     pieces = [forward, backward, update]
+    for g in pieces:
+        for reason in g.ran_outside:
+            # what it did happened eagerly, in no graph: the step would lack it
+            raise NotAStep(f"an op runs outside the graphs after {g.name} in the loop "
+                           f"({reason})")
     order = {g.name: i for i, g in enumerate(pieces)}
     step = Graph(name, forward.entry)
     env, outputs_of, state, written = {}, {}, {}, {}
+    start, current = {}, {}  # weight name -> its input; -> its value now
     loss = []
+
+    def weight(kind, name, shape, dtype):
+        """A weight's value now: the step's input until a piece writes it (a
+        tensor reached under two names, a parameter the forward reads by its
+        name and the update by the graph that wrote it last, is one weight)."""
+        if name not in start:
+            start[name] = current[name] = step.add_input(shape, dtype, kind, name)
+        return current[name]
 
     def carried(graph, index):
         """The weight for output `index` of `graph`'s previous run: the
         tensor one of the cycle's graphs writes there each iteration."""
         key = f"{graph}.output_{index}"
-        if key in state:
-            return state[key]
-        t = next((ref() for g in pieces
-                  for m, ref in zip(_latest_mutations(g), g.mutated_tensors)
-                  if m["input"] in (key, f"state:{key}")), None)
-        if t is None:
-            raise NotAStep(f"the step reads {key}, which the iteration before computed "
-                           "and which is no parameter or state it writes back")
-        kind = "parameter" if isinstance(t, torch.nn.Parameter) else "buffer"
-        state[key] = step.add_input(t.shape, t.dtype, kind, state_name(t))
-        return state[key]
+        if key not in state:
+            t = next((ref() for g in pieces
+                      for m, ref in zip(_latest_mutations(g), g.mutated_tensors)
+                      if m["input"] in (key, f"state:{key}")), None)
+            if t is None:
+                raise NotAStep(f"the step reads {key}, which the iteration before computed "
+                               "and which is no parameter or state it writes back")
+            kind = "parameter" if isinstance(t, torch.nn.Parameter) else "buffer"
+            state[key] = (kind, state_name(t), t.shape, t.dtype)
+        return weight(*state[key])
 
     def resolve(piece, v, name):
         if v.kind in _WEIGHT_KINDS:
-            key = (v.kind, v.name)
-            if key not in env:
-                env[key] = step.add_input(v.shape, v.dtype, v.kind, v.name)
-            return env[key]
+            return weight(v.kind, v.name, v.shape, v.dtype)
         m = _OUTPUT.match((name or "").removeprefix("state:"))
         if m and name.startswith("state:"):
             return carried(m.group(1), int(m.group(2)))
@@ -222,7 +233,8 @@ def stitch(forward, backward, update, name, state_name):
             made = _OUTPUT.match(m["input"].removeprefix("state:"))
             if made and m["input"].startswith("state:"):
                 carried(made.group(1), int(made.group(2)))
-                written[m["input"].removeprefix("state:")] = new
+                target = state[m["input"].removeprefix("state:")][1]
+                current[target] = written[target] = new
                 continue
             if made and made.group(1) in order and \
                     order[made.group(1)] < order[piece.name]:
@@ -231,11 +243,13 @@ def stitch(forward, backward, update, name, state_name):
                 continue
             if made and made.group(1) in order:
                 carried(made.group(1), int(made.group(2)))
-                written[m["input"]] = new
+                target = state[m["input"]][1]
+                current[target] = written[target] = new
                 continue
             src = piece.inputs[_latest_inputs(piece).index(m["input"])]
             if src.kind in _WEIGHT_KINDS:
-                env[(src.kind, src.name)] = written[(src.kind, src.name)] = new
+                weight(src.kind, src.name, src.shape, src.dtype)
+                current[src.name] = written[src.name] = new
                 continue
             raise NotAStep(f"{piece.name} writes {m['input']}, made before the loop, "
                            "in place")
@@ -247,8 +261,7 @@ def stitch(forward, backward, update, name, state_name):
     step.guards = list(guards.values())
     step.output_structure = {"type": "tensor", "graph": name,
                              "index": step.add_output(loss[0])}
-    for key, value in written.items():
-        target = state[key].name if isinstance(key, str) else key[1]
+    for target, value in written.items():
         step.mutations.append({"input": target, "output": step.add_output(value)})
     step.order_inputs()
     step.eliminate_dead_nodes()

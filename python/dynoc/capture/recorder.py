@@ -547,6 +547,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             v = self.values.get(id(t))
             if v is not None:
                 v.graph.add_output(v)
+        self.current.ran_outside.append(f"{_op_name(func)}: {why}")
         self.on_break(f"{_op_name(func)}: {why}", None, None)
         made = _tensors(out)
         if func._schema.is_mutable and args and isinstance(args[0], torch.Tensor):

@@ -105,5 +105,6 @@ def fold(graphs, weights=None):
         first.folded.append(g.name)
         first.latest_inputs = [v.name for v in g.inputs]
         first.latest_mutations = g.mutations
+        first.ran_outside += [r for r in g.ran_outside if r not in first.ran_outside]
         folded[g.name] = first.name
     return kept
