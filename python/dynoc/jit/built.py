@@ -19,11 +19,13 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 
 import torch
 from torch.nn.modules.module import (register_module_buffer_registration_hook,
                                      register_module_module_registration_hook,
                                      register_module_parameter_registration_hook)
+from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils.weak import WeakIdKeyDictionary
 
 from . import fx as _fx
@@ -89,6 +91,25 @@ def _submodule_registered(module, name, value):
         _replaced[0] += 1
 
 
+# Weights whose version counter a built graph compares on every call (what it
+# precomputed from them: BuiltGraph.tracked), by id. torch's fused optimizers
+# (`fused=True`, the Trainer's default AdamW) write parameters without moving
+# their version counters: after such a step, those of them a built graph
+# tracks are marked changed (one torch global hook, a no-op for every other
+# tensor), so the next call recomputes what it derived from the old values.
+_tracked = weakref.WeakValueDictionary()  # id -> tensor
+
+
+def _after_optimizer_step(optimizer, args, kwargs):
+    if not _tracked or not any(g.get("fused") for g in optimizer.param_groups):
+        return
+    written = [p for g in optimizer.param_groups for p in g["params"]
+               if _tracked.get(id(p)) is p]
+    if written:
+        torch.autograd.graph.increment_version(written)
+
+
+register_optimizer_step_post_hook(_after_optimizer_step)
 register_module_parameter_registration_hook(_replacement_hook("_parameters"))
 register_module_buffer_registration_hook(_replacement_hook("_buffers"))
 register_module_module_registration_hook(_submodule_registered)
@@ -426,6 +447,7 @@ class BuiltGraph:
         self.tracked = [i for i, (name, t, data) in enumerate(self.weights)
                         if name in prepared or data.device != t.device]
         self.tracked_tensors = [self.weights[i][1] for i in self.tracked]
+        _tracked.update((id(t), t) for t in self.tracked_tensors)
         self.versions = list(map(_version, self.tracked_tensors))
         self.same_versions = _native.ext().same_versions  # (C) every call
         self.replaced_seen = _replaced[0]
@@ -507,6 +529,7 @@ class BuiltGraph:
                 k = self.tracked.index(i)
                 self.tracked_tensors[k] = new
                 self.versions[k] = new._version
+                _tracked[id(new)] = new
             _logs.log("recompiles", f"weight '{name}' was replaced by another tensor of its "
                                     "shape: the built graph reads the new one")
         return False
