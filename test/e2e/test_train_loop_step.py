@@ -96,6 +96,52 @@ print(f"{loss.item():.5f}")
 """
 
 
+# nanoGPT's get_batch: random offsets into one token tensor, each a Python
+# number (`data[i:i + T]` for `i` in a tensor), stacked. The offsets are
+# constants of each iteration's forward graph; without that data preparation
+# the forward is the same every iteration, and the step takes the batch.
+GET_BATCH_LOOP = """
+import sys
+import torch, torch.nn as nn, torch.nn.functional as F
+
+torch.manual_seed(0)
+V, T, B = 64, 16, 4
+data = torch.randint(0, V, (2000,))
+
+def get_batch(g=None):
+    ix = torch.randint(len(data) - T, (B,), generator=g)
+    x = torch.stack([data[i:i + T] for i in ix])
+    y = torch.stack([data[i + 1:i + 1 + T] for i in ix])
+    return x, y
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, 32)
+        self.fc = nn.Linear(32, V)
+    def forward(self, x, y):
+        logits = self.fc(F.gelu(self.emb(x)))
+        return logits, F.cross_entropy(logits.view(-1, V), y.view(-1))
+
+model = Model()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+def step(x, y):
+    logits, loss = model(x, y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss
+
+for it in range(30):
+    loss = step(*get_batch())
+    if it % 10 == 0:
+        print(it, f"{loss.item():.4f}")
+if "--continue" in sys.argv:
+    g = torch.Generator().manual_seed(7)
+    print([step(*get_batch(g)).item() for _ in range(10)])
+"""
+
 # An op dynoc cannot record runs eagerly between the update and the next
 # forward each iteration: the step is refused, never built without it.
 OUTSIDE_OP_LOOP = """
@@ -226,3 +272,29 @@ def test_loop_with_an_op_run_outside_the_graphs_gets_no_step(dynoc, tmp_path):
     [refusal] = manifest["step_refusals"]
     assert "an op runs outside the graphs after" in refusal["reason"], refusal
     assert "aten.random_" in refusal["reason"]
+
+
+def test_batch_sliced_at_random_offsets_is_the_step_input(dynoc, tmp_path):
+    import dynoc as dynoc_py
+    import torch
+    script, cap, manifest, report = _capture(dynoc, tmp_path, GET_BATCH_LOOP)
+    [step] = manifest["steps"]
+    assert step["loop"]["iterations"] == 30
+    # x as the stack made it; y as the loss reads it (y.view(-1)), the data
+    # preparation's result
+    users = [(i["name"], i["shape"]) for i in step["inputs"] if i["kind"] == "user"]
+    assert [shape for _, shape in users] == [[4, 16], [64]], users
+    assert users[1][0] == "batch[0]"
+    dynoc("build", cap / "step_0.mlir", "-o", tmp_path / "step.so", check=True)
+    want = _eager_continuation(script)
+    torch.manual_seed(0)
+    data = torch.randint(0, 64, (2000,))
+    g = torch.Generator().manual_seed(7)
+    model = dynoc_py.load(tmp_path / "step.so")
+    got = []
+    for _ in range(10):
+        ix = torch.randint(len(data) - 16, (4,), generator=g)
+        x = torch.stack([data[i:i + 16] for i in ix])
+        y = torch.stack([data[i + 1:i + 17] for i in ix])
+        got.append(float(model(x, y.reshape(-1))))
+    np.testing.assert_allclose(got, want, rtol=1e-5)

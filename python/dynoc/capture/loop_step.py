@@ -20,7 +20,7 @@ the step's user inputs; its result is the loss.
 import torch
 
 from . import repeats as _repeats
-from .graph import Graph, Node
+from .graph import Graph, Node, Value
 from .step import _OUTPUT, _SEED, _WEIGHT_KINDS, NotAStep, copy_nodes, loss_seed
 
 
@@ -58,6 +58,13 @@ def find(graphs, weights):
             found.append(NotAStep(f"the loop's backward graph {b.name} is seeded from "
                                   f"{len(forward)} graphs; a step has one loss"))
             continue
+        if 2 * forward[0].runs < b.runs:
+            cycle = {b.name} | {g.name for g in graphs if b.name in _read_graphs(g)}
+            steady = _steady_without_data_prep(forward[0], graphs, weights, cycle, b.runs)
+            if steady is None:
+                found.append(_differs(forward[0], graphs, weights, "forward graph"))
+                continue
+            forward = [steady]
         # The update runs (nearly) every iteration; the first and the last
         # iterations, and those that print, may differ.
         readers = [g for g in graphs if g.kind == "forward" and b.name in _read_graphs(g)]
@@ -87,6 +94,91 @@ def find(graphs, weights):
             continue
         found.append((forward[0], b, update))
     return found
+
+
+def _without_data_prep(g, cycle):
+    """`g` without its data preparation: the ops that compute only from data
+    made outside the loop's cycle (a batch sliced from a dataset tensor at an
+    offset the loop counter gives, stacked, reshaped), whose results the rest
+    reads as inputs `batch[k]`; None when it has none."""
+    names = _latest_inputs(g)
+    data = set()
+    for v, n in zip(g.inputs, names):
+        m = _OUTPUT.match(n or "") or _SEED.match(n or "")
+        if v.kind == "constant" or (v.kind == "user" and not (
+                m and (m.group(1) in cycle or m.group(1) == g.name))):
+            data.add(v.vid)
+    prep = []
+    for n in g.nodes:
+        if n.operands and not n.mutates and all(o.vid in data for o in n.operands):
+            prep.append(n)
+            data.update(r.vid for r in n.results)
+    if not prep:
+        return None
+    made = {r.vid for n in prep for r in n.results}
+    rest = [n for n in g.nodes if not any(r.vid in made for r in n.results)]
+    # (an output only the script reads afterwards, made by the preparation,
+    # is no input of the step: the last iteration outputs the batch it leaves)
+    frontier = []
+    for v in (o for n in rest for o in n.operands):
+        if v.vid in made and all(v is not f for f in frontier):
+            frontier.append(v)
+    pruned = Graph(g.name, g.entry)
+    batch = {v.vid: Value(pruned, v.shape, v.dtype, "user", f"batch[{k}]")
+             for k, v in enumerate(frontier)}
+    used = {o.vid for n in rest for o in n.operands} | \
+        {o.vid for o in g.outputs if o.vid not in made}
+    kept = [(v, n) for v, n in zip(g.inputs, names) if v.vid in used]
+    pruned.inputs = [v for v, _ in kept] + list(batch.values())
+    pruned.latest_inputs = [n for _, n in kept] + [v.name for v in batch.values()]
+    pruned.nodes = [Node(n.op, [batch.get(o.vid, o) for o in n.operands], n.attrs,
+                         n.segment_sizes, n.results, n.mutates) for n in rest]
+    pruned.outputs = [batch.get(o.vid, o) for o in g.outputs]
+    pruned.output_structure, pruned.kind = g.output_structure, g.kind
+    pruned.mutations, pruned.mutated_tensors = g.mutations, g.mutated_tensors
+    pruned.latest_mutations, pruned.ran_outside = _latest_mutations(g), g.ran_outside
+    return pruned
+
+
+def _steady_without_data_prep(g, graphs, weights, cycle, iterations):
+    """The loop's forward `g` without its data preparation, when that is what
+    changes from one iteration to the next: the same pruned body in at least
+    half the iterations (guards aside: a value the loop counter gave is
+    pinned by each). None otherwise."""
+    def key(p):
+        # The ops alone: the last iteration also outputs what the script
+        # reads after the loop (its last batch, logits).
+        saved = p.outputs, p.mutations
+        p.outputs, p.mutations = [], []
+        try:
+            return _repeats.body_key(p, weights)
+        finally:
+            p.outputs, p.mutations = saved
+    pruned = _without_data_prep(g, cycle)
+    if pruned is None:
+        return None
+    want = key(pruned)
+    same = 0
+    for h in graphs:
+        if h.kind == g.kind and h.op_counts() == g.op_counts() and h is not g:
+            other = _without_data_prep(h, cycle | {g.name})
+            same += other is not None and key(other) == want
+    return pruned if want is not None and 2 * (same + 1) >= iterations else None
+
+
+def _differs(g, graphs, weights, what):
+    """Why the loop's `what` `g` did not fold with its other iterations: the
+    first op or guard that keeps it apart from an earlier graph of its ops."""
+    like = [h for h in graphs if h is not g and h.kind == g.kind and
+            h.op_counts() == g.op_counts()]
+    differ = like and _repeats.first_difference(g, like[-1], weights)
+    if differ and len(differ) > 160:
+        differ = differ[:160] + " ..."
+    return NotAStep(
+        f"the loop's {what} differs from one iteration to the next ({g.name} ran "
+        f"{g.runs} time(s) as recorded" + (f"; it has {differ}, which {like[-1].name} has "
+        "not: a Python number that changes each iteration, such as a slice offset, is a "
+        "constant of each graph)" if differ else ")"))
 
 
 def _split(g, backward):

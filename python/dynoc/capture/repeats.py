@@ -52,6 +52,15 @@ def _body_key(g, weights):
     return text + json.dumps(g.output_structure, sort_keys=True)
 
 
+def body_key(g, weights):
+    """What two graphs of equal bodies share (their guards aside), or None."""
+    saved, g.guards = g.guards, []
+    try:
+        return _body_key(g, weights)
+    finally:
+        g.guards = saved
+
+
 def first_difference(a, b, weights):
     """The first line of `a`'s body that `b`'s does not have (what keeps two
     iterations' graphs apart, for a message), or None."""
