@@ -19,16 +19,25 @@ _installed = False
 
 def _recording_tracker():
     mode = _get_current_dispatch_mode()
-    return mode if hasattr(mode, "run_unrecorded") else None
+    return mode if getattr(mode, "records_graphs", False) else None
 
 
 def _unrecorded(method, name):
+    """`method`, run with the recording tracker paused, as a break's eager
+    call runs but with no break: the tensors it returns are inputs named
+    `name` of the graphs that use them."""
     @functools.wraps(method)
     def call(self, *args, **kwargs):
         tracker = _recording_tracker()
         if tracker is None:
             return method(self, *args, **kwargs)
-        return tracker.run_unrecorded(lambda: method(self, *args, **kwargs), name)
+        tracker.pause()
+        result = None
+        try:
+            result = method(self, *args, **kwargs)
+            return result
+        finally:
+            tracker.resume(result, name)
     return call
 
 

@@ -38,6 +38,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
               TorchDispatchMode):
     """A region's capture: the evaluator's callbacks (EvaluatorHooks) and the
     dispatch mode that records the ATen calls they run into graphs."""
+    records_graphs = True  # what capture/data_loading.py looks for
 
     @classmethod
     def _should_skip_dynamo(cls):
@@ -842,18 +843,6 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             if v is not None:
                 v.graph.add_output(v)
         self.paused += 1
-
-    def run_unrecorded(self, call, name):
-        """Runs `call()` with the tracker paused, as a break's eager call runs
-        but with no break (capture/data_loading.py): the tensors it returns
-        are inputs named `name` of the graphs that use them."""
-        self.pause()
-        result = None
-        try:
-            result = call()
-            return result
-        finally:
-            self.resume(result, name)
 
     def resume(self, result, name):
         """The paused call returned `result`; its tensors are named inputs of
