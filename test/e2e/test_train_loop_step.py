@@ -298,3 +298,17 @@ def test_batch_sliced_at_random_offsets_is_the_step_input(dynoc, tmp_path):
         y = torch.stack([data[i + 1:i + 17] for i in ix])
         got.append(float(model(x, y.reshape(-1))))
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_loop_whose_update_breaks_gets_no_step(dynoc, tmp_path):
+    """Adagrad (no dynoc rule) reads its step count as a Python number: a
+    break inside the update leaves its second half, which writes the
+    parameters, in graphs of their own; a step of the first half alone would
+    not train, so there is none, with the reason."""
+    source = MERGED_LOOP.replace("torch.optim.AdamW(model.parameters(), lr=0.01)",
+                                 "torch.optim.Adagrad(model.parameters(), lr=0.01)")
+    assert "Adagrad" in source
+    _, _, manifest, report = _capture(dynoc, tmp_path, source)
+    assert manifest["steps"] == []
+    [refusal] = manifest["step_refusals"]
+    assert "also runs in each iteration and writes" in refusal["reason"], refusal

@@ -84,6 +84,10 @@ def find(graphs, weights):
                 "optimizer update in the loop)"))
             continue
         update = max(updates, key=lambda g: g.runs)
+        elsewhere = _written_elsewhere(graphs, {forward[0].name, b.name, update.name}, b.runs)
+        if elsewhere:
+            found.append(elsewhere)
+            continue
         if update is forward[0]:
             try:
                 forward_part, update_part = _split(update, b)
@@ -94,6 +98,28 @@ def find(graphs, weights):
             continue
         found.append((forward[0], b, update))
     return found
+
+
+def _written_elsewhere(graphs, cycle, iterations):
+    """A NotAStep when a graph outside the cycle runs in (nearly) every
+    iteration too, as folded repeats or as one graph per iteration with the
+    same ops, and writes a tensor: the iteration does more than the step's
+    forward, backward and update hold (a break inside the optimizer's update
+    leaves its second half in a graph of its own). None otherwise."""
+    def shape(h):
+        return h.kind, tuple(sorted(h.op_counts().items()))
+    alike = {}  # (the cycle's own last run may stand apart: it outputs more)
+    for h in graphs:
+        if h.name not in cycle:
+            alike[shape(h)] = alike.get(shape(h), 0) + h.runs
+    for h in graphs:
+        if h.name not in cycle and h.mutations and 2 * alike[shape(h)] >= iterations:
+            return NotAStep(
+                f"{h.name} also runs in each iteration and writes {h.mutations[0]['input']} "
+                "in place: the iteration holds more than one forward, backward and update "
+                "graph (a break inside the optimizer's step, say), so no step graph holds "
+                "all it does")
+    return None
 
 
 def _without_data_prep(g, cycle):
