@@ -34,9 +34,12 @@ _spec.loader.exec_module(programs)
 
 PROGRAMS = {
     "DataLoader, uint8 images, SGD+momentum": programs.DATALOADER_LOOP.replace(
-        "OPTIMIZER", "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)"),
+        "OPTIMIZER", programs.SGD).replace("MODEL", programs.MLP),
     "DataLoader, uint8 images, foreach AdamW": programs.DATALOADER_LOOP.replace(
-        "OPTIMIZER", "torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)"),
+        "OPTIMIZER", "torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)").replace(
+        "MODEL", programs.MLP),
+    "DataLoader, uint8 images, CNN with batch norm": programs.DATALOADER_LOOP.replace(
+        "OPTIMIZER", programs.SGD).replace("MODEL", programs.CNN),
     "MLP, AdamW, clip, no break after the step": programs.MERGED_LOOP,
     "nanoGPT get_batch, AdamW": programs.GET_BATCH_LOOP,
 }

@@ -36,7 +36,7 @@ def main():
     images = torch.randint(0, 256, (256, 1, 28, 28), dtype=torch.uint8)
     labels = torch.randint(0, 10, (256,))
     loader = DataLoader(TensorDataset(images, labels), batch_size=32, shuffle=True)
-    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 10))
+    model = MODEL
     opt = OPTIMIZER
     for epoch in range(3):
         model.train()
@@ -180,18 +180,27 @@ def _eager_continuation(script):
     return np.array(json.loads(out.strip().splitlines()[-1]))
 
 
-@pytest.mark.parametrize("optimizer,written_count", [
+MLP = "nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 10))"
+CNN = ("nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), "
+       "nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 14 * 14, 10))")
+SGD = "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)"
+
+
+@pytest.mark.parametrize("model,optimizer,written_count", [
     # four parameters and four momentum buffers
-    ("torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)", 8),
+    (MLP, SGD, 8),
     # torch's foreach AdamW (its addcdiv by a tensor of step sizes): the
     # parameters, both moments and the step counts
-    ("torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)", 16)])
-def test_dataloader_loop_is_one_step_model_that_trains_like_eager(dynoc, tmp_path, optimizer,
-                                                                  written_count):
+    (MLP, "torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)", 16),
+    # batch norm in training mode: its running statistics and batch count are
+    # state the forward writes; six parameters, six momentum buffers
+    (CNN, SGD, 15)], ids=["mlp-sgd", "mlp-adamw-foreach", "cnn-batchnorm-sgd"])
+def test_dataloader_loop_is_one_step_model_that_trains_like_eager(dynoc, tmp_path, model,
+                                                                  optimizer, written_count):
     import dynoc as dynoc_py
     import torch
     script, cap, manifest, report = _capture(
-        dynoc, tmp_path, DATALOADER_LOOP.replace("OPTIMIZER", optimizer))
+        dynoc, tmp_path, DATALOADER_LOOP.replace("OPTIMIZER", optimizer).replace("MODEL", model))
     # the sampler's randperm and the collation are not in the graphs: no
     # break there, and the 24 iterations fold into a handful of graphs
     assert "randperm" not in report and "random" not in report, report
@@ -206,11 +215,11 @@ def test_dataloader_loop_is_one_step_model_that_trains_like_eager(dynoc, tmp_pat
     assert len(written) == written_count, written
     dynoc("build", cap / "step_0.mlir", "-o", tmp_path / "step.so", check=True)
     want = _eager_continuation(script)
-    model = dynoc_py.load(tmp_path / "step.so")
+    step = dynoc_py.load(tmp_path / "step.so")
     g = torch.Generator().manual_seed(5)
     batches = [(torch.randint(0, 256, (32, 1, 28, 28), dtype=torch.uint8, generator=g),
                 torch.randint(0, 10, (32,), generator=g)) for _ in range(10)]
-    got = np.array([float(model(x, y)) for x, y in batches])
+    got = np.array([float(step(x, y)) for x, y in batches])
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
