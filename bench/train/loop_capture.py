@@ -16,7 +16,6 @@ import json
 import os
 import pathlib
 import platform
-import re
 import statistics
 import subprocess
 import sys
