@@ -112,6 +112,10 @@ int verifyGraphs(const std::string &outDir, const Backend &backend, bool &ok) {
 struct CaptureMode {
   bool explain = false;
   std::string entry; // --entry MODULE:FUNC, or empty
+  // --max-ops: a whole script's recording budget (0: none). Recorded ops
+  // take about 2.5 KB each: the default bounds a capture near 600 MB over
+  // the plain run (docs/capture.md, "Memory").
+  long maxOps = 250000;
 };
 
 /// Holds DIR/.dynoc-capture.lock while a capture (and its builds) write DIR:
@@ -193,6 +197,8 @@ int capture(const std::string &script, const std::string &outDir,
     argv.push_back("--entry");
     argv.push_back(mode.entry);
   }
+  argv.push_back("--max-ops");
+  argv.push_back(std::to_string(mode.maxOps));
   argv.push_back("--");
   argv.push_back(script);
   argv.insert(argv.end(), args.begin(), args.end());
@@ -320,6 +326,7 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
       "them is one region as a whole; --entry narrows it to one function.");
   struct Opts {
     std::string script, out = "dynoc_out", backend = "eager", entry;
+    long maxOps = CaptureMode{}.maxOps;
     std::vector<std::string> args;
   };
   auto o = std::make_shared<Opts>();
@@ -334,10 +341,18 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
                   "MODULE:FUNC: every call of this function is the region "
                   "(MODULE is the script's file name without .py, or an "
                   "importable module)");
+  cmd->add_option("--max-ops", o->maxOps,
+                  "a script captured whole stops recording once its graphs "
+                  "hold this many ops and runs on unrecorded (a long loop's "
+                  "capture stays bounded in memory and time; repeated "
+                  "iterations past it add nothing); 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("ARGS", o->args, "arguments for the script (after --)");
   cmd->callback([o, &exitCode] {
     CaptureMode mode;
     mode.entry = o->entry;
+    mode.maxOps = o->maxOps;
     exitCode = capture(o->script, rankOutDir(o->out), o->backend, o->args,
                        mode);
   });

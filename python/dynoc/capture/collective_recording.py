@@ -90,7 +90,7 @@ class CollectiveRecording:
         v = Value(self.current, out.shape, out.dtype)
         self.values[id(out)] = v
         self._bind(out)
-        self.keepalive.append(out)
+        self.tensor_ids.track(out)
         if self.examples is not None:
             self.result_tensors[v.vid] = out.detach().clone()
         self.current.nodes.append(Node(op, operands, attrs, None, [v], False, call,

@@ -39,66 +39,107 @@ def _saved_inputs(bwd, by_name):
     return out
 
 
-def _recompute_one(bwd, fwd, value, saved_vids, weights):
-    """Recomputes `value` (a saved output of `fwd`) in `bwd` if the node that
-    made it is cheap and its operands are weights or other saved values;
-    returns the new Value, or None. A weight the backward did not take yet
-    becomes its input; `weights` maps its vid to the forward's input."""
-    node = next((n for n in fwd.nodes if any(r is value for r in n.results)), None)
-    if node is None or node.op not in RECOMPUTABLE or len(node.results) != 1:
-        return None
-    operands = []
-    for o in node.operands:
-        if o.kind in _WEIGHT_KINDS:
-            w = next((i for i in bwd.inputs if i.kind == o.kind and i.name == o.name), None)
-            if w is None:
-                w = bwd.add_input(o.shape, o.dtype, o.kind, o.name)
-                weights[w.vid] = o
-            operands.append(w)
-        elif o.vid in saved_vids:
-            operands.append(saved_vids[o.vid])
-        else:
-            return None
-    result = type(value)(bwd, value.shape, value.dtype)
-    bwd.nodes.insert(0, Node(node.op, operands, dict(node.attrs), node.segment_sizes,
-                             [result], False, None, ()))
-    bwd.recomputed[node.op] = bwd.recomputed.get(node.op, 0) + 1
-    return result
+class _Backward:
+    """A backward graph being partitioned, with the lookups its rounds share:
+    the node that made each forward value, the weights it takes by name."""
+
+    def __init__(self, bwd, by_name, weights):
+        self.bwd, self.by_name, self.weights = bwd, by_name, weights
+        self.producers = {}  # forward graph name -> {vid: node}
+        self.weight_inputs = {(v.kind, v.name): v for v in bwd.inputs if v.kind in _WEIGHT_KINDS}
+
+    def producer(self, fwd, value):
+        made = self.producers.get(fwd.name)
+        if made is None:
+            made = self.producers[fwd.name] = {r.vid: n for n in fwd.nodes for r in n.results}
+        return made.get(value.vid)
+
+    def weight(self, o):
+        """`bwd`'s input for the forward's weight input `o`, added if missing."""
+        w = self.weight_inputs.get((o.kind, o.name))
+        if w is None:
+            w = self.weight_inputs[(o.kind, o.name)] = self.bwd.add_input(
+                o.shape, o.dtype, o.kind, o.name)
+            self.weights[w.vid] = o
+        return w
+
+    def round(self):
+        """Recomputes every saved value it can whose operands stay inputs this
+        round (a chain moves one link per round, its consumer first, so each
+        new node lands before the nodes that read it); returns the forward
+        graphs whose outputs it stopped reading."""
+        bwd = self.bwd
+        saved = _saved_inputs(bwd, self.by_name)
+        saved_vids = {fv.vid: bwd.inputs[i] for i, _, fv in saved}
+        replaced, read, touched = {}, set(), set()
+        for i, fwd, fv in saved:
+            old = bwd.inputs[i]
+            if id(old) in read:
+                continue
+            node = self.producer(fwd, fv)
+            if node is None or node.op not in RECOMPUTABLE or len(node.results) != 1:
+                continue
+            sources = [o if o.kind in _WEIGHT_KINDS else saved_vids.get(o.vid)
+                       for o in node.operands]
+            if any(s is None or id(s) in replaced for s in sources):
+                continue
+            operands = [self.weight(o) if o.kind in _WEIGHT_KINDS else s
+                        for o, s in zip(node.operands, sources)]
+            read.update(id(s) for s in operands)
+            result = type(fv)(bwd, fv.shape, fv.dtype)
+            bwd.nodes.insert(0, Node(node.op, operands, dict(node.attrs), node.segment_sizes,
+                                     [result], False, None, ()))
+            bwd.recomputed[node.op] = bwd.recomputed.get(node.op, 0) + 1
+            replaced[id(old)] = result
+            touched.add(fwd.name)
+        if replaced:
+            for n in bwd.nodes:
+                n.operands = [replaced.get(id(o), o) for o in n.operands]
+            bwd.outputs = [replaced.get(id(o), o) for o in bwd.outputs]
+            bwd._select_inputs([k for k, v in enumerate(bwd.inputs) if id(v) not in replaced])
+        return touched
 
 
-def _replace_uses(graph, old, new):
-    for n in graph.nodes:
-        n.operands = [new if o is old else o for o in n.operands]
-    graph.outputs = [new if o is old else o for o in graph.outputs]
-
-
-def _drop_unsaved_outputs(fwd, graphs):
-    """Removes outputs of `fwd` that only backward graphs read and none reads
-    any more; renumbers every reference to the outputs after them."""
-    used = {int(m.group(2)) for g in graphs for v in g.inputs if v.kind == "user"
-            for m in _REF.finditer(v.name or "") if m.group(1) == fwd.name}
-    keep = [k for k, v in enumerate(fwd.outputs) if k in used or v.vid not in fwd.saved_only]
-    if len(keep) == len(fwd.outputs):
+def _drop_unsaved_outputs(forwards, graphs):
+    """Removes outputs of the graphs in `forwards` that only backward graphs
+    read and none reads any more; renumbers every reference to the outputs
+    after them (one pass over `graphs` for all of them)."""
+    used = {}
+    for g in graphs:
+        for v in g.inputs:
+            if v.kind == "user":
+                for m in _REF.finditer(v.name or ""):
+                    used.setdefault(m.group(1), set()).add(int(m.group(2)))
+    renumbered = {}  # graph name -> {old output index: new}
+    for fwd in forwards:
+        reads = used.get(fwd.name, set())
+        keep = [k for k, v in enumerate(fwd.outputs) if k in reads or v.vid not in fwd.saved_only]
+        if len(keep) == len(fwd.outputs):
+            continue
+        where = renumbered[fwd.name] = {old: new for new, old in enumerate(keep)}
+        fwd.outputs = [fwd.outputs[k] for k in keep]
+        fwd.mutations = [{**m, "output": where[m["output"]]} for m in fwd.mutations]
+        fwd.grads = [{**m, "output": where[m["output"]]} for m in fwd.grads]
+    if not renumbered:
         return
-    where = {old: new for new, old in enumerate(keep)}
-    fwd.outputs = [fwd.outputs[k] for k in keep]
+
+    def rename(m):
+        where = renumbered.get(m.group(1))
+        return m.group(0) if where is None else f"{m.group(1)}.output_{where[int(m.group(2))]}"
     for g in graphs:
         for v in g.inputs:
             if v.kind == "user" and v.name:
-                v.name = _REF.sub(lambda m: m.group(0) if m.group(1) != fwd.name else
-                                  f"{fwd.name}.output_{where[int(m.group(2))]}", v.name)
-        g.output_structure = _renumber(g.output_structure, fwd.name, where)
-    fwd.mutations = [{**m, "output": where[m["output"]]} for m in fwd.mutations]
-    fwd.grads = [{**m, "output": where[m["output"]]} for m in fwd.grads]
+                v.name = _REF.sub(rename, v.name)
+        g.output_structure = _renumber(g.output_structure, renumbered)
 
 
-def _renumber(s, name, where):
+def _renumber(s, renumbered):
     if isinstance(s, dict):
-        if s.get("type") == "tensor" and s.get("graph") == name:
-            s = {**s, "index": where[s["index"]]}
-        return {k: _renumber(v, name, where) if k == "items" else v for k, v in s.items()}
+        if s.get("type") == "tensor" and s.get("graph") in renumbered:
+            s = {**s, "index": renumbered[s["graph"]][s["index"]]}
+        return {k: _renumber(v, renumbered) if k == "items" else v for k, v in s.items()}
     if isinstance(s, list):
-        return [_renumber(x, name, where) for x in s]
+        return [_renumber(x, renumbered) for x in s]
     return s
 
 
@@ -110,23 +151,13 @@ def partition(graphs):
     by_name = {g.name: g for g in graphs}
     touched, weights = set(), {}
     for bwd in (g for g in graphs if g.kind == "backward"):
-        changed = True
-        while changed:
-            changed = False
-            saved = _saved_inputs(bwd, by_name)
-            saved_vids = {fv.vid: bwd.inputs[i] for i, _, fv in saved}
-            for i, fwd, fv in saved:
-                old = bwd.inputs[i]
-                new = _recompute_one(bwd, fwd, fv, saved_vids, weights)
-                if new is None:
-                    continue
-                _replace_uses(bwd, old, new)
-                bwd._select_inputs([k for k, v in enumerate(bwd.inputs) if v is not old])
-                touched.add(fwd.name)
-                changed = True
+        state = _Backward(bwd, by_name, weights)
+        while True:
+            moved = state.round()
+            if not moved:
                 break
-    for name in touched:
-        _drop_unsaved_outputs(by_name[name], graphs)
+            touched |= moved
+    _drop_unsaved_outputs([by_name[name] for name in sorted(touched)], graphs)
     return weights
 
 

@@ -24,6 +24,7 @@ from .evaluator_hooks import EvaluatorHooks
 from .python_writes import _UNREAD, PythonWrites
 from .view_updates import ViewUpdates
 from .graph import Graph, Node, Value
+from .tensor_ids import ForwardMemory, TensorIds
 from .op_facts import (_MARKERS, _ESCAPES, _running_stats, _op_name, _is_tensor_list_type, _functional_variant, _arg_types, _INPLACE_VIEWS, _composite,
                        as_strided_unreadable)
 from .results import Describer
@@ -107,15 +108,17 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         self.size_inputs = {}  # (id(graph), source) -> the graph's size input
         self.alignment_pads = set()  # ids of pad nodes a slice took back off
         self.native_stack = []
-        self.values = {}      # id(tensor) -> Value (in whichever graph made it)
-        self.keepalive = []   # tensors whose ids are keys of self.values/sources
-        self.sources = {}     # id(tensor) -> source text from the evaluator
+        # Maps keyed by id(tensor) forget a tensor when it dies (tensor_ids.py):
+        # a long loop's capture does not hold every iteration's activations.
+        self.tensor_ids = TensorIds()
+        self.values = self.tensor_ids.map()  # id(tensor) -> Value (in whichever graph made it)
+        self.sources = self.tensor_ids.map()  # id(tensor) -> source text from the evaluator
         self.user_inputs = user_inputs  # [(source, tensor)]
         self.constants = 0
         self.current = None
         self._escape_reported = False
         self.paused = 0            # inside a disable()d / disallowed call
-        self.break_values = {}     # id(tensor) -> name, made while paused
+        self.break_values = self.tensor_ids.map()  # id(tensor) -> name, made while paused
         # (id(tensor), id(graph)) -> (tensor, graph, input name): inputs a graph
         # changes in place, and the last value it gave each of them.
         self.mutated_inputs = {}
@@ -123,17 +126,23 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         self._backward_task = None  # the backward pass being recorded
         self.leaves = {}  # id -> (tensor, input name): leaves that require grad
         self.grad_names = {}  # id(leaf.grad) -> "<leaf>.grad", during a backward
-        self.by_memory = {}  # (dtype, shape, strides, offset, address) -> forward Value
+        self.by_memory = ForwardMemory()  # a forward output's memory -> its Value
         self.fresh_empty = {}  # id -> tensor new_empty_strided made, not yet written
         self.gradient_seeds = {}  # vid of loss.backward()'s ones_like -> the loss Value
         self.optimizer_state = {}  # id -> tensor of an optimizer's state (a weight)
         self._backward_unrecorded = False  # the pass runs outside the graphs
-        self.bound = {}  # id(tensor) -> (dtype, shape, data_ptr) when its Value was bound
+        self.bound = self.tensor_ids.map()  # id(tensor) -> (dtype, shape, data_ptr) when its Value was bound
         # DYNOC_SAVE_EXAMPLES=1: each graph's user inputs (as first used) and
         # outputs (as each op made them) are written beside it, for checking a
         # build against the program's own values.
         self.examples = {} if os.environ.get("DYNOC_SAVE_EXAMPLES") else None
         self.result_tensors = {}
+        self.input_values = self.tensor_ids.map()  # id(tensor) -> the current graph's input
+        # A whole script's recording stops once its graphs hold this many ops
+        # (`dynoc capture --max-ops`): a long loop's capture stays bounded.
+        self.op_budget = getattr(region, "op_budget", None)
+        self.ops_recorded = 0
+        self.stopped = None  # why recording stopped, or None
         self._new_graph()
 
     # --- graphs -------------------------------------------------------------
@@ -144,7 +153,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         self.graphs.append(g)
         self.current = g
         # Region inputs are inputs of whichever graph uses them first.
-        self.input_values = {}
+        self.input_values.clear()
         return g
 
     @staticmethod
@@ -242,7 +251,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             # Weights too: the script may change them after this graph ran (an
             # optimizer step), and the weights file holds their last values.
             self.examples[nv.vid] = t.detach().clone()
-        self.keepalive.append(t)
+        self.tensor_ids.track(t)
         return nv
 
     @staticmethod
@@ -281,6 +290,9 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
     # --- dispatcher observer -----------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.op_budget and self.ops_recorded >= 2 * self.op_budget and not self.paused \
+                and self._backward_task is None:
+            self._stop_recording()  # no break came for a while: stopped mid-graph
         task = torch._C._current_graph_task_id()
         if task != -1 and not self.paused:  # the autograd engine runs a backward pass
             self._enter_backward(task)
@@ -289,7 +301,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
                 for t in _tensors(out):
                     self.values.pop(id(t), None)
                     self.break_values[id(t)] = "gradient (autograd backward, not recorded)"
-                    self.keepalive.append(t)
+                    self.tensor_ids.track(t)
                 return out
         elif self._backward_task is not None and not self.paused:
             self._end_backward()
@@ -344,7 +356,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             del self.fresh_empty[id(args[0])]
             self.values[id(out)] = self._lift(args[1])
             self._bind(out)
-            self.keepalive.append(out)
+            self.tensor_ids.track(out)
             return out
         if name.startswith(("_c10d_functional::", "c10d::")):
             try:
@@ -383,7 +395,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         if value is not None:
             self.values[id(out)] = value
             self._bind(out)
-            self.keepalive.append(out)
+            self.tensor_ids.track(out)
         return out
 
     def _mark_mutated(self, target):
@@ -526,17 +538,15 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             if v is not None and v.graph.kind == "backward":
                 v.graph.grads.append({"input": name, "output": v.graph.add_output(v)})
         self.grad_names = {}
+        self.by_memory.backward_ended()
         self._new_graph()
+        self._check_budget()
 
     def _saved_value(self, t):
         """The forward Value a tensor the backward reads stands for: autograd
         unpacks a saved forward output as a new tensor object over the same
         memory, so it is matched by dtype, shape, strides and address."""
-        try:
-            key = (t.dtype, tuple(t.shape), t.stride(), t.storage_offset(), t.data_ptr())
-        except RuntimeError:
-            return None
-        v = self.by_memory.get(key)
+        v = self.by_memory.get(t)
         return v if v is not None and v.graph.kind == "forward" else None
 
     def _run_outside(self, func, args, kwargs, out, why):
@@ -557,7 +567,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             self.values.pop(id(t), None)
             self.break_values[id(t)] = f"result of {_op_name(func)}" + \
                 (f"[{i}]" if len(made) > 1 else "")
-            self.keepalive.append(t)
+            self.tensor_ids.track(t)
 
     def _record(self, func, args, kwargs, out):
         # In-place ops are recorded functionally: `x.add_(y)` becomes
@@ -574,7 +584,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             for t in _tensors(out)[1:]:  # read by its backward only
                 if id(t) not in standing:
                     self.break_values[id(t)] = f"an output of {_op_name(replay[0])}"
-                self.keepalive.append(t)
+                self.tensor_ids.track(t)
             out = results_of(out)
         recorded = recorded_from = func
         view_chain = None  # an in-place update of a view: the views to its base
@@ -649,7 +659,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         if unpadded is not None:
             self.values[id(out)] = unpadded
             self._bind(out)
-            self.keepalive.append(out)
+            self.tensor_ids.track(out)
             return
         # The call, replayable: tensors by their Values (all lifted by now).
         func_, args_, kwargs_ = replay or (func, args, kwargs)
@@ -669,25 +679,29 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             results.append(v)
         for t, index in kept:
             self.values[id(t)] = results[index]
-            self.keepalive.append(t)
+            self.tensor_ids.track(t)
         for o, v in zip(outs, results):
             if o is None:
                 continue
             self.values[id(o)] = v
-            if self.current.kind == "forward" and o.device.type != "meta":
-                try:
-                    self.by_memory[(o.dtype, tuple(o.shape), o.stride(), o.storage_offset(),
-                                    o.data_ptr())] = v
-                except RuntimeError:
-                    pass
             self._bind(o)
-            self.keepalive.append(o)
+            self.tensor_ids.track(o)
             if self.examples is not None:
                 # as it is now: a later in-place op may change the tensor
                 self.result_tensors[v.vid] = o.detach().clone()
+        if self.current.kind == "forward" and any(
+                isinstance(o, torch.Tensor) and o.requires_grad for o in outs):
+            # An op autograd recorded: it may save any of its tensors for the
+            # backward pass, which finds them by their memory.
+            for t in _tensors((args, kwargs)) + [o for o in outs if o is not None]:
+                v = self.values.get(id(t))
+                if v is not None and v.kind is None and v.graph.kind == "forward" \
+                        and t.device.type != "meta":
+                    self.by_memory.add(t, v)
         node = Node(_op_name(func), operands, attrs, segments if flexible > 1 else None,
                     results, False, call, tuple(self.native_sizes))
         self.current.nodes.append(node)
+        self.ops_recorded += 1
         for r in results:
             self.producers[r.vid] = node
         returns = func._schema.returns
@@ -731,7 +745,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
     def on_tensor(self, tensor, source):
         if id(tensor) not in self.sources:
             self.sources[id(tensor)] = source
-            self.keepalive.append(tensor)
+            self.tensor_ids.track(tensor)
 
     def on_guard(self, source, value):
         if self._written(source):
@@ -852,9 +866,11 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
         for i, t in enumerate(flat):
             self.break_values[id(t)] = name if len(flat) == 1 else f"{name}[{i}]"
             self.values.pop(id(t), None)
-            self.keepalive.append(t)
+            self.tensor_ids.track(t)
 
     def on_break(self, reason, filename, lineno, escape=False, value=None):
+        if self.stopped:
+            return
         # A break where a tensor becomes a Python value (reported by the
         # evaluator) is followed by the dispatcher's conversion, which must not
         # count twice.
@@ -871,6 +887,28 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             _logs.log("graph_breaks", f"graph break at {where}: {reason}")
         if self.current.nodes:
             self._new_graph()
+        self._check_budget()
+
+    def _check_budget(self):
+        """At a graph's end: stops recording once the graphs hold the
+        budget's ops (a backward pass is recorded to its end first)."""
+        if self.op_budget and self.ops_recorded >= self.op_budget and not self.stopped \
+                and self._backward_task is None:
+            self._stop_recording()
+
+    def _stop_recording(self):
+        """The rest of the region runs unrecorded (as inside a disable()d
+        call, for good): the graphs recorded so far are the capture."""
+        where = self.region.session.user_location()
+        self.stopped = (f"recording stopped after {self.ops_recorded} recorded ops, the "
+                        f"capture's budget (dynoc capture --max-ops {self.op_budget}); the "
+                        "rest of the script ran unrecorded")
+        self.breaks.append({"reason": self.stopped, "location": where})
+        _logs.log("graph_breaks", f"{where}: {self.stopped}")
+        if self.current.nodes:
+            self._new_graph()
+        self.paused += 1
+        self.by_memory.clear()
 
     def call_mark(self):
         """(graph, node count) as the region function starts a call: the
@@ -993,5 +1031,6 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
                 g.guards.append({"kind": "size", "text": text, **fields} if fields
                                 else {"kind": "value", "text": text})
         self.graphs = _repeats.fold([g for g in self.graphs if g.nodes], self.region.session.weights)
-        self.keepalive.clear()
+        self.tensor_ids.clear()
+        self.by_memory.clear()
         return self.graphs
