@@ -5,7 +5,10 @@ peak resident memory against the script's plain run, and the built loop step's
 time per call (dynoc.load, Python), each in a process of its own. (Step times
 against eager and torch.compile are bench/train/run.py's, docs/perf-train.md.) The programs are test/e2e/test_train_loop_step.py's (a DataLoader of
 uint8 images with SGD and with foreach AdamW, an MLP with AdamW and clipping
-that logs only at the end, nanoGPT's get_batch), at the sizes given here.
+that logs only at the end, nanoGPT's get_batch, also for 300 steps), at the
+sizes given here, and a long loop with no step (LSTM cells trained with LBFGS,
+whose every closure call records a forward of 4,000 ops: the capture stops
+recording at `--max-ops`, docs/capture.md "Memory").
 
 usage: bench/train/loop_capture.py [--steps N] [--out FILE.md]
 Writes a markdown table (stdout, and FILE.md when given).
@@ -41,6 +44,41 @@ PROGRAMS = {
         "OPTIMIZER", programs.SGD).replace("MODEL", programs.CNN),
     "MLP, AdamW, clip, no break after the step": programs.MERGED_LOOP,
     "nanoGPT get_batch, AdamW": programs.GET_BATCH_LOOP,
+    "nanoGPT get_batch, AdamW, 300 steps": programs.GET_BATCH_LOOP.replace(
+        "for it in range(30):", "for it in range(300):"),
+    "LSTM cells, LBFGS, 15 steps (no step: no LBFGS rule)": '''
+import torch, torch.nn as nn
+torch.manual_seed(0)
+t = torch.arange(120).float().unsqueeze(0) + torch.randint(-4, 4, (16, 1)).float()
+wave = torch.sin(t / 20.0)
+inp, target = wave[:, :-1], wave[:, 1:]
+
+class Sequence(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell1, self.cell2 = nn.LSTMCell(1, 32), nn.LSTMCell(32, 32)
+        self.head = nn.Linear(32, 1)
+
+    def forward(self, seq):
+        h1 = c1 = h2 = c2 = torch.zeros(seq.size(0), 32)
+        outs = []
+        for i in range(seq.size(1)):
+            h1, c1 = self.cell1(seq[:, i:i + 1], (h1, c1))
+            h2, c2 = self.cell2(h1, (h2, c2))
+            outs.append(self.head(h2))
+        return torch.cat(outs, dim=1)
+
+model = Sequence()
+opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=10)
+for step in range(15):
+    def closure():
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(inp), target)
+        print("loss", round(loss.item(), 5))
+        loss.backward()
+        return loss
+    opt.step(closure)
+''',
 }
 
 # Times the built step on inputs of its shapes and dtypes (random: the time,

@@ -13,7 +13,7 @@ import opcode as _opcode
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import cuda_kernels as _cuda_kernels, data_loading as _data_loading, foreach as _foreach, guards as _guards, optim_rules as _optim_rules, partition as _partition, repeats as _repeats, symbolic as _symbolic
+from . import cuda_kernels as _cuda_kernels, data_loading as _data_loading, foreach as _foreach, guards as _guards, partition as _partition, repeats as _repeats
 from .. import _logs
 from . import mlir_writer as mw
 from . import resume as _resume
@@ -21,6 +21,7 @@ from .. import _native
 from .._errors import unsupported_type
 from .collective_recording import CollectiveRecording
 from .evaluator_hooks import EvaluatorHooks
+from .guard_hooks import GuardHooks
 from .python_writes import _UNREAD, PythonWrites
 from .view_updates import ViewUpdates
 from .graph import Graph, Node, Value
@@ -35,8 +36,8 @@ from .values import _as_values, _tensors
 _BACKWARD_PASS = "autograd backward pass: recorded as a backward graph"
 
 
-class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, CollectiveRecording,
-              TorchDispatchMode):
+class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHooks,
+              CollectiveRecording, TorchDispatchMode):
     """A region's capture: the evaluator's callbacks (EvaluatorHooks) and the
     dispatch mode that records the ATen calls they run into graphs."""
     records_graphs = True  # what capture/data_loading.py looks for
@@ -747,15 +748,6 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             self.sources[id(tensor)] = source
             self.tensor_ids.track(tensor)
 
-    def on_guard(self, source, value):
-        if self._written(source):
-            return
-        if ".size()[" in source or ".numel()" in source:
-            # a size used where only its value will do
-            self.on_size_guard(_guards.value_guard_text(source, value))
-        else:
-            self.value_guards[source] = _guards.value_guard_text(source, value)
-
     def value_source(self, tensor):
         """How a size source names a tensor whose shadow lost its source: a
         region input by its source (`L['x']`, when it reached here through
@@ -766,88 +758,6 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, EvaluatorHooks, Collectiv
             return f"___v[{v.vid}]"
         src = next((src for src, t in self.user_inputs if t is tensor), None)
         return src if src is not None else self._argument_path(tensor)
-
-    def on_size_guard(self, text):
-        """A decision on tensor sizes (`L['x'].size()[0] > 4`): implied by the
-        tensor guards while the sizes are static, the symbolic guard of a
-        variant whose dims turn dynamic. One on sizes of computed tensors or
-        element counts waits in computed_size_guards until dims turn dynamic
-        (capture/symbolic.py expresses it in the inputs' sizes then)."""
-        if "<untracked>" in text:
-            # A size of a tensor made outside the graphs: its relation to the
-            # inputs' sizes is not known, so the variant stays static.
-            self.static_reason = f"a decision on a size whose origin is not tracked ({text})"
-            return
-        if _symbolic.needs_resolution(text):
-            self.computed_size_guards[text] = None
-            return
-        self.size_guards[text] = None
-
-    def on_module_call(self, source, module):
-        """The evaluator follows a call of `module` (or the region is its
-        forward): which hooks run is decided by the hooks registered on it and
-        its submodules, so they are guarded, once per module tree."""
-        for s in self.hook_sources:
-            if source == s or source.startswith((s + ".", s + "[")):
-                return
-        self.hook_sources.append(source)
-        key = f"___hook_ids({source})"
-        self.value_guards[key] = f"{key} == {_guards.hook_ids(module)!r}"
-
-    def on_native_method(self, source, obj, method):
-        """The evaluator runs `method` of `obj` (at `source`) natively. An
-        optimizer's step records an update that depends on the optimizer's
-        hyperparameters and state, so those are guarded (a change
-        recompiles); other objects need nothing here. Returns the callable to
-        run instead (dynoc's rule for an Adam/AdamW step), or None."""
-        if obj is None:  # a function held as an attribute
-            obj = _optim_rules.scheduled_optimizer(method)
-        if not isinstance(obj, torch.optim.Optimizer) or self._written(source):
-            return None
-        key = f"___optimizer_state({source})"
-        # As the region found it: a later method (zero_grad after the step)
-        # sees the state the step made.
-        self.value_guards.setdefault(key, f"{key} == {_guards.optimizer_state(obj)!r}")
-        # Its state tensors (momentum buffers, Adam's moments) are weights the
-        # update reads and writes back: named by where they live.
-        for gi, group in enumerate(obj.param_groups):
-            for pi, p in enumerate(group["params"]):
-                for name, t in obj.state.get(p, {}).items():
-                    if isinstance(t, torch.Tensor):
-                        self.optimizer_state[id(t)] = t
-                        self.on_tensor(t, f"{source}.state[{source}.param_groups[{gi}]"
-                                          f"['params'][{pi}]]['{name}']")
-        if getattr(method, "__name__", "") != "step" or not _optim_rules.applies(obj):
-            return None
-        self.paused += 1  # refreshing the rule's tensors is no graph op
-        try:
-            lrs = _optim_rules.lr_tensors(obj)
-        finally:
-            self.paused -= 1
-        for gi, t in enumerate(lrs):
-            self.optimizer_state[id(t)] = t
-            self.on_tensor(t, f"{source}.param_groups[{gi}]['lr']")
-        return _optim_rules.step_under_rule(obj, method, lrs)
-
-    def on_type_guard(self, source, obj):
-        """A match statement tested the type of `obj` (a class, mapping or
-        sequence pattern): its type is guarded, by identity."""
-        if self._written(source):
-            return
-        key = f"___type_id({source})"
-        self.value_guards[key] = f"{key} == {id(type(obj))}"
-
-    def on_key_guard(self, source, key, present):
-        """A mapping pattern looked `key` up in the mapping at `source`."""
-        if self._written(source):
-            return
-        text = f"{key!r} {'in' if present else 'not in'} {source}"
-        self.value_guards[f"{key!r} in {source}"] = text
-
-    def on_guard_none(self, source, is_none):
-        if self._written(source):
-            return
-        self.value_guards[source] = f"{source} is {'' if is_none else 'not '}None"
 
     def pause(self, args=()):
         """A call runs outside the graphs (disable(), disallow_in_graph); the
