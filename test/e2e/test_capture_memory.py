@@ -76,6 +76,8 @@ def test_recording_stops_at_the_op_budget_and_the_loop_step_is_kept(dynoc, tmp_p
     stopped = re.search(r"recording stopped after (\d+) recorded ops, the capture's budget "
                         r"\(dynoc capture --max-ops 1500\)", p.stderr)
     assert stopped, p.stderr
+    # said when it happens (a long run's user sees it before the report)
+    assert "[dynoc capture] " in p.stderr.split("dynoc capture report")[0]
     # stopped at the first graph's end past the budget
     assert 1500 <= int(stopped.group(1)) < 1700
     manifest = json.loads((cap / "manifest.json").read_text())

@@ -7,6 +7,7 @@ tensors came from, which Python values steered control flow (guards) and where
 execution left the graph (graph breaks).
 """
 import os
+import sys
 import weakref
 import opcode as _opcode
 
@@ -814,7 +815,8 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
                         f"capture's budget (dynoc capture --max-ops {self.op_budget}); the "
                         "rest of the script ran unrecorded")
         self.breaks.append({"reason": self.stopped, "location": where})
-        _logs.log("graph_breaks", f"{where}: {self.stopped}")
+        # Said now too: the report comes only when the script ends.
+        sys.stderr.write(f"[dynoc capture] {where}: {self.stopped}\n")
         if self.current.nodes:
             self._new_graph()
         self.paused += 1
