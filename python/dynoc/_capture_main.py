@@ -33,7 +33,7 @@ def _calls_region_api(code):
     return any(_calls_region_api(c) for c in code.co_consts if isinstance(c, types.CodeType))
 
 
-def _run_whole_script(dynoc, path, max_ops):
+def _run_whole_script(dynoc, path, max_ops, record_all_iterations=False):
     """Runs the script's module code as one region (as runpy would run it)."""
     with open(path, "rb") as f:
         source = f.read()
@@ -47,6 +47,7 @@ def _run_whole_script(dynoc, path, max_ops):
         live = lambda: [v for v in module.__dict__.values() if isinstance(v, torch.Tensor)]  # noqa: E731
         region = _region.Region(script, live=live)
         region.op_budget = max_ops
+        region.skip_settled_loops = not record_all_iterations
         return region()
     exec(code, module.__dict__)
 
@@ -59,6 +60,8 @@ def main():
                    help="MODULE:FUNC: every call of FUNC is the region")
     p.add_argument("--max-ops", type=int, default=0,
                    help="whole scripts: stop recording once the graphs hold this many ops (0: no limit)")
+    p.add_argument("--record-all-iterations", action="store_true",
+                   help="whole scripts: record every iteration of a settled training loop")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args()
@@ -82,7 +85,7 @@ def main():
             _region.set_entry([module] + (["__main__"] if module == stem else []), func)
             runpy.run_path(a.script, run_name="__main__")
         else:
-            _run_whole_script(dynoc, script_path, a.max_ops or None)
+            _run_whole_script(dynoc, script_path, a.max_ops or None, a.record_all_iterations)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if e.code is not None and not isinstance(e.code, int):

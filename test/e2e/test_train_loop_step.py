@@ -202,12 +202,13 @@ def test_dataloader_loop_is_one_step_model_that_trains_like_eager(dynoc, tmp_pat
     script, cap, manifest, report = _capture(
         dynoc, tmp_path, DATALOADER_LOOP.replace("OPTIMIZER", optimizer).replace("MODEL", model))
     # the sampler's randperm and the collation are not in the graphs: no
-    # break there, and the 24 iterations fold into a handful of graphs
+    # break there, and the 24 iterations fold into a handful of graphs (those
+    # recorded: the loop settles, and recording resumes at each epoch's print)
     assert "randperm" not in report and "random" not in report, report
-    assert len(manifest["graphs"]) <= 6, [g["name"] for g in manifest["graphs"]]
+    assert len(manifest["graphs"]) <= 8, [g["name"] for g in manifest["graphs"]]
     [step] = manifest["steps"]
     assert step["loop"]["iterations"] == 24, step["loop"]
-    assert "24 iterations recorded" in report
+    assert "24 iterations" in report
     inputs = [i for i in step["inputs"] if i["kind"] == "user"]
     assert [(i["name"], i["dtype"]) for i in inputs] == [
         ("next(DataLoader)[0]", "uint8"), ("next(DataLoader)[1]", "int64")]

@@ -116,6 +116,9 @@ struct CaptureMode {
   // take about 2.5 KB each: the default bounds a capture near 600 MB over
   // the plain run (docs/capture.md, "Memory").
   long maxOps = 250000;
+  // --record-all-iterations: a settled training loop's later iterations are
+  // recorded too, not only counted (python/dynoc/capture/loop_skip.py).
+  bool recordAllIterations = false;
 };
 
 /// Holds DIR/.dynoc-capture.lock while a capture (and its builds) write DIR:
@@ -199,6 +202,8 @@ int capture(const std::string &script, const std::string &outDir,
   }
   argv.push_back("--max-ops");
   argv.push_back(std::to_string(mode.maxOps));
+  if (mode.recordAllIterations)
+    argv.push_back("--record-all-iterations");
   argv.push_back("--");
   argv.push_back(script);
   argv.insert(argv.end(), args.begin(), args.end());
@@ -327,6 +332,7 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
   struct Opts {
     std::string script, out = "dynoc_out", backend = "eager", entry;
     long maxOps = CaptureMode{}.maxOps;
+    bool recordAllIterations = false;
     std::vector<std::string> args;
   };
   auto o = std::make_shared<Opts>();
@@ -348,11 +354,17 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
                   "iterations past it add nothing); 0: no limit")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--record-all-iterations", o->recordAllIterations,
+                "record every iteration of a script's training loop; by "
+                "default, once three in a row ran the same ops between the "
+                "same breaks, later iterations run unrecorded and are counted "
+                "(recording resumes where the loop does something else)");
   cmd->add_option("ARGS", o->args, "arguments for the script (after --)");
   cmd->callback([o, &exitCode] {
     CaptureMode mode;
     mode.entry = o->entry;
     mode.maxOps = o->maxOps;
+    mode.recordAllIterations = o->recordAllIterations;
     exitCode = capture(o->script, rankOutDir(o->out), o->backend, o->args,
                        mode);
   });

@@ -52,6 +52,9 @@ class Graph:
         self.recorded_nodes = None  # every node, before dead ones are dropped
         self.runs = 1  # how many recorded graphs had this body (capture/repeats.py)
         self.folded = []  # the names of the later ones, folded into this one
+        # Runs of a settled loop's iterations, counted, not recorded
+        # (capture/loop_skip.py): runs + counted is how often the body ran.
+        self.counted = 0
         # The input names and mutations of the latest folded occurrence (the
         # same as this graph's own when none was folded): in a loop, these name
         # the graphs of the iteration before (capture/loop_step.py).

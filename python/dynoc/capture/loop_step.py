@@ -184,12 +184,13 @@ def _steady_without_data_prep(g, graphs, weights, cycle, iterations):
     if pruned is None:
         return None
     want = key(pruned)
-    same = 0
+    same = g.runs  # iterations that ran this pruned body (folded ones by their runs)
     for h in graphs:
         if h.kind == g.kind and h.op_counts() == g.op_counts() and h is not g:
             other = _without_data_prep(h, cycle | {g.name})
-            same += other is not None and key(other) == want
-    return pruned if want is not None and 2 * (same + 1) >= iterations else None
+            if other is not None and key(other) == want:
+                same += h.runs
+    return pruned if want is not None and 2 * same >= iterations else None
 
 
 def _differs(g, graphs, weights, what):
@@ -397,7 +398,16 @@ def steps(graphs, first_index, state_name, weights):
             refused.append(str(cycle))
             continue
         try:
-            made.append(stitch(*cycle, f"step_{first_index + len(made)}", state_name))
+            step = stitch(*cycle, f"step_{first_index + len(made)}", state_name)
         except NotAStep as e:
             refused.append(str(e))
+            continue
+        # The loop's iterations: its backward's runs, recorded and counted,
+        # and those of backward graphs with its ops that did not fold into it
+        # (the last iteration's outputs more).
+        b = cycle[1]
+        alike = [g for g in graphs if g.kind == "backward" and g.op_counts() == b.op_counts()]
+        step.loop["iterations"] = sum(g.runs + g.counted for g in alike)
+        step.loop["recorded"] = sum(g.runs for g in alike)
+        made.append(step)
     return made, refused

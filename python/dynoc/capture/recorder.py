@@ -23,6 +23,7 @@ from .._errors import unsupported_type
 from .collective_recording import CollectiveRecording
 from .evaluator_hooks import EvaluatorHooks
 from .guard_hooks import GuardHooks
+from .loop_skip import BACKWARD_END, LoopSkipping
 from .python_writes import _UNREAD, PythonWrites
 from .view_updates import ViewUpdates
 from .graph import Graph, Node, Value
@@ -38,10 +39,11 @@ _BACKWARD_PASS = "autograd backward pass: recorded as a backward graph"
 
 
 class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHooks,
-              CollectiveRecording, TorchDispatchMode):
+              CollectiveRecording, LoopSkipping, TorchDispatchMode):
     """A region's capture: the evaluator's callbacks (EvaluatorHooks) and the
     dispatch mode that records the ATen calls they run into graphs."""
     records_graphs = True  # what capture/data_loading.py looks for
+    _backward_pass_reason = _BACKWARD_PASS
 
     @classmethod
     def _should_skip_dynamo(cls):
@@ -145,6 +147,9 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
         self.op_budget = getattr(region, "op_budget", None)
         self.ops_recorded = 0
         self.stopped = None  # why recording stopped, or None
+        # A settled training loop's iterations counted, not recorded (whole
+        # scripts only; capture/loop_skip.py).
+        self._init_loop_skipping(getattr(region, "skip_settled_loops", False))
         self._new_graph()
 
     # --- graphs -------------------------------------------------------------
@@ -292,6 +297,8 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
     # --- dispatcher observer -----------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.skipping:
+            return self._dispatch_skipped(func, args, kwargs)
         if self.op_budget and self.ops_recorded >= 2 * self.op_budget and not self.paused \
                 and self._backward_task is None:
             self._stop_recording()  # no break came for a while: stopped mid-graph
@@ -307,6 +314,9 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
                 return out
         elif self._backward_task is not None and not self.paused:
             self._end_backward()
+            if self.skipping:  # the loop settled at that pass's end
+                return self._dispatch_skipped(func, args, kwargs)
+        self._note_op(func, args)
         if not self.paused and func in _INPLACE_VIEWS() and self._made_here(args[0]):
             return self._record_inplace_view(func, args, kwargs)
         if not self.paused and _composite(func):
@@ -315,14 +325,22 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
             # here (aten.linear, aten.layer_norm, aten.scaled_dot_product_
             # attention): decomposed as the autograd path would, with this
             # mode on again to record its parts, the graph is no_grad's.
-            with self:
-                out = func.decompose(*args, **kwargs)
+            self._nested += 1
+            try:
+                with self:
+                    out = func.decompose(*args, **kwargs)
+            finally:
+                self._nested -= 1
             if out is not NotImplemented:
                 return out
         per_tensor = None if self.paused else _foreach.per_tensor(func)
         if per_tensor is not None:  # a list's op, recorded element by element
-            with self:
-                return _foreach.run(func, per_tensor, args, kwargs)
+            self._nested += 1
+            try:
+                with self:
+                    return _foreach.run(func, per_tensor, args, kwargs)
+            finally:
+                self._nested -= 1
         if not self.paused and func._schema.is_mutable and args and \
                 isinstance(args[0], torch.Tensor) and id(args[0]) not in self.fresh_empty and \
                 self._value_of(args[0]) is None:
@@ -534,6 +552,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
         if self._backward_unrecorded:
             self._backward_unrecorded = False
             self.current.kind = "forward"  # on_break opened it: no backward op went in
+            self._note_boundary(BACKWARD_END)
             return
         for t, name in self.leaves.values():
             v = self.values.get(id(t.grad)) if t.grad is not None else None
@@ -541,6 +560,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
                 v.graph.grads.append({"input": name, "output": v.graph.add_output(v)})
         self.grad_names = {}
         self.by_memory.backward_ended()
+        self._note_boundary(BACKWARD_END)
         self._new_graph()
         self._check_budget()
 
@@ -691,15 +711,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
             if self.examples is not None:
                 # as it is now: a later in-place op may change the tensor
                 self.result_tensors[v.vid] = o.detach().clone()
-        if self.current.kind == "forward" and any(
-                isinstance(o, torch.Tensor) and o.requires_grad for o in outs):
-            # An op autograd recorded: it may save any of its tensors for the
-            # backward pass, which finds them by their memory.
-            for t in _tensors((args, kwargs)) + [o for o in outs if o is not None]:
-                v = self.values.get(id(t))
-                if v is not None and v.kind is None and v.graph.kind == "forward" \
-                        and t.device.type != "meta":
-                    self.by_memory.add(t, v)
+        self._remember_saved(args, kwargs, outs)
         node = Node(_op_name(func), operands, attrs, segments if flexible > 1 else None,
                     results, False, call, tuple(self.native_sizes))
         self.current.nodes.append(node)
@@ -715,6 +727,18 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
             self.mutation_values[(id(args[0]._base), id(self.current))] = base
         elif func is not recorded_from:  # an in-place op: its input's new value
             self.mutation_values[(id(args[0]), id(self.current))] = results[0]
+
+    def _remember_saved(self, args, kwargs, outs):
+        """An op autograd recorded may save any of its tensors for the
+        backward pass, which finds them by their memory."""
+        if self.current.kind != "forward" or not any(
+                isinstance(o, torch.Tensor) and o.requires_grad for o in outs):
+            return
+        for t in _tensors((args, kwargs)) + [o for o in outs if o is not None]:
+            v = self.values.get(id(t))
+            if v is not None and v.kind is None and v.graph.kind == "forward" \
+                    and t.device.type != "meta":
+                self.by_memory.add(t, v)
 
     # --- evaluator listener ------------------------------------------------
     def enter_native(self, sizes, opaque):
@@ -786,6 +810,11 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
         # evaluator) is followed by the dispatcher's conversion, which must not
         # count twice.
         self._escape_reported = bool(escape)
+        if self.skipping:  # a settled loop's break: counted, not recorded
+            where = f"{filename}:{lineno}" if filename else self.region.session.user_location()
+            self.breaks.append({"reason": reason, "location": where})
+            self._skipped_boundary(f"{where}: {reason}")
+            return
         if isinstance(value, torch.Tensor):  # its value leaves: an output
             v = self.values.get(id(value))
             if v is not None:
@@ -796,6 +825,7 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
         self.breaks.append({"reason": reason, "location": where})
         if not self.synthetic_backward and not self.region.internal:
             _logs.log("graph_breaks", f"graph break at {where}: {reason}")
+        self._note_boundary(f"{where}: {reason}")
         if self.current.nodes:
             self._new_graph()
         self._check_budget()

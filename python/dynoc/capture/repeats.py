@@ -111,6 +111,7 @@ def fold(graphs, weights=None):
             kept.append(g)
             continue
         first.runs += 1
+        first.counted += g.counted
         first.folded.append(g.name)
         first.latest_inputs = [v.name for v in g.inputs]
         first.latest_mutations = g.mutations

@@ -124,8 +124,12 @@ class Session:
                 lines.append(f"    {location}: {reason}{times}")
         for st in self.steps:
             loop = getattr(st, "loop", None)
+            counted = loop and loop.get("recorded", loop["iterations"]) < loop["iterations"]
+            times = (f"{loop['iterations']} iterations, {loop['recorded']} recorded and the "
+                     "rest counted" if counted else f"{loop['iterations']} iterations recorded") \
+                if loop else ""
             of = (f" (the loop's {loop['forward']}, {loop['backward']} and {loop['update']}, "
-                  f"{loop['iterations']} iterations recorded)" if loop else "")
+                  f"{times})" if loop else "")
             lines.append(f"  training step {st.name} ({st.entry}){of}: {len(st.nodes)} ops, "
                          f"writes back {len(st.mutations)} weights; "
                          f"dynoc build {st.name}.mlir makes one step per call")
@@ -164,6 +168,7 @@ class Session:
                 "output_structure": g.output_structure,
                 "mutations": g.mutations,
                 "runs": g.runs,
+                "counted": g.counted,
                 "folded": g.folded,
                 "kind": g.kind,
                 **(self._backward_fields(g) if g.kind == "backward" else {}),

@@ -6,7 +6,9 @@
 # line of the report with its count, and every occurrence stays in the
 # manifest's break list. Each backward pass is a backward graph, the same 40
 # times: one, run 40 times. The folded graphs still build and match eager on the
-# inputs of their first run.
+# inputs of their first run. (Recorded whole: by default a loop that settles
+# is counted after its first iterations, test/e2e/test_settled_loops.py.)
+# capture-args: --record-all-iterations
 # expect exit: 0
 # expect graphs: 3
 # expect backward: 1
