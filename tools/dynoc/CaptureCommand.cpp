@@ -365,8 +365,8 @@ void addCaptureCommand(CLI::App &app, int &exitCode) {
     mode.entry = o->entry;
     mode.maxOps = o->maxOps;
     mode.recordAllIterations = o->recordAllIterations;
-    exitCode = capture(o->script, rankOutDir(o->out), o->backend, o->args,
-                       mode);
+    exitCode =
+        capture(o->script, rankOutDir(o->out), o->backend, o->args, mode);
   });
 }
 
