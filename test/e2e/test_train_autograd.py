@@ -92,3 +92,66 @@ def test_mismatched_pair_is_a_clear_error(dynoc, tmp_path):
     fwd_so, _ = build_pair(dynoc, tmp_path)
     with pytest.raises(ValueError, match="is not a backward graph"):
         dy.load_trainable(fwd_so, fwd_so)
+
+
+COMPILED_MODULE = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(6, 12), nn.Tanh(), nn.Linear(12, 3))
+x, y = torch.randn(10, 6), torch.randint(0, 3, (10,))
+compiled = torch.compile(model)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(compiled(x), y)
+    loss.backward()
+    opt.step()
+    print(round(loss.item(), 5))
+"""
+
+
+def test_cli_capture_of_a_compiled_module_records_its_backward(dynoc, tmp_path):
+    """The torch.compile tutorials' shape: `compiled = torch.compile(model)`,
+    with the loss, `loss.backward()` and the optimizer outside it. Under
+    `dynoc capture` the module's backward is recorded too (autograd over the
+    call's result, as AOTAutograd traces it), so the forward and backward
+    graphs build and train as eager does through dynoc.load_trainable; the
+    report no longer says the backward ran eagerly."""
+    import subprocess
+    import sys
+    import dynoc as dy
+    import torch
+    script = tmp_path / "compiled.py"
+    script.write_text(COMPILED_MODULE)
+    out = tmp_path / "out"
+    p = dynoc("capture", script, "-o", out, check=True)
+    plain = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                           check=True)
+    assert p.stdout == plain.stdout
+    assert "eager backward" not in p.stderr, p.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    [bwd] = [g for g in manifest["graphs"] if g["kind"] == "backward"]
+    [fwd] = bwd["forward"]
+    # (the compiled module's parameters, named as its state_dict names them)
+    assert {gr["input"] for gr in bwd["grads"]} == {
+        "0.weight", "0.bias", "2.weight", "2.bias"}, bwd["grads"]
+    for name in (fwd, bwd["name"]):
+        dynoc("build", out / f"{name}.mlir", "-o", tmp_path / f"{name}.so", check=True)
+    module = dy.load_trainable(tmp_path / f"{fwd}.so", tmp_path / f"{bwd['name']}.so")
+    model, x, y = eager_model(torch)
+    # the weights file holds the weights as the script left them: 3 steps on
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    opts = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, module)]
+    for _ in range(3):
+        want = torch.nn.functional.cross_entropy(model(x), y)
+        got = torch.nn.functional.cross_entropy(module(x), y)
+        for loss, opt in ((want, opts[0]), (got, opts[1])):
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        assert got.item() == pytest.approx(want.item(), rel=1e-5)
