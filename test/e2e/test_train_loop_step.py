@@ -322,3 +322,51 @@ def test_loop_whose_update_breaks_gets_no_step(dynoc, tmp_path):
     assert manifest["steps"] == []
     [refusal] = manifest["step_refusals"]
     assert "also runs in each iteration and writes" in refusal["reason"], refusal
+
+
+# The loss logged before its backward pass (`print(loss.item())`, then
+# `loss.backward()`), as LBFGS closures and many tutorials do: the backward
+# takes the gradient of the forward's loss, which crossed the print's break.
+LOG_BEFORE_BACKWARD = """
+import json, sys
+import torch, torch.nn as nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+def train_on(x, y):
+    opt.zero_grad()
+    loss = nn.functional.mse_loss(model(x), y)
+    print(round(loss.item(), 4))
+    loss.backward()
+    opt.step()
+    return loss
+
+x, y = torch.randn(16, 4), torch.randn(16, 1)
+for i in range(12):
+    train_on(x, y)
+if "--continue" in sys.argv:  # eager's next steps, for the test
+    g = torch.Generator().manual_seed(4)
+    batches = [(torch.randn(16, 4, generator=g), torch.randn(16, 1, generator=g))
+               for _ in range(5)]
+    print(json.dumps([train_on(a, b).item() for a, b in batches]))
+"""
+
+
+def test_loss_logged_before_backward_is_one_step(dynoc, tmp_path):
+    import dynoc as dynoc_py
+    import torch
+    script, cap, manifest, report = _capture(dynoc, tmp_path, LOG_BEFORE_BACKWARD)
+    [step] = manifest["steps"]
+    assert step["loop"]["iterations"] == 12, step["loop"]
+    backward = [g for g in manifest["graphs"] if g["kind"] == "backward"]
+    # the seed is the forward's loss, not the print's (empty) graph
+    assert all(i["name"].startswith("grad(graph_") for g in backward for i in g["inputs"][:1])
+    dynoc("build", cap / "step_0.mlir", "-o", tmp_path / "step.so", check=True)
+    want = _eager_continuation(script)
+    built = dynoc_py.load(tmp_path / "step.so")
+    g = torch.Generator().manual_seed(4)
+    batches = [(torch.randn(16, 4, generator=g), torch.randn(16, 1, generator=g))
+               for _ in range(5)]
+    got = np.array([float(built(a, b)) for a, b in batches])
+    np.testing.assert_allclose(got, want, rtol=1e-5)

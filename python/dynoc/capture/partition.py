@@ -130,6 +130,8 @@ def _drop_unsaved_outputs(forwards, graphs):
         for v in g.inputs:
             if v.kind == "user" and v.name:
                 v.name = _REF.sub(rename, v.name)
+        # (a write-back names its input as the input does)
+        g.mutations = [{**m, "input": _REF.sub(rename, m["input"])} for m in g.mutations]
         g.output_structure = _renumber(g.output_structure, renumbered)
 
 

@@ -7,6 +7,7 @@ tensors came from, which Python values steered control flow (guards) and where
 execution left the graph (graph breaks).
 """
 import os
+import re
 import sys
 import weakref
 import opcode as _opcode
@@ -210,8 +211,13 @@ class Tracker(PythonWrites, ViewUpdates, SizeOperands, GuardHooks, EvaluatorHook
             v = self._saved_value(t)
         if v is not None and g.kind == "backward" and v.vid in self.gradient_seeds:
             of = self.gradient_seeds[v.vid]
-            nv = g.add_input(t.shape, t.dtype, "user",
-                             f"grad({of.graph.name}.output_{of.graph.add_output(of)})")
+            if of.kind == "user" and re.fullmatch(r"graph_\d+\.output_\d+", of.name or ""):
+                # The loss came across a break (`print(loss.item())` before
+                # `loss.backward()`): the gradient of the forward's output.
+                nv = g.add_input(t.shape, t.dtype, "user", f"grad({of.name})")
+            else:
+                nv = g.add_input(t.shape, t.dtype, "user",
+                                 f"grad({of.graph.name}.output_{of.graph.add_output(of)})")
         elif v is not None:  # made by an earlier graph: flows in across the break
             out_idx = v.graph.add_output(v, saved=g.kind == "backward" and v.graph.kind == "forward")
             nv = g.add_input(t.shape, t.dtype, "user", f"{v.graph.name}.output_{out_idx}")
