@@ -311,13 +311,13 @@ def test_batch_sliced_at_random_offsets_is_the_step_input(dynoc, tmp_path):
 
 
 def test_loop_whose_update_breaks_gets_no_step(dynoc, tmp_path):
-    """Adagrad (no dynoc rule) reads its step count as a Python number: a
+    """Adafactor (no dynoc rule) reads its step count as a Python number: a
     break inside the update leaves its second half, which writes the
     parameters, in graphs of their own; a step of the first half alone would
     not train, so there is none, with the reason."""
     source = MERGED_LOOP.replace("torch.optim.AdamW(model.parameters(), lr=0.01)",
-                                 "torch.optim.Adagrad(model.parameters(), lr=0.01)")
-    assert "Adagrad" in source
+                                 "torch.optim.Adafactor(model.parameters(), lr=0.01)")
+    assert "Adafactor" in source
     _, _, manifest, report = _capture(dynoc, tmp_path, source)
     assert manifest["steps"] == []
     [refusal] = manifest["step_refusals"]

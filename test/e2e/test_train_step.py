@@ -178,7 +178,7 @@ kind, steps = sys.argv[1], int(sys.argv[2])
 opt = {"adam": lambda p: torch.optim.Adam(p, lr=0.01),
        "adamw": lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.1),
        "nadam": lambda p: torch.optim.NAdam(p, lr=0.01),
-       "adagrad": lambda p: torch.optim.Adagrad(p, lr=0.01)}[kind](model.parameters())
+       "adafactor": lambda p: torch.optim.Adafactor(p, lr=0.01)}[kind](model.parameters())
 x, y = torch.randn(32, 8), torch.randn(32, 1)
 
 @torch.compile
@@ -377,13 +377,13 @@ def test_bf16_autocast_step_trains_like_eager(dynoc, python, tmp_path):
 
 
 def test_optimizer_without_a_rule_is_no_step_graph_and_says_why(dynoc, tmp_path):
-    """Adagrad has no dynoc rule: its Python code reads the step count with
+    """Adafactor has no dynoc rule: its Python code reads the step count with
     .item(), so each step breaks and recompiles (its state is guarded) and no
     step graph is written, never one baked at a stale step count."""
-    script = tmp_path / "adagrad.py"
+    script = tmp_path / "adafactor.py"
     script.write_text(ADAM)
     cap = tmp_path / "cap"
-    p = dynoc("capture", script, "-o", cap, "--", "adagrad", "3", check=True)
+    p = dynoc("capture", script, "-o", cap, "--", "adafactor", "3", check=True)
     manifest = json.loads((cap / "manifest.json").read_text())
     assert manifest["steps"] == []
     assert len(manifest["step_refusals"]) == 3

@@ -68,13 +68,18 @@ def per_tensor(func):
     if func._overloadname == "Tensor" and base.rstrip("_") in _SCALED_BY_TENSOR:
         return _SCALED_BY_TENSOR[base.rstrip("_")], base.endswith("_")
     packet = getattr(torch.ops.aten, _RENAMED.get(base, base), None)
+    copy_into = False
+    if packet is None and base.endswith("_"):
+        # No in-place per-tensor op (`maximum_`, Adamax's): the functional
+        # one, its result copied into the list's tensor.
+        packet, copy_into = getattr(torch.ops.aten, base[:-1], None), True
     if packet is None:
         return None
     for overload in _OVERLOADS.get(func._overloadname or "default", ()):
         op = getattr(packet, overload, None)
         plan = _plan(func, op) if op is not None else None
         if plan is not None:
-            return op, plan
+            return op, plan, copy_into
     return None
 
 
@@ -82,7 +87,7 @@ def run(func, per, args, kwargs):
     """Calls the per-tensor op (`per`, from per_tensor) on each element of
     the foreach call's lists; returns what the foreach op returns (a list of
     results, or None for an in-place one)."""
-    op, plan = per
+    op, plan = per[0], per[1]
     if isinstance(plan, bool):  # _SCALED_BY_TENSOR's; plan: in place
         self, t1, t2, scalars = args
         terms = [op(a * scalars[i], b) for i, (a, b) in enumerate(zip(t1, t2))]
@@ -107,5 +112,8 @@ def run(func, per, args, kwargs):
                 named[to] = value
             else:
                 positional.append(value)
-        results.append(op(*positional, **named))
+        result = op(*positional, **named)
+        if per[2]:  # an in-place foreach op recorded as op + copy_
+            given[plan[0][0]][i].copy_(result)
+        results.append(result)
     return results if func._schema.returns else None

@@ -14,10 +14,11 @@ captures it:
   of that input, not a recompile. (SGD's tensor-lr path multiplies through
   `addcmul_` when the rate requires grad; the step runs under no_grad, so
   that flag only picks the path.)
-- Adam, AdamW, RMSprop, NAdam, RAdam and ASGD run with `capturable=True` (torch.compile's note [torch.compile
-  x capturable]): the step count stays a tensor in the optimizer's state, the
-  bias corrections are tensor ops, and the update writes the count back, +1
-  per step.
+- Adam, AdamW, RMSprop, NAdam, RAdam, ASGD, Adamax, Adadelta and Rprop run
+  with `capturable=True` (torch.compile's note [torch.compile x capturable]),
+  Adagrad as while compiling (it has no flag): the step count stays a tensor in
+  the optimizer's state, the bias corrections are tensor ops, and the update
+  writes the count back, +1 per step.
 - A fused implementation (`fused=True`: one `_fused_adamw_` kernel call, no
   ATen ops to record) runs as the foreach one (`foreach=True`), whose
   `_foreach_*` calls capture/foreach.py records tensor by tensor: the same
@@ -33,15 +34,18 @@ import torch
 
 # Optimizers with a capturable formulation (step count as a tensor), and
 # those that only need the tensor learning rate (each checked against eager
-# by test/e2e/test_jit_train_step.py). Others (Adagrad, Adamax, Adadelta,
-# LBFGS, ...) run their own code as it is, recorded with their
-# hyperparameters guarded.
+# by test/e2e/test_jit_train_step.py). Others (LBFGS, Adafactor, SparseAdam,
+# Muon) run their own code as it is, recorded with their hyperparameters
+# guarded.
 _CAPTURABLE = (torch.optim.Adam, torch.optim.AdamW, torch.optim.RMSprop, torch.optim.NAdam,
-               torch.optim.RAdam, torch.optim.ASGD)
+               torch.optim.RAdam, torch.optim.ASGD, torch.optim.Adamax, torch.optim.Adadelta,
+               torch.optim.Rprop, torch.optim.Adagrad)
 # Those whose single-tensor code makes the rate a Python number
-# (`addcdiv_(..., value=-lr)`): they run their foreach code, which takes it as
-# a tensor. (Adamax's and Adadelta's run neither way yet: their own code.)
-_FOREACH = (torch.optim.RMSprop,)
+# (`addcdiv_(..., value=-lr)`) or reads the step count with `.item()`: they run
+# their foreach code, which takes both as tensors (Adamax's `_foreach_maximum_`
+# is recorded as maximum and a copy, capture/foreach.py).
+_FOREACH = (torch.optim.RMSprop, torch.optim.Adamax, torch.optim.Adadelta, torch.optim.Rprop,
+            torch.optim.Adagrad)
 _TENSOR_LR = (torch.optim.SGD,)
 
 # Per optimizer: the 0-d learning-rate tensor of each group. One tensor per
