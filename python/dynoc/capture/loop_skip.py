@@ -141,13 +141,16 @@ class Period:
 
     def _recorded(self, start):
         """The graphs of the segments from `start` on; a segment that ran
-        unrecorded (an earlier settling) stands for the first recorded
-        segment like it (the graph a fold keeps, capture/repeats.py)."""
-        first = {}
-        for sig, g in zip(self.sigs, self.graphs):
+        unrecorded (an earlier settling) stands for the latest recorded
+        segment like it (a steady iteration's: the first ones may differ)."""
+        latest = {}
+        for sig, g in zip(self.sigs[:start], self.graphs[:start]):
             if g is not None:
-                first.setdefault(sig, g)
-        return [first.get(sig) for sig in self.sigs[start:]]
+                latest[sig] = g
+        out = []
+        for sig, g in zip(self.sigs[start:], self.graphs[start:]):
+            out.append(g if g is not None else latest.get(sig))
+        return out
 
     def resume(self):
         """Skipping ends: the block's count goes to the report."""
