@@ -530,8 +530,8 @@ class Region:
         try:
             with tracker:
                 result = _ext().run_region(fn, tuple(fargs), kwargs or None, sources, tracker)
-                if self._records_backward(session) and torch.is_grad_enabled() and \
-                        not tracker.breaks:
+                if self._compiles() and self.backend == "inductor" and \
+                        torch.is_grad_enabled() and not tracker.breaks:
                     try:
                         tracker.recorded_backward = tracker.record_backward(result)
                     except Exception as e:  # the program's own backward may still work
@@ -626,18 +626,6 @@ class Region:
         explain and export, unless DYNOC_COMPILE=0)?"""
         session = self.session or _session.current()
         return session.out_dir is None and not self.record_only and _built.enabled()
-
-    def _records_backward(self, session):
-        """Does a call whose result requires grad also record its backward
-        graph, autograd run over the result at capture (as AOTAutograd traces
-        a backward)? In process when the region builds; under `dynoc capture`
-        for the regions a script compiles (`torch.compile(model)` with
-        `loss.backward()` outside it: the manifest then has the backward graph
-        that dynoc.load_trainable runs), not a whole script, whose own backward
-        passes are recorded as they run."""
-        if self._compiles():
-            return self.backend == "inductor"
-        return session.out_dir is not None and self.live is None and not self.internal
 
     def _runs_users_backend(self):
         """Under `dynoc capture`, a region compiled with the script's own
