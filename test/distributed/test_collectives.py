@@ -199,7 +199,15 @@ def test_data_parallel_training_from_the_so_equals_eager(tmp_path, ddp):
         assert rc == 0, err[-3000:]
         assert "[dynoc capture] rank" in err  # each rank says where it writes
     step = (tmp_path / "cap" / "rank0" / "step_1.mlir").read_text()
-    assert step == (tmp_path / "cap" / "rank1" / "step_1.mlir").read_text()
+    # The ranks' graphs are the same once canonicalized, as every build does:
+    # autograd may leave an `aten.detach` (an identity) in one rank's and not the
+    # other's, since whether it steals a gradient depends on who else holds it
+    # at that moment (gloo's in-flight work included).
+    canonical = [subprocess.run([DYNOC, "opt", "--pass", "dynoc-canonicalize",
+                                 tmp_path / "cap" / rank / "step_1.mlir"],
+                                capture_output=True, text=True, check=True).stdout
+                 for rank in ("rank0", "rank1")]
+    assert canonical[0] == canonical[1]
     assert step.count('"dynoc.all_reduce"') == 4 and 'reduce_op = "avg"' in step
     report = (tmp_path / "cap" / "rank0" / "report.txt").read_text()
     reasons = report.split("break reasons:")[1].split("training step")[0]
